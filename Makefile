@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf with AUX-area sampling, virtual LBR and persistent events: an overlay
+# of our files plus patches/series on the Linux 6.12 perf sources.
+#
+#   make                 assemble build/linux, overlay, patch, build build/perf/perf
+#   make check           build, then run all our tests (one closing summary line)
+#   make patches         export commits made in build/linux to patches/
+#   make install         install perf under $(PREFIX)
+#   make clean           remove the perf build outputs (keep build/linux)
+#   make distclean       remove build/ altogether
+#
+# KSRC=<tree or tarball> picks other Linux sources, PREFIX=<dir> the install
+# prefix, V=1 shows the commands, PERF_MAKE_FLAGS=... adds perf build flags.
+
+KSRC		?= /usr/src/linux-source-6.12.tar.xz
+PREFIX		?= /usr/local
+BUILD		:= $(CURDIR)/build
+TREE		:= $(BUILD)/linux
+PERF_OUT	:= $(BUILD)/perf
+PERF		:= $(PERF_OUT)/perf
+
+# Python and Perl scripting stay off: they need distribution-specific
+# development packages and nothing here uses them.  BPF skeletons need
+# clang and bpftool.  CoreSight (libopencsd) is wanted for ETM decoding.
+PERF_FLAGS	:= O=$(PERF_OUT) NO_LIBPYTHON=1 NO_LIBPERL=1 BUILD_BPF_SKEL=0 \
+		   CORESIGHT=1 prefix=$(PREFIX) $(PERF_MAKE_FLAGS)
+ifneq ($(shell command -v ccache 2>/dev/null),)
+PERF_FLAGS	+= CC="ccache gcc" HOSTCC="ccache gcc"
+endif
+ifdef V
+PERF_FLAGS	+= V=1
+endif
+
+PATCHES		:= $(wildcard patches/*.patch)
+JOBS		?= $(shell nproc 2>/dev/null || echo 2)
+
+all: perf
+
+# Re-assemble when the series, a patch or the chosen sources change.
+$(BUILD)/ksrc: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(KSRC)' | cmp -s - $@ || echo '$(KSRC)' > $@
+
+$(BUILD)/assembled: $(BUILD)/ksrc patches/series $(PATCHES)
+	@scripts/assemble '$(KSRC)' $(BUILD)
+	@touch $@
+
+assemble: $(BUILD)/assembled
+
+perf: $(BUILD)/assembled
+	@scripts/overlay $(BUILD)
+	@mkdir -p $(PERF_OUT)
+	@$(MAKE) --no-print-directory -j$(JOBS) -C $(TREE)/tools/perf $(PERF_FLAGS)
+
+check: perf
+	@scripts/run-tests $(BUILD)
+
+patches:
+	@scripts/export-patches $(BUILD)
+
+install: perf
+	@$(MAKE) --no-print-directory -C $(TREE)/tools/perf $(PERF_FLAGS) \
+		DESTDIR=$(DESTDIR) install-bin
+
+clean:
+	rm -rf $(PERF_OUT)
+
+distclean:
+	rm -rf $(BUILD)
+
+.PHONY: all assemble perf check patches install clean distclean FORCE
