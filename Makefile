@@ -21,9 +21,12 @@ PERF_OUT	:= $(BUILD)/perf
 PERF		:= $(PERF_OUT)/perf
 
 # Python and Perl scripting stay off: they need distribution-specific
-# development packages and nothing here uses them.  BPF skeletons need
-# clang and bpftool.  CoreSight (libopencsd) is wanted for ETM decoding.
+# development packages and nothing here uses them; PYTHON_WORD still names
+# the interpreter that runs the attr tests (tests/attr.py).  BPF skeletons
+# need clang and bpftool.  CoreSight (libopencsd) is wanted for ETM
+# decoding.
 PERF_FLAGS	:= O=$(PERF_OUT) NO_LIBPYTHON=1 NO_LIBPERL=1 BUILD_BPF_SKEL=0 \
+		   PYTHON_WORD=python3 \
 		   CORESIGHT=1 prefix=$(PREFIX) $(PERF_MAKE_FLAGS)
 ifneq ($(shell command -v ccache 2>/dev/null),)
 PERF_FLAGS	+= CC="ccache gcc" HOSTCC="ccache gcc"
