@@ -276,22 +276,22 @@ static int test__auxsample_record_filter(struct test_suite *test __maybe_unused,
 	static const struct {
 		const char *spec, *events;
 		bool exclude_user, exclude_kernel;
-	} cases[] = {
+	} checks[] = {
 		{ "intel_pt",		"cycles:u,instructions:u",	false, true },
 		{ "intel_pt",		"cycles:k,instructions:k",	true, false },
 		{ "intel_pt",		"cycles:u,instructions:k",	false, false },
 		{ "intel_pt//k",	"cycles:u",			true, false },
 	};
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(checks); i++) {
 		bool user = false, kernel = false;
-		int ret = leader_excludes(cases[i].spec, cases[i].events, &user, &kernel);
+		int ret = leader_excludes(checks[i].spec, checks[i].events, &user, &kernel);
 
 		if (ret)
 			return ret;
-		if (user != cases[i].exclude_user || kernel != cases[i].exclude_kernel) {
+		if (user != checks[i].exclude_user || kernel != checks[i].exclude_kernel) {
 			pr_debug("-A%s -e %s: exclude_user %d exclude_kernel %d\n",
-				 cases[i].spec, cases[i].events, user, kernel);
+				 checks[i].spec, checks[i].events, user, kernel);
 			return TEST_FAIL;
 		}
 	}
@@ -308,7 +308,7 @@ static int test__auxsample_record_sizes(struct test_suite *test __maybe_unused,
 	static const struct {
 		const char *spec, *aux_sample;
 		bool ok;
-	} cases[] = {
+	} checks[] = {
 		{ "intel_pt,8192",		NULL,	 true },
 		{ "intel_pt//u,8192",		NULL,	 true },
 		{ "intel_pt,8192",		"8192",	 true },
@@ -316,20 +316,21 @@ static int test__auxsample_record_sizes(struct test_suite *test __maybe_unused,
 		{ "intel_pt,",			"8192",	 true },
 	};
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(checks); i++) {
 		struct pt_test t;
 		int ret = pt_test__init(&t);
 
 		if (ret)
 			return ret;
-		t.opts.auxtrace_sample_opts = cases[i].aux_sample;
-		ret = record_args(&t, NULL, cases[i].spec, "cycles");
+		t.opts.auxtrace_sample_opts = checks[i].aux_sample;
+		ret = record_args(&t, NULL, checks[i].spec, "cycles");
 		if (!ret && strcmp(t.opts.auxtrace_sample_opts, "8192"))
 			ret = -EINVAL;
 		pt_test__exit(&t);
-		if ((ret == 0) != cases[i].ok) {
-			pr_debug("-A%s --aux-sample=%s: %s\n", cases[i].spec,
-				 cases[i].aux_sample ?: "", ret ? "failed" : "accepted");
+		if ((ret == 0) != checks[i].ok) {
+			pr_debug("-A%s --aux-sample=%s: %s\n", checks[i].spec,
+				 checks[i].aux_sample ? checks[i].aux_sample : "",
+				 ret ? "failed" : "accepted");
 			return TEST_FAIL;
 		}
 	}
@@ -341,7 +342,7 @@ static int test__auxsample_record_errors(struct test_suite *test __maybe_unused,
 {
 	static const struct {
 		const char *e1, *spec, *e2;
-	} cases[] = {
+	} checks[] = {
 		{ NULL,		"cs_etm",		"cycles" },	/* no snapshot_aux */
 		{ NULL,		"no_such_pmu",		"cycles" },
 		{ NULL,		"intel_pt/cyc",		"cycles" },	/* unterminated */
@@ -351,14 +352,14 @@ static int test__auxsample_record_errors(struct test_suite *test __maybe_unused,
 	struct pt_test t;
 	int ret;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(checks); i++) {
 		ret = pt_test__init(&t);
 		if (ret)
 			return ret;
-		ret = record_args(&t, cases[i].e1, cases[i].spec, cases[i].e2);
+		ret = record_args(&t, checks[i].e1, checks[i].spec, checks[i].e2);
 		pt_test__exit(&t);
 		if (!ret) {
-			pr_debug("-A%s was accepted\n", cases[i].spec);
+			pr_debug("-A%s was accepted\n", checks[i].spec);
 			return TEST_FAIL;
 		}
 	}

@@ -31,16 +31,14 @@
 /* Bit 23 of word 5, as the persistent events ABI (2013) defined it. */
 #define ATTR5_BIT23	(1ULL << 23)
 
-#define TEST_ASSERT_U64(text, val, expected)				\
-do {									\
-	__u64 __v = (val), __e = (expected);				\
-									\
-	if (__v != __e) {						\
-		pr_debug("FAILED %s:%d %s (%#llx != %#llx)\n",		\
-			 __FILE__, __LINE__, text, __v, __e);		\
-		return TEST_FAIL;					\
-	}								\
-} while (0)
+/* Equal, or say both values: TEST_ASSERT_VAL() prints neither. */
+static bool u64_eq(__u64 val, __u64 expected)
+{
+	if (val == expected)
+		return true;
+	pr_debug("%#llx != %#llx\n", val, expected);
+	return false;
+}
 
 static const struct test_file {
 	const char *path;
@@ -190,12 +188,13 @@ static int check_format_values(struct perf_pmu *pmu)
 	TEST_ASSERT_EQUAL("huge index clamped", perf_pmu__format_type(pmu, "badhuge"),
 			  PERF_PMU_FORMAT_VALUE_ATTR_MAX);
 
-	TEST_ASSERT_U64("attr5:23 bits", perf_pmu__format_bits(pmu, "persistent"),
-			ATTR5_BIT23);
-	TEST_ASSERT_U64("attr9:1,6-10,44 bits", perf_pmu__format_bits(pmu, "brs"),
-			(1ULL << 1) | (0x1fULL << 6) | (1ULL << 44));
-	TEST_ASSERT_U64("attr6:0-31 bits", perf_pmu__format_bits(pmu, "wakeup"),
-			0xffffffffULL);
+	TEST_ASSERT_VAL("attr5:23 bits",
+			u64_eq(perf_pmu__format_bits(pmu, "persistent"), ATTR5_BIT23));
+	TEST_ASSERT_VAL("attr9:1,6-10,44 bits",
+			u64_eq(perf_pmu__format_bits(pmu, "brs"),
+			       (1ULL << 1) | (0x1fULL << 6) | (1ULL << 44)));
+	TEST_ASSERT_VAL("attr6:0-31 bits",
+			u64_eq(perf_pmu__format_bits(pmu, "wakeup"), 0xffffffffULL));
 	return TEST_OK;
 }
 
@@ -228,22 +227,22 @@ static int test__pmu_attr_bits(struct test_suite *test __maybe_unused,
 	attr_test_pmu__put(&tp);
 	TEST_ASSERT_EQUAL("config terms", err, 0);
 
-	TEST_ASSERT_U64("word 5", attr_word(&attr, 5), ATTR5_BIT23);
-	TEST_ASSERT_U64("word 6", attr_word(&attr, 6), 0x12345ULL);
-	TEST_ASSERT_U64("word 3", attr_word(&attr, 3), 5ULL);
-	TEST_ASSERT_U64("word 9 scattered", attr_word(&attr, 9), 0x7c2ULL);
-	TEST_ASSERT_U64("word 14", attr_word(&attr, 14), 4096ULL);
-	TEST_ASSERT_U64("config", attr.config, 0xabULL);
-	TEST_ASSERT_U64("config1", attr.config1, 0xcd00ULL);
-	TEST_ASSERT_U64("config3", attr.config3, 7ULL);
+	TEST_ASSERT_VAL("word 5", u64_eq(attr_word(&attr, 5), ATTR5_BIT23));
+	TEST_ASSERT_VAL("word 6", u64_eq(attr_word(&attr, 6), 0x12345ULL));
+	TEST_ASSERT_VAL("word 3", u64_eq(attr_word(&attr, 3), 5ULL));
+	TEST_ASSERT_VAL("word 9 scattered", u64_eq(attr_word(&attr, 9), 0x7c2ULL));
+	TEST_ASSERT_VAL("word 14", u64_eq(attr_word(&attr, 14), 4096ULL));
+	TEST_ASSERT_VAL("config", u64_eq(attr.config, 0xabULL));
+	TEST_ASSERT_VAL("config1", u64_eq(attr.config1, 0xcd00ULL));
+	TEST_ASSERT_VAL("config3", u64_eq(attr.config3, 7ULL));
 	TEST_ASSERT_EQUAL("type untouched", (int)attr.type, 0);
 #if __BYTE_ORDER == __LITTLE_ENDIAN
 	/* Native-endian words: on little endian these are the fields. */
-	TEST_ASSERT_U64("mmap2 is bit 23 of word 5", attr.mmap2, 1ULL);
-	TEST_ASSERT_U64("wakeup_events", attr.wakeup_events, 0x12345);
-	TEST_ASSERT_U64("aux_sample_size", attr.aux_sample_size, 4096);
-	TEST_ASSERT_U64("sample_type", attr.sample_type,
-			PERF_SAMPLE_IP | PERF_SAMPLE_TIME);
+	TEST_ASSERT_VAL("mmap2 is bit 23 of word 5", u64_eq(attr.mmap2, 1ULL));
+	TEST_ASSERT_VAL("wakeup_events", u64_eq(attr.wakeup_events, 0x12345));
+	TEST_ASSERT_VAL("aux_sample_size", u64_eq(attr.aux_sample_size, 4096));
+	TEST_ASSERT_VAL("sample_type",
+			u64_eq(attr.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TIME));
 #endif
 	return TEST_OK;
 }
@@ -310,7 +309,7 @@ static int test__pmu_attr_errors(struct test_suite *test __maybe_unused,
 	static const struct {
 		const char *event;
 		const char *error;
-	} cases[] = {
+	} checks[] = {
 		{ TEST_PMU "/bad0=1/",	"attr0 holds the type and size" },
 		{ TEST_PMU "/bad0=1/",	"format 'bad0' (" },
 		{ TEST_PMU "/bad0=1/",	TEST_PMU "/format/bad0)" },
@@ -326,18 +325,18 @@ static int test__pmu_attr_errors(struct test_suite *test __maybe_unused,
 	if (attr_test_pmu__get(&tp))
 		return TEST_FAIL;
 
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(checks); i++) {
 		struct parse_events_error err;
 		struct evlist *evlist = NULL;
 
 		parse_events_error__init(&err);
-		if (!parse_one(cases[i].event, &evlist, &err)) {
-			pr_debug("'%s' was accepted\n", cases[i].event);
+		if (!parse_one(checks[i].event, &evlist, &err)) {
+			pr_debug("'%s' was accepted\n", checks[i].event);
 			ret = TEST_FAIL;
-		} else if (!parse_events_error__contains(&err, cases[i].error)) {
-			pr_debug("'%s': no error saying '%s'\n", cases[i].event,
-				 cases[i].error);
-			parse_events_error__print(&err, cases[i].event);
+		} else if (!parse_events_error__contains(&err, checks[i].error)) {
+			pr_debug("'%s': no error saying '%s'\n", checks[i].event,
+				 checks[i].error);
+			parse_events_error__print(&err, checks[i].event);
 			ret = TEST_FAIL;
 		}
 		evlist__delete(evlist);
@@ -362,8 +361,8 @@ static int test__pmu_attr_overlap(struct test_suite *test __maybe_unused,
 
 	TEST_ASSERT_EQUAL("attr terms", err1, 0);
 	TEST_ASSERT_EQUAL("config terms", err2, 0);
-	TEST_ASSERT_U64("as for config", attr_word(&attr, 6), cfg.config);
-	TEST_ASSERT_U64("overlapping bits OR-ed", cfg.config, 0x561234ULL);
+	TEST_ASSERT_VAL("as for config", u64_eq(attr_word(&attr, 6), cfg.config));
+	TEST_ASSERT_VAL("overlapping bits OR-ed", u64_eq(cfg.config, 0x561234ULL));
 	return TEST_OK;
 }
 
