@@ -5,6 +5,7 @@
 #
 #   make                 assemble build/linux, overlay, patch, build build/perf/perf
 #   make check           build, then run all our tests (one closing summary line)
+#   make libauxsample    build the decoding library and its unit tests
 #   make patches         export commits made in build/linux to patches/
 #   make install         install perf under $(PREFIX)
 #   make clean           remove the perf build outputs (keep build/linux)
@@ -56,7 +57,11 @@ perf: $(BUILD)/assembled
 	@mkdir -p $(PERF_OUT)
 	@$(MAKE) --no-print-directory -j$(JOBS) -C $(TREE)/tools/perf $(PERF_FLAGS)
 
-check: perf
+libauxsample:
+	@mkdir -p $(BUILD)/auxsample
+	@$(MAKE) --no-print-directory -s -C tools/lib/auxsample O=$(BUILD)/auxsample tests
+
+check: perf libauxsample
 	@scripts/run-tests $(BUILD)
 
 patches:
@@ -72,4 +77,4 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf check patches install clean distclean FORCE
+.PHONY: all assemble perf libauxsample check patches install clean distclean FORCE

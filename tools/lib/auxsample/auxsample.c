@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libauxsample: the decoder object, and what every backend produces:
+ * a ring of the last taken branches, the shadow call stack, statistics.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+#define STACK_INITIAL	64
+
+AUXSAMPLE_API struct auxsample_decoder *
+auxsample_decoder__new(const struct auxsample_config *config)
+{
+	struct auxsample_decoder *dec;
+	size_t size;
+
+	if (!config || config->size < offsetof(struct auxsample_config, context) +
+				       sizeof(config->context) || !config->read_memory)
+		return NULL;
+	if (config->type != AUXSAMPLE_TRACE_INTEL_PT)
+		return NULL;
+
+	dec = calloc(1, sizeof(*dec));
+	if (!dec)
+		return NULL;
+	/* Take what the caller's version of the struct has, zero the rest. */
+	size = config->size < sizeof(dec->config) ? config->size : sizeof(dec->config);
+	memcpy(&dec->config, config, size);
+	dec->config.size = sizeof(dec->config);
+
+	if (auxsample_pt__init(dec)) {
+		free(dec);
+		return NULL;
+	}
+	return dec;
+}
+
+AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
+{
+	if (!dec)
+		return;
+	auxsample_pt__exit(dec);
+	free(dec->ring);
+	free(dec->out);
+	free(dec->stack);
+	free(dec->chain);
+	free(dec);
+}
+
+static int auxsample_decoder__reset(struct auxsample_decoder *dec, size_t len,
+				    unsigned int max)
+{
+	if (max > dec->ring_cap) {
+		struct auxsample_branch *ring = realloc(dec->ring, max * sizeof(*ring));
+		struct auxsample_branch *out;
+
+		if (!ring)
+			return -AUXSAMPLE_ERR_NOMEM;
+		dec->ring = ring;
+		out = realloc(dec->out, max * sizeof(*out));
+		if (!out)
+			return -AUXSAMPLE_ERR_NOMEM;
+		dec->out = out;
+		dec->ring_cap = max;
+	}
+	dec->max = max;
+	dec->ring_next = 0;
+	dec->ring_count = 0;
+	dec->depth = 0;
+	dec->nr_errors = 0;
+	memset(&dec->stats, 0, sizeof(dec->stats));
+	dec->stats.size = sizeof(dec->stats);
+	dec->stats.bytes = len;
+	return 0;
+}
+
+void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
+			   uint64_t to, unsigned int kind, unsigned int flags)
+{
+	struct auxsample_branch *br;
+
+	dec->stats.branches++;
+	if (!dec->max)
+		return;
+	br = &dec->ring[dec->ring_next];
+	br->from = from;
+	br->to = to;
+	br->kind = kind;
+	br->flags = flags;
+	dec->ring_next = (dec->ring_next + 1) % dec->max;
+	if (dec->ring_count < dec->max)
+		dec->ring_count++;
+}
+
+/* What lies between @from and @to is unknown: no call stack survives. */
+void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
+{
+	dec->stats.gaps++;
+	dec->depth = 0;
+	if (!dec->max)
+		return;
+	/* One marker is enough between two stretches of known flow. */
+	if (dec->ring_count) {
+		unsigned int last = (dec->ring_next + dec->max - 1) % dec->max;
+
+		if (dec->ring[last].kind == AUXSAMPLE_BR_GAP)
+			return;
+	} else if (!dec->stats.branches) {
+		return;		/* nothing known before it: not a gap */
+	}
+	auxsample__add_branch(dec, from, to, AUXSAMPLE_BR_GAP,
+			      to ? 0 : AUXSAMPLE_BRF_TO_UNKNOWN);
+	dec->stats.branches--;
+}
+
+int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
+{
+	if (dec->depth == dec->stack_cap) {
+		unsigned int cap = dec->stack_cap ? dec->stack_cap * 2 : STACK_INITIAL;
+		uint64_t *stack = realloc(dec->stack, cap * sizeof(*stack));
+		uint64_t *chain;
+
+		if (!stack)
+			return -AUXSAMPLE_ERR_NOMEM;
+		dec->stack = stack;
+		chain = realloc(dec->chain, cap * sizeof(*chain));
+		if (!chain)
+			return -AUXSAMPLE_ERR_NOMEM;
+		dec->chain = chain;
+		dec->stack_cap = cap;
+	}
+	dec->stack[dec->depth++] = ret_addr;
+	return 0;
+}
+
+/*
+ * A return to @to unwinds to the frame that returns there.  A return to
+ * none of them went into a frame entered before the snippet began: every
+ * frame seen since was left without a return (longjmp ...).
+ */
+void auxsample__ret(struct auxsample_decoder *dec, uint64_t to)
+{
+	unsigned int i = dec->depth;
+
+	while (i > 0) {
+		if (dec->stack[--i] == to) {
+			dec->depth = i;
+			return;
+		}
+	}
+	dec->stats.underflows++;
+	dec->depth = 0;
+}
+
+void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
+		      int lib_error)
+{
+	struct auxsample_decode_error *e;
+
+	dec->stats.errors++;
+	if (dec->nr_errors == AUXSAMPLE_MAX_ERRORS)
+		return;
+	e = &dec->errors[dec->nr_errors++];
+	e->offset = offset;
+	e->error = error;
+	e->lib_error = lib_error;
+}
+
+static void auxsample_decoder__finish(struct auxsample_decoder *dec)
+{
+	unsigned int i, pos = dec->ring_next;
+
+	for (i = 0; i < dec->ring_count; i++) {
+		pos = (pos + dec->max - 1) % dec->max;
+		dec->out[i] = dec->ring[pos];
+	}
+	for (i = 0; i < dec->depth; i++)
+		dec->chain[i] = dec->stack[dec->depth - 1 - i];
+}
+
+AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
+					    const void *snippet, size_t len,
+					    unsigned int max_branches)
+{
+	int err;
+
+	if (!dec || (!snippet && len))
+		return -AUXSAMPLE_ERR_INVALID;
+	err = auxsample_decoder__reset(dec, len, max_branches);
+	if (err)
+		return err;
+
+	err = auxsample_pt__decode(dec, snippet, len);
+	auxsample_decoder__finish(dec);
+	return err < 0 ? err : (int)dec->ring_count;
+}
+
+AUXSAMPLE_API int auxsample_decoder__branches(const struct auxsample_decoder *dec,
+					      const struct auxsample_branch **branches)
+{
+	if (!dec || !branches)
+		return -AUXSAMPLE_ERR_INVALID;
+	*branches = dec->out;
+	return dec->ring_count;
+}
+
+AUXSAMPLE_API int auxsample_decoder__callchain(const struct auxsample_decoder *dec,
+					       const uint64_t **ips)
+{
+	if (!dec || !ips)
+		return -AUXSAMPLE_ERR_INVALID;
+	*ips = dec->chain;
+	return dec->depth;
+}
+
+AUXSAMPLE_API int auxsample_decoder__errors(const struct auxsample_decoder *dec,
+					    const struct auxsample_decode_error **errors)
+{
+	if (!dec || !errors)
+		return -AUXSAMPLE_ERR_INVALID;
+	*errors = dec->errors;
+	return dec->nr_errors;
+}
+
+AUXSAMPLE_API int auxsample_decoder__stats(const struct auxsample_decoder *dec,
+					   struct auxsample_stats *stats, size_t size)
+{
+	if (!dec || !stats || size < sizeof(stats->size))
+		return -AUXSAMPLE_ERR_INVALID;
+	if (size > sizeof(*stats)) {
+		memset((char *)stats + sizeof(*stats), 0, size - sizeof(*stats));
+		size = sizeof(*stats);
+	}
+	memcpy(stats, &dec->stats, size);
+	stats->size = size;
+	return 0;
+}
+
+AUXSAMPLE_API const char *auxsample_strerror(int error)
+{
+	static const char * const msgs[] = {
+		[0]				= "success",
+		[AUXSAMPLE_ERR_INVALID]		= "invalid argument",
+		[AUXSAMPLE_ERR_NOMEM]		= "out of memory",
+		[AUXSAMPLE_ERR_NOSYNC]		= "no sync point in the trace",
+		[AUXSAMPLE_ERR_DECODE]		= "trace does not match the code",
+		[AUXSAMPLE_ERR_NOMAP]		= "no memory image at a traced address",
+		[AUXSAMPLE_ERR_UNSUPPORTED]	= "not supported",
+		[AUXSAMPLE_ERR_OVERFLOW]	= "the hardware lost trace (overflow)",
+	};
+	unsigned int e = error < 0 ? -error : error;
+
+	if (e >= ARRAY_SIZE(msgs) || !msgs[e])
+		return "unknown error";
+	return msgs[e];
+}
+
+AUXSAMPLE_API const char *auxsample_branch_kind__name(unsigned int kind)
+{
+	static const char * const names[] = {
+		[AUXSAMPLE_BR_COND]	= "cond",
+		[AUXSAMPLE_BR_JUMP]	= "jump",
+		[AUXSAMPLE_BR_IND_JUMP]	= "ind_jump",
+		[AUXSAMPLE_BR_CALL]	= "call",
+		[AUXSAMPLE_BR_IND_CALL]	= "ind_call",
+		[AUXSAMPLE_BR_RET]	= "ret",
+		[AUXSAMPLE_BR_FAR]	= "far",
+		[AUXSAMPLE_BR_INTR]	= "intr",
+		[AUXSAMPLE_BR_GAP]	= "gap",
+	};
+
+	if (kind >= ARRAY_SIZE(names) || !names[kind])
+		return "unknown";
+	return names[kind];
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_AUXSAMPLE_H
+#define __AUXSAMPLE_AUXSAMPLE_H
+
+/*
+ * libauxsample: decode one AUX area trace snippet (the PERF_SAMPLE_AUX
+ * payload of a sample, or any window of a trace buffer) into the taken
+ * branches leading up to its end, newest first (a "virtual LBR"), and the
+ * call chain rebuilt from the calls and returns among them.
+ *
+ * The library knows nothing of perf.data: it gets the snippet, the trace
+ * configuration and a callback that reads the traced program's memory.
+ * One decoder per thread; decoders share nothing.
+ *
+ * Functions return a negative enum auxsample_error on failure.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AUXSAMPLE_API __attribute__((visibility("default")))
+
+enum auxsample_error {
+	AUXSAMPLE_ERR_INVALID = 1,	/* bad argument */
+	AUXSAMPLE_ERR_NOMEM,		/* out of memory */
+	AUXSAMPLE_ERR_NOSYNC,		/* no sync point (PSB+) in the snippet */
+	AUXSAMPLE_ERR_DECODE,		/* trace and code disagree, or corrupt trace */
+	AUXSAMPLE_ERR_NOMAP,		/* no memory at an address the trace reached */
+	AUXSAMPLE_ERR_UNSUPPORTED,	/* trace type or feature not built in */
+	AUXSAMPLE_ERR_OVERFLOW,		/* the hardware lost trace (OVF) */
+};
+
+enum auxsample_trace_type {
+	AUXSAMPLE_TRACE_INTEL_PT = 1,
+};
+
+/*
+ * Read up to @size bytes of the traced program's memory at @addr into
+ * @buf.  Return the number of bytes read (fewer at the end of a mapping),
+ * or a negative value if nothing is mapped there.  Called from the
+ * decoding thread.
+ */
+typedef int (auxsample_read_memory_fn)(uint8_t *buf, size_t size, uint64_t addr,
+				       void *context);
+
+/* Intel PT: what AUXTRACE_INFO and the CPU tell about the trace. */
+struct auxsample_pt_config {
+	uint16_t	family;		/* CPU, for the decoder's errata */
+	uint8_t		model;
+	uint8_t		stepping;
+	uint32_t	cpuid_0x15_eax;	/* TSC/CTC ratio, for MTC timing */
+	uint32_t	cpuid_0x15_ebx;
+	uint8_t		mtc_freq;	/* attr.config mtc_period */
+	uint8_t		nom_freq;	/* max non-turbo ratio */
+};
+
+struct auxsample_config {
+	size_t				size;	/* sizeof(struct auxsample_config) */
+	enum auxsample_trace_type	type;
+	struct auxsample_pt_config	pt;
+	auxsample_read_memory_fn	*read_memory;
+	void				*context;	/* for read_memory */
+};
+
+enum auxsample_branch_kind {
+	AUXSAMPLE_BR_COND = 1,		/* taken conditional jump */
+	AUXSAMPLE_BR_JUMP,		/* direct jump */
+	AUXSAMPLE_BR_IND_JUMP,		/* indirect jump */
+	AUXSAMPLE_BR_CALL,		/* direct call */
+	AUXSAMPLE_BR_IND_CALL,		/* indirect call */
+	AUXSAMPLE_BR_RET,		/* return */
+	AUXSAMPLE_BR_FAR,		/* syscall, sysret, far call/jump/return */
+	AUXSAMPLE_BR_INTR,		/* interrupt or exception */
+	AUXSAMPLE_BR_GAP,		/* trace gap: what lies between is unknown */
+};
+
+/* The branch target is unknown (tracing stopped there, e.g. a syscall). */
+#define AUXSAMPLE_BRF_TO_UNKNOWN	(1U << 0)
+
+struct auxsample_branch {
+	uint64_t	from;
+	uint64_t	to;
+	uint32_t	kind;		/* enum auxsample_branch_kind */
+	uint32_t	flags;		/* AUXSAMPLE_BRF_* */
+};
+
+struct auxsample_stats {
+	size_t		size;		/* sizeof(struct auxsample_stats) */
+	uint64_t	bytes;		/* snippet bytes */
+	uint64_t	bytes_before_sync; /* before the first sync point: unused */
+	uint64_t	syncs;		/* sync points decoded from */
+	uint64_t	insns;		/* instructions decoded */
+	uint64_t	branches;	/* taken branches seen (kept or not) */
+	uint64_t	errors;		/* decode errors */
+	uint64_t	gaps;		/* trace gaps */
+	uint64_t	underflows;	/* returns into frames older than the snippet */
+	uint64_t	end_ip;		/* where the trace stopped (the sample point), or 0 */
+};
+
+/* One decode error: where in the snippet, and the library's code. */
+struct auxsample_decode_error {
+	uint64_t	offset;		/* snippet offset */
+	int		error;		/* -enum auxsample_error */
+	int		lib_error;	/* the backend's own code (libipt: -pte_*) */
+};
+
+struct auxsample_decoder;
+
+AUXSAMPLE_API struct auxsample_decoder *
+auxsample_decoder__new(const struct auxsample_config *config);
+AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec);
+
+/*
+ * Decode @len bytes at @snippet, keeping the last @max_branches taken
+ * branches.  Returns the number of branches kept, 0 or more, even when
+ * parts of the snippet failed to decode (see __errors() and the gap
+ * records); -AUXSAMPLE_ERR_NOSYNC when the snippet holds no sync point.
+ */
+AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
+					    const void *snippet, size_t len,
+					    unsigned int max_branches);
+
+/* Results of the last decode; valid until the next one. */
+AUXSAMPLE_API int auxsample_decoder__branches(const struct auxsample_decoder *dec,
+					      const struct auxsample_branch **branches);
+AUXSAMPLE_API int auxsample_decoder__callchain(const struct auxsample_decoder *dec,
+					       const uint64_t **ips);
+AUXSAMPLE_API int auxsample_decoder__errors(const struct auxsample_decoder *dec,
+					    const struct auxsample_decode_error **errors);
+AUXSAMPLE_API int auxsample_decoder__stats(const struct auxsample_decoder *dec,
+					   struct auxsample_stats *stats, size_t size);
+
+AUXSAMPLE_API const char *auxsample_strerror(int error);
+AUXSAMPLE_API const char *auxsample_branch_kind__name(unsigned int kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* __AUXSAMPLE_AUXSAMPLE_H */

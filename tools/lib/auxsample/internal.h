@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_INTERNAL_H
+#define __AUXSAMPLE_INTERNAL_H
+
+#include <stdbool.h>
+#include <auxsample/auxsample.h>
+
+#define AUXSAMPLE_MAX_ERRORS	16
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
+#define __maybe_unused		__attribute__((unused))
+
+struct pt_image;
+
+/* What a decode produces, shared by the backends. */
+struct auxsample_decoder {
+	struct auxsample_config		config;
+
+	/* The last @max taken branches, a ring; @out newest first. */
+	struct auxsample_branch		*ring;
+	struct auxsample_branch		*out;
+	unsigned int			ring_cap;
+	unsigned int			ring_next;
+	unsigned int			ring_count;
+	unsigned int			max;
+
+	/* Return addresses of the calls seen, innermost last. */
+	uint64_t			*stack;
+	uint64_t			*chain;
+	unsigned int			stack_cap;
+	unsigned int			depth;
+
+	struct auxsample_stats		stats;
+	struct auxsample_decode_error	errors[AUXSAMPLE_MAX_ERRORS];
+	unsigned int			nr_errors;
+
+	/* Intel PT backend */
+	struct pt_image			*image;
+};
+
+void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
+			   uint64_t to, unsigned int kind, unsigned int flags);
+void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
+int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr);
+void auxsample__ret(struct auxsample_decoder *dec, uint64_t to);
+void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
+		      int lib_error);
+
+int auxsample_pt__init(struct auxsample_decoder *dec);
+void auxsample_pt__exit(struct auxsample_decoder *dec);
+int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
+
+#endif /* __AUXSAMPLE_INTERNAL_H */

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libauxsample unit tests: one line per test, 'PASS  name', 'FAIL  name'
+ * or 'SKIP  name (reason)', and exit 1 if any failed.
+ *
+ * usage: auxsample-tests [-v] [name-substring]
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "tests.h"
+
+const char *test_skip_reason;
+int test_verbose;
+
+static const struct test *suites[] = {
+	tests_x86_branch,
+	tests_decoder,
+	tests_pt_real,
+};
+
+int main(int argc, char **argv)
+{
+	const char *filter = NULL;
+	int failed = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v"))
+			test_verbose = 1;
+		else
+			filter = argv[i];
+	}
+
+	for (size_t s = 0; s < ARRAY_SIZE(suites); s++) {
+		for (const struct test *t = suites[s]; t->name; t++) {
+			int ret;
+
+			if (filter && !strstr(t->name, filter))
+				continue;
+			test_skip_reason = NULL;
+			ret = t->fn();
+			if (ret == TEST_OK) {
+				printf("PASS  libauxsample: %s\n", t->name);
+			} else if (ret == TEST_SKIP) {
+				printf("SKIP  libauxsample: %s (%s)\n", t->name,
+				       test_skip_reason ?: "no reason given");
+			} else {
+				printf("FAIL  libauxsample: %s\n", t->name);
+				failed++;
+			}
+			fflush(stdout);
+		}
+	}
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

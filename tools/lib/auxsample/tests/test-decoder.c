@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The decoder on Intel PT streams written here with libipt's encoder over
+ * a few hand-assembled instructions, so that every branch is known.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <intel-pt.h>
+#include <auxsample/auxsample.h>
+#include "tests.h"
+
+/*
+ * 0x1000: 75 03              jne  0x1005
+ * 0x1002: 90 90 90           nop x3
+ * 0x1005: e8 06 00 00 00     call 0x1010        (returns to 0x100a)
+ * 0x100a: 74 02              je   0x100e
+ * 0x100c: ff e0              jmp  *%rax
+ * 0x100e: 90                 nop
+ * 0x1010: c3                 ret
+ * 0x2000: 90                 nop
+ */
+#define CODE_BASE	0x1000
+static const uint8_t code[] = {
+	0x75, 0x03, 0x90, 0x90, 0x90, 0xe8, 0x06, 0x00, 0x00, 0x00,
+	0x74, 0x02, 0xff, 0xe0, 0x90, 0x90, 0xc3,
+};
+#define NOP_AT		0x2000
+
+static int read_code(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	static const uint8_t nop = 0x90;
+
+	(void)context;
+	if (addr == NOP_AT) {
+		buf[0] = nop;
+		return 1;
+	}
+	if (addr < CODE_BASE || addr >= CODE_BASE + sizeof(code))
+		return -1;
+	if (size > CODE_BASE + sizeof(code) - addr)
+		size = CODE_BASE + sizeof(code) - addr;
+	memcpy(buf, code + (addr - CODE_BASE), size);
+	return size;
+}
+
+static struct auxsample_decoder *new_decoder(void)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = read_code,
+	};
+
+	return auxsample_decoder__new(&config);
+}
+
+/* A stream under construction. */
+struct stream {
+	uint8_t			buf[256];
+	struct pt_encoder	*enc;
+	size_t			len;
+};
+
+static int stream__init(struct stream *s)
+{
+	struct pt_config cfg;
+
+	memset(s, 0, sizeof(*s));
+	pt_config_init(&cfg);
+	cfg.begin = s->buf;
+	cfg.end = s->buf + sizeof(s->buf);
+	s->enc = pt_alloc_encoder(&cfg);
+	return s->enc ? 0 : -1;
+}
+
+static int stream__put(struct stream *s, enum pt_packet_type type, uint64_t arg,
+		       unsigned int bits)
+{
+	struct pt_packet p = { .type = type };
+	int ret;
+
+	switch (type) {
+	case ppt_fup:
+	case ppt_tip:
+	case ppt_tip_pge:
+	case ppt_tip_pgd:
+		p.payload.ip.ipc = bits ? pt_ipc_sext_48 : pt_ipc_suppressed;
+		p.payload.ip.ip = arg;
+		break;
+	case ppt_tnt_8:
+		p.payload.tnt.bit_size = bits;
+		p.payload.tnt.payload = arg;
+		break;
+	case ppt_mode:
+		p.payload.mode.leaf = pt_mol_exec;
+		p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+		break;
+	default:
+		break;
+	}
+	ret = pt_enc_next(s->enc, &p);
+	if (ret < 0)
+		return ret;
+	s->len += ret;
+	return 0;
+}
+
+#define IP	1	/* with an IP */
+#define NOIP	0	/* IP suppressed */
+
+/* PSB+ at @ip, 64-bit code. */
+static int stream__psb(struct stream *s, uint64_t ip)
+{
+	return stream__put(s, ppt_psb, 0, 0) || stream__put(s, ppt_mode, 0, 0) ||
+	       stream__put(s, ppt_fup, ip, IP) || stream__put(s, ppt_psbend, 0, 0);
+}
+
+/*
+ * jne taken, call, compressed ret, je not taken, jmp *%rax to 0x2000,
+ * then an interrupt there (FUP + TIP.PGD, as user-only trace ends).
+ */
+static int stream__whole_flow(struct stream *s)
+{
+	return stream__psb(s, 0x1000) ||
+	       stream__put(s, ppt_tnt_8, 0x6, 3) ||	/* 1 1 0, oldest first */
+	       stream__put(s, ppt_tip, NOP_AT, IP) ||
+	       stream__put(s, ppt_fup, NOP_AT, IP) ||
+	       stream__put(s, ppt_tip_pgd, 0, NOIP);
+}
+
+static int check_branch(const struct auxsample_branch *br, uint64_t from, uint64_t to,
+			unsigned int kind)
+{
+	if (br->from == from && br->to == to && br->kind == kind)
+		return 0;
+	fprintf(stderr, "  branch %#llx -> %#llx %s, expected %#llx -> %#llx %s\n",
+		(unsigned long long)br->from, (unsigned long long)br->to,
+		auxsample_branch_kind__name(br->kind), (unsigned long long)from,
+		(unsigned long long)to, auxsample_branch_kind__name(kind));
+	return -1;
+}
+
+static int test_flow(void)
+{
+	struct auxsample_decoder *dec = new_decoder();
+	const struct auxsample_branch *br;
+	struct auxsample_stats stats;
+	const uint64_t *chain;
+	struct stream s;
+	int n, ret = TEST_FAIL;
+
+	if (!dec || stream__init(&s) || stream__whole_flow(&s))
+		goto out;
+	n = auxsample_decoder__decode(dec, s.buf, s.len, 64);
+	if (n != 4 || auxsample_decoder__branches(dec, &br) != 4) {
+		fprintf(stderr, "  %d branches, expected 4\n", n);
+		goto out;
+	}
+	if (check_branch(&br[0], 0x100c, NOP_AT, AUXSAMPLE_BR_IND_JUMP) ||
+	    check_branch(&br[1], 0x1010, 0x100a, AUXSAMPLE_BR_RET) ||
+	    check_branch(&br[2], 0x1005, 0x1010, AUXSAMPLE_BR_CALL) ||
+	    check_branch(&br[3], 0x1000, 0x1005, AUXSAMPLE_BR_COND))
+		goto out;
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(stats.insns == 5);
+	T_ASSERT(stats.end_ip == NOP_AT);
+	T_ASSERT(stats.syncs == 1 && stats.bytes_before_sync == 0 && !stats.errors);
+	T_ASSERT(auxsample_decoder__callchain(dec, &chain) == 0);
+
+	/* Only the newest two when asked for two. */
+	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(!check_branch(&br[1], 0x1010, 0x100a, AUXSAMPLE_BR_RET));
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+/* Stopped inside the callee: the call chain holds its return address. */
+static int test_callchain(void)
+{
+	struct auxsample_decoder *dec = new_decoder();
+	const uint64_t *chain;
+	struct auxsample_stats stats;
+	struct stream s;
+	int ret = TEST_FAIL;
+
+	if (!dec || stream__init(&s) || stream__psb(&s, 0x1000) ||
+	    stream__put(&s, ppt_tnt_8, 0x1, 1) ||
+	    stream__put(&s, ppt_fup, 0x1010, IP) || stream__put(&s, ppt_tip_pgd, 0, NOIP))
+		goto out;
+	if (auxsample_decoder__decode(dec, s.buf, s.len, 64) != 2)
+		goto out;
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	if (auxsample_decoder__callchain(dec, &chain) != 1 || chain[0] != 0x100a ||
+	    stats.end_ip != 0x1010)
+		goto out;
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+/* Bytes before the first PSB are counted, never decoded. */
+static int test_leading_bytes(void)
+{
+	struct auxsample_decoder *dec = new_decoder();
+	struct auxsample_stats stats;
+	struct stream s;
+	uint8_t buf[512];
+	int ret = TEST_FAIL;
+
+	if (!dec || stream__init(&s) || stream__whole_flow(&s))
+		goto out;
+	/* TNT-8 packets and a TIP that nothing can place. */
+	memset(buf, 0x0e, 100);
+	memcpy(buf + 100, s.buf, s.len);
+	if (auxsample_decoder__decode(dec, buf, 100 + s.len, 64) != 4)
+		goto out;
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(stats.bytes_before_sync == 100 && stats.bytes == 100 + s.len);
+
+	/* Cut into the PSB: no sync point at all. */
+	T_ASSERT(auxsample_decoder__decode(dec, s.buf + 1, s.len - 1, 64) ==
+		 -AUXSAMPLE_ERR_NOSYNC);
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(stats.bytes_before_sync == s.len - 1 && stats.syncs == 0);
+	T_ASSERT(auxsample_decoder__decode(dec, NULL, 0, 64) == -AUXSAMPLE_ERR_NOSYNC);
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+/* Trace that disagrees with the code: an error and a gap, then a resync. */
+static int test_bad_trace(void)
+{
+	struct auxsample_decoder *dec = new_decoder();
+	const struct auxsample_decode_error *errs;
+	const struct auxsample_branch *br;
+	struct auxsample_stats stats;
+	struct stream s;
+	int n, ret = TEST_FAIL;
+
+	/* A TIP where the code has a conditional branch, then a good PSB+. */
+	if (!dec || stream__init(&s) || stream__psb(&s, 0x1000) ||
+	    stream__put(&s, ppt_tip, 0x1005, IP) || stream__whole_flow(&s))
+		goto out;
+	n = auxsample_decoder__decode(dec, s.buf, s.len, 64);
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(n == 4);
+	T_ASSERT(stats.errors >= 1 && stats.syncs == 2);
+	T_ASSERT(auxsample_decoder__errors(dec, &errs) >= 1 &&
+		 errs[0].error == -AUXSAMPLE_ERR_DECODE && errs[0].lib_error < 0);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(!check_branch(&br[3], 0x1000, 0x1005, AUXSAMPLE_BR_COND));
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+/* Memory the callback cannot supply: an error, no made-up branches. */
+static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	(void)buf; (void)size; (void)addr; (void)context;
+	return -1;
+}
+
+static int test_no_memory(void)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.read_memory = no_memory,
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	const struct auxsample_decode_error *errs;
+	struct stream s;
+	int ret = TEST_FAIL;
+
+	if (!dec || stream__init(&s) || stream__whole_flow(&s))
+		goto out;
+	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 0);
+	T_ASSERT(auxsample_decoder__errors(dec, &errs) >= 1 &&
+		 errs[0].error == -AUXSAMPLE_ERR_NOMAP);
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int test_api_errors(void)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.read_memory = read_code,
+	};
+	struct auxsample_stats stats;
+
+	T_ASSERT(!auxsample_decoder__new(NULL));
+	config.read_memory = NULL;
+	T_ASSERT(!auxsample_decoder__new(&config));
+	config.read_memory = read_code;
+	config.type = 99;
+	T_ASSERT(!auxsample_decoder__new(&config));
+	config.type = AUXSAMPLE_TRACE_INTEL_PT;
+	config.size = 8;
+	T_ASSERT(!auxsample_decoder__new(&config));
+	T_ASSERT(auxsample_decoder__decode(NULL, NULL, 0, 1) == -AUXSAMPLE_ERR_INVALID);
+	T_ASSERT(auxsample_decoder__stats(NULL, &stats, sizeof(stats)) == -AUXSAMPLE_ERR_INVALID);
+	T_ASSERT(!strcmp(auxsample_strerror(-AUXSAMPLE_ERR_NOSYNC), "no sync point in the trace"));
+	T_ASSERT(!strcmp(auxsample_strerror(-1000), "unknown error"));
+	T_ASSERT(!strcmp(auxsample_branch_kind__name(AUXSAMPLE_BR_IND_CALL), "ind_call"));
+	auxsample_decoder__delete(NULL);
+	return TEST_OK;
+}
+
+const struct test tests_decoder[] = {
+	{ "branches of a synthesized stream", test_flow },
+	{ "call chain of a stream stopped in a callee", test_callchain },
+	{ "bytes before the first PSB are not decoded", test_leading_bytes },
+	{ "trace that disagrees with the code is a gap", test_bad_trace },
+	{ "unreadable code gives an error, no branches", test_no_memory },
+	{ "bad arguments are refused", test_api_errors },
+	{ NULL, NULL },
+};

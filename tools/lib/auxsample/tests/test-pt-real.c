@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Real Intel PT recorded on a Skylake-SP server by others (DynamoRIO's
+ * drpt2trace tests, ../shared/data/pt): whole buffers against their known
+ * instruction counts, and windows cut out of them, as AUX samples are,
+ * against the whole-buffer decode.
+ */
+#include <elf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <auxsample/auxsample.h>
+#include "tests.h"
+
+#define DRPT	"pt/dynamorio-drpt2trace"
+
+struct segment {
+	uint64_t	vaddr;
+	uint64_t	size;
+	const uint8_t	*data;
+};
+
+struct program {
+	uint8_t		*elf;
+	size_t		elf_size;
+	struct segment	segs[16];
+	unsigned int	nr_segs;
+};
+
+static const char *data_dir(void)
+{
+	return getenv("AUXSAMPLE_DATA") ?: "../shared/data";
+}
+
+static uint8_t *read_file(const char *name, size_t *size)
+{
+	char path[4096];
+	struct stat st;
+	uint8_t *buf;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", data_dir(), name);
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	buf = fstat(fileno(f), &st) ? NULL : malloc(st.st_size ? st.st_size : 1);
+	if (buf && fread(buf, 1, st.st_size, f) != (size_t)st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf)
+		*size = st.st_size;
+	return buf;
+}
+
+static void program__add(struct program *p, uint64_t vaddr, uint64_t off, uint64_t size)
+{
+	if (p->nr_segs == ARRAY_SIZE(p->segs) || off + size > p->elf_size)
+		return;
+	p->segs[p->nr_segs++] = (struct segment){ vaddr, size, p->elf + off };
+}
+
+/* The PT_LOAD segments of a static ELF, as the loader maps them. */
+static int program__load(struct program *p, const char *name)
+{
+	memset(p, 0, sizeof(*p));
+	p->elf = read_file(name, &p->elf_size);
+	if (!p->elf || p->elf_size < sizeof(Elf64_Ehdr) || memcmp(p->elf, ELFMAG, SELFMAG))
+		return -1;
+	if (p->elf[EI_CLASS] == ELFCLASS64) {
+		const Elf64_Ehdr *eh = (const void *)p->elf;
+		const Elf64_Phdr *ph = (const void *)(p->elf + eh->e_phoff);
+
+		for (int i = 0; i < eh->e_phnum; i++) {
+			if (ph[i].p_type == PT_LOAD)
+				program__add(p, ph[i].p_vaddr, ph[i].p_offset, ph[i].p_filesz);
+		}
+	} else {
+		const Elf32_Ehdr *eh = (const void *)p->elf;
+		const Elf32_Phdr *ph = (const void *)(p->elf + eh->e_phoff);
+
+		for (int i = 0; i < eh->e_phnum; i++) {
+			if (ph[i].p_type == PT_LOAD)
+				program__add(p, ph[i].p_vaddr, ph[i].p_offset, ph[i].p_filesz);
+		}
+	}
+	return p->nr_segs ? 0 : -1;
+}
+
+static int program__read(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	struct program *p = context;
+
+	for (unsigned int i = 0; i < p->nr_segs; i++) {
+		const struct segment *s = &p->segs[i];
+
+		if (addr < s->vaddr || addr >= s->vaddr + s->size)
+			continue;
+		if (size > s->vaddr + s->size - addr)
+			size = s->vaddr + s->size - addr;
+		memcpy(buf, s->data + (addr - s->vaddr), size);
+		return size;
+	}
+	return -1;
+}
+
+/* The recording's parameters (DynamoRIO's CMakeLists). */
+static struct auxsample_decoder *program__decoder(struct program *p)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = {
+			.family = 6, .model = 85, .stepping = 4,
+			.cpuid_0x15_eax = 2, .cpuid_0x15_ebx = 308,
+			.mtc_freq = 3, .nom_freq = 37,
+		},
+		.read_memory = program__read,
+		.context = p,
+	};
+
+	return auxsample_decoder__new(&config);
+}
+
+struct recording {
+	struct program	prog;
+	uint8_t		*pt;
+	size_t		pt_size;
+	struct auxsample_decoder *dec;
+};
+
+static int recording__load(struct recording *r, const char *dir)
+{
+	char name[256];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(name, sizeof(name), DRPT "/%s/pt.bin", dir);
+	r->pt = read_file(name, &r->pt_size);
+	snprintf(name, sizeof(name), DRPT "/%s/hello", dir);
+	if (!r->pt || program__load(&r->prog, name)) {
+		test_skip_reason = "no ../shared/data/" DRPT " (set AUXSAMPLE_DATA)";
+		return TEST_SKIP;
+	}
+	r->dec = program__decoder(&r->prog);
+	return r->dec ? TEST_OK : TEST_FAIL;
+}
+
+static void recording__exit(struct recording *r)
+{
+	auxsample_decoder__delete(r->dec);
+	free(r->pt);
+	free(r->prog.elf);
+}
+
+static int check_insns(const char *dir, uint64_t expected)
+{
+	struct auxsample_stats stats;
+	struct recording r;
+	int ret = recording__load(&r, dir);
+
+	if (ret == TEST_OK) {
+		auxsample_decoder__decode(r.dec, r.pt, r.pt_size, 1024);
+		auxsample_decoder__stats(r.dec, &stats, sizeof(stats));
+		if (stats.insns != expected || stats.errors) {
+			fprintf(stderr, "  %s: %llu instructions, %llu errors; expected %llu\n", dir,
+				(unsigned long long)stats.insns, (unsigned long long)stats.errors,
+				(unsigned long long)expected);
+			ret = TEST_FAIL;
+		}
+	}
+	recording__exit(&r);
+	return ret;
+}
+
+static int test_hello64(void)
+{
+	return check_insns("current/test_simple.raw", 8);
+}
+
+static int test_hello32(void)
+{
+	return check_insns("v2022-06-i386/test_simple.raw", 6);
+}
+
+static int test_glibc_static(void)
+{
+	return check_insns("v2022-06-glibc-static/test_simple.tracedir", 59234);
+}
+
+static int same_branches(const struct auxsample_branch *a, const struct auxsample_branch *b,
+			 int n)
+{
+	return !memcmp(a, b, n * sizeof(*a));
+}
+
+static bool has_psb(const uint8_t *buf, size_t len)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+
+	/* A PSB with room for the rest of its PSB+ after it. */
+	for (size_t i = 0; i + sizeof(psb) + 64 <= len; i++) {
+		if (!memcmp(buf + i, psb, sizeof(psb)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A window that holds a PSB decodes, after it, to exactly the newest
+ * branches of the decode of everything up to the window's end; one that
+ * holds none decodes to nothing and says so.
+ */
+static int check_windows(struct recording *r, size_t size, unsigned int *synced,
+			 unsigned int *windows)
+{
+	struct auxsample_decoder *whole = program__decoder(&r->prog);
+	const struct auxsample_branch *wb, *pb;
+	struct auxsample_stats ws, ps;
+	int ret = TEST_FAIL;
+
+	if (!whole)
+		return TEST_FAIL;
+	for (size_t end = size / 2; end <= r->pt_size; end += 97) {
+		size_t start = end > size ? end - size : 0;
+		int nw, np;
+
+		nw = auxsample_decoder__decode(r->dec, r->pt + start, end - start, 8192);
+		auxsample_decoder__stats(r->dec, &ws, sizeof(ws));
+		(*windows)++;
+		if (!has_psb(r->pt + start, end - start)) {
+			if (nw != -AUXSAMPLE_ERR_NOSYNC || ws.bytes_before_sync != end - start ||
+			    ws.insns) {
+				fprintf(stderr, "  window [%zu, %zu) has no PSB, yet decoded %d\n",
+					start, end, nw);
+				goto out;
+			}
+			continue;
+		}
+		(*synced)++;
+		np = auxsample_decoder__decode(whole, r->pt, end, 8192);
+		auxsample_decoder__branches(whole, &pb);
+		auxsample_decoder__branches(r->dec, &wb);
+		auxsample_decoder__stats(whole, &ps, sizeof(ps));
+		if (nw < 0 || np < nw || !same_branches(wb, pb, nw) || ws.end_ip != ps.end_ip ||
+		    ws.errors) {
+			fprintf(stderr, "  window [%zu, %zu): %d branches, whole decode %d, %llu errors\n",
+				start, end, nw, np, (unsigned long long)ws.errors);
+			goto out;
+		}
+	}
+	ret = TEST_OK;
+out:
+	auxsample_decoder__delete(whole);
+	return ret;
+}
+
+/*
+ * This recording was made in full-trace mode and holds a single PSB, so
+ * most windows hold none: they check that nothing is guessed.  Windows
+ * with many PSBs come from simulated sample-mode recordings.
+ */
+static int test_windows(void)
+{
+	static const size_t sizes[] = { 1024, 2048, 4096, 8192 };
+	unsigned int synced = 0, windows = 0;
+	struct recording r;
+	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
+
+	for (size_t i = 0; ret == TEST_OK && i < ARRAY_SIZE(sizes); i++)
+		ret = check_windows(&r, sizes[i], &synced, &windows);
+	recording__exit(&r);
+	pr_test("%u of %u windows held a PSB\n", synced, windows);
+	if (ret == TEST_OK && !synced) {
+		fprintf(stderr, "  no window held a PSB\n");
+		ret = TEST_FAIL;
+	}
+	return ret;
+}
+
+/* Corrupt and truncated snippets: errors are counted, nothing crashes. */
+static int test_corrupt(void)
+{
+	struct auxsample_stats stats;
+	uint64_t errors = 0, decoded = 0;
+	uint32_t seed = 12345;
+	struct recording r;
+	uint8_t *buf;
+	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
+
+	if (ret != TEST_OK) {
+		recording__exit(&r);
+		return ret;
+	}
+	buf = malloc(r.pt_size);
+	if (!buf) {
+		recording__exit(&r);
+		return TEST_FAIL;
+	}
+	for (int round = 0; round < 300; round++) {
+		size_t len = r.pt_size;
+
+		memcpy(buf, r.pt, r.pt_size);
+		for (int k = 0; k < 1 + round % 8; k++) {
+			seed = seed * 1103515245 + 12345;
+			buf[(seed >> 8) % len] ^= 1 << (seed % 8);
+		}
+		if (round % 3 == 0)
+			len = (seed >> 4) % r.pt_size;
+		ret = auxsample_decoder__decode(r.dec, buf, len, 64);
+		if (ret < 0 && ret != -AUXSAMPLE_ERR_NOSYNC) {
+			fprintf(stderr, "  round %d: %s\n", round, auxsample_strerror(ret));
+			ret = TEST_FAIL;
+			break;
+		}
+		auxsample_decoder__stats(r.dec, &stats, sizeof(stats));
+		errors += stats.errors;
+		decoded += stats.insns;
+		ret = TEST_OK;
+	}
+	pr_test("%llu errors, %llu instructions over 300 corrupt snippets\n",
+		(unsigned long long)errors, (unsigned long long)decoded);
+	if (ret == TEST_OK && !errors) {
+		fprintf(stderr, "  no corruption was noticed\n");
+		ret = TEST_FAIL;
+	}
+	free(buf);
+	recording__exit(&r);
+	return ret;
+}
+
+const struct test tests_pt_real[] = {
+	{ "real PT, 64-bit hello: 8 instructions", test_hello64 },
+	{ "real PT, 32-bit hello: 6 instructions", test_hello32 },
+	{ "real PT, glibc static hello: 59234 instructions", test_glibc_static },
+	{ "real PT windows decode as the whole buffer, or not at all", test_windows },
+	{ "real PT, corrupt and truncated snippets", test_corrupt },
+	{ NULL, NULL },
+};

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_TESTS_H
+#define __AUXSAMPLE_TESTS_H
+
+#include <stdio.h>
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+enum { TEST_OK = 0, TEST_FAIL = 1, TEST_SKIP = 2 };
+
+/* Why the running test skipped, or NULL. */
+extern const char *test_skip_reason;
+extern int test_verbose;
+
+#define pr_test(fmt, ...)						\
+	do {								\
+		if (test_verbose)					\
+			fprintf(stderr, "  " fmt, ##__VA_ARGS__);	\
+	} while (0)
+
+#define T_ASSERT(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "  %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			return TEST_FAIL;				\
+		}							\
+	} while (0)
+
+struct test {
+	const char	*name;
+	int		(*fn)(void);
+};
+
+extern const struct test tests_x86_branch[];
+extern const struct test tests_decoder[];
+extern const struct test tests_pt_real[];
+
+#endif /* __AUXSAMPLE_TESTS_H */

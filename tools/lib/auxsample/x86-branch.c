@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Length and class of the x86 instructions that can end a trace block:
+ * only branches, so a full instruction length decoder is not needed.
+ */
+#include <stdbool.h>
+#include "x86-branch.h"
+
+#define X86_MAX_INSN	15
+
+struct x86_prefixes {
+	unsigned int	count;
+	bool		opsize;		/* 0x66 */
+	bool		addrsize;	/* 0x67 */
+};
+
+static bool x86_is_legacy_prefix(uint8_t b)
+{
+	switch (b) {
+	case 0x26: case 0x2e: case 0x36: case 0x3e:
+	case 0x64: case 0x65: case 0x66: case 0x67:
+	case 0xf0: case 0xf2: case 0xf3:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static unsigned int x86_prefixes__scan(const uint8_t *buf, size_t size,
+				       enum x86_mode mode, struct x86_prefixes *p)
+{
+	unsigned int i = 0;
+
+	while (i < size && i < X86_MAX_INSN && x86_is_legacy_prefix(buf[i])) {
+		p->opsize |= buf[i] == 0x66;
+		p->addrsize |= buf[i] == 0x67;
+		i++;
+	}
+	/* REX must come right before the opcode, and only in 64-bit mode. */
+	if (mode == X86_MODE_64 && i < size && (buf[i] & 0xf0) == 0x40)
+		i++;
+	p->count = i;
+	return i;
+}
+
+/* Size of a relative branch's displacement of operand-size width. */
+static unsigned int x86_rel_size(enum x86_mode mode, const struct x86_prefixes *p)
+{
+	/* In 64-bit mode Intel CPUs ignore 0x66 on near branches. */
+	if (mode == X86_MODE_64)
+		return 4;
+	if (mode == X86_MODE_32)
+		return p->opsize ? 2 : 4;
+	return p->opsize ? 4 : 2;
+}
+
+/* Bytes of ModRM, SIB and displacement starting at @buf, 0 if cut short. */
+static unsigned int x86_modrm_size(const uint8_t *buf, size_t size,
+				   enum x86_mode mode, const struct x86_prefixes *p)
+{
+	bool addr16 = mode == X86_MODE_16 ? !p->addrsize :
+		      mode == X86_MODE_32 ? p->addrsize : false;
+	unsigned int mod, rm, len = 1;
+
+	if (!size)
+		return 0;
+	mod = buf[0] >> 6;
+	rm = buf[0] & 7;
+	if (mod == 3)
+		return 1;
+
+	if (addr16) {
+		if (mod == 0 && rm == 6)
+			return 3;
+		return 1 + mod;		/* disp8 or disp16 */
+	}
+
+	if (rm == 4) {			/* SIB */
+		if (size < 2)
+			return 0;
+		len++;
+		if (mod == 0 && (buf[1] & 7) == 5)
+			return len + 4;
+	} else if (mod == 0 && rm == 5) {
+		return len + 4;		/* disp32, RIP-relative in 64-bit mode */
+	}
+	return len + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
+}
+
+static int x86_branch__set(struct x86_branch *br, enum x86_branch_class cls,
+			   unsigned int length, size_t size)
+{
+	if (length > size || length > X86_MAX_INSN)
+		return -1;
+	br->cls = cls;
+	br->length = length;
+	return 0;
+}
+
+static int x86_branch__decode_0f(const uint8_t *buf, size_t size, unsigned int n,
+				 enum x86_mode mode, const struct x86_prefixes *p,
+				 struct x86_branch *br)
+{
+	uint8_t op;
+
+	if (n + 1 >= size)
+		return -1;
+	op = buf[n + 1];
+	if (op >= 0x80 && op <= 0x8f)
+		return x86_branch__set(br, X86_BR_COND, n + 2 + x86_rel_size(mode, p), size);
+	switch (op) {
+	case 0x05:	/* SYSCALL */
+	case 0x07:	/* SYSRET */
+	case 0x34:	/* SYSENTER */
+	case 0x35:	/* SYSEXIT */
+	case 0x0b:	/* UD2: raises #UD */
+		return x86_branch__set(br, X86_BR_FAR, n + 2, size);
+	default:
+		return -1;
+	}
+}
+
+static int x86_branch__decode_ff(const uint8_t *buf, size_t size, unsigned int n,
+				 enum x86_mode mode, const struct x86_prefixes *p,
+				 struct x86_branch *br)
+{
+	static const enum x86_branch_class reg_class[8] = {
+		[2] = X86_BR_IND_CALL, [3] = X86_BR_FAR,
+		[4] = X86_BR_IND_JUMP, [5] = X86_BR_FAR,
+	};
+	unsigned int modrm;
+	enum x86_branch_class cls;
+
+	if (n + 1 >= size)
+		return -1;
+	cls = reg_class[(buf[n + 1] >> 3) & 7];
+	if (cls == X86_BR_NONE)
+		return -1;
+	modrm = x86_modrm_size(buf + n + 1, size - n - 1, mode, p);
+	if (!modrm)
+		return -1;
+	return x86_branch__set(br, cls, n + 1 + modrm, size);
+}
+
+int x86_branch__decode(const uint8_t *buf, size_t size, enum x86_mode mode,
+		       struct x86_branch *br)
+{
+	struct x86_prefixes p = { 0 };
+	unsigned int n = x86_prefixes__scan(buf, size, mode, &p);
+	unsigned int far_ptr = p.opsize ^ (mode == X86_MODE_16) ? 4 : 6;
+	uint8_t op;
+
+	if (n >= size)
+		return -1;
+	op = buf[n];
+	if (op >= 0x70 && op <= 0x7f)
+		return x86_branch__set(br, X86_BR_COND, n + 2, size);
+
+	switch (op) {
+	case 0xe0: case 0xe1: case 0xe2: case 0xe3:	/* LOOPcc, JrCXZ */
+		return x86_branch__set(br, X86_BR_COND, n + 2, size);
+	case 0xeb:
+		return x86_branch__set(br, X86_BR_JUMP, n + 2, size);
+	case 0xe9:
+		return x86_branch__set(br, X86_BR_JUMP, n + 1 + x86_rel_size(mode, &p), size);
+	case 0xe8:
+		return x86_branch__set(br, X86_BR_CALL, n + 1 + x86_rel_size(mode, &p), size);
+	case 0xc3:
+		return x86_branch__set(br, X86_BR_RET, n + 1, size);
+	case 0xc2:
+		return x86_branch__set(br, X86_BR_RET, n + 3, size);
+	case 0xca:					/* far RET imm16 */
+		return x86_branch__set(br, X86_BR_FAR, n + 3, size);
+	case 0xcb: case 0xcc: case 0xce: case 0xcf: case 0xf1:	/* RET far, INT3, INTO, IRET, INT1 */
+		return x86_branch__set(br, X86_BR_FAR, n + 1, size);
+	case 0xcd:					/* INT imm8 */
+		return x86_branch__set(br, X86_BR_FAR, n + 2, size);
+	case 0x9a: case 0xea:				/* far CALL/JMP ptr16:16/32 */
+		if (mode == X86_MODE_64)
+			return -1;
+		return x86_branch__set(br, X86_BR_FAR, n + 1 + far_ptr, size);
+	case 0x0f:
+		return x86_branch__decode_0f(buf, size, n, mode, &p, br);
+	case 0xff:
+		return x86_branch__decode_ff(buf, size, n, mode, &p, br);
+	default:
+		return -1;
+	}
+}
