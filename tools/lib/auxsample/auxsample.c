@@ -10,6 +10,25 @@
 
 #define STACK_INITIAL	64
 
+static int auxsample_decoder__init_backend(struct auxsample_decoder *dec)
+{
+	const struct auxsample_etm_config *etm = &dec->config.etm;
+	size_t size;
+
+	if (dec->config.type == AUXSAMPLE_TRACE_INTEL_PT)
+		return auxsample_pt__init(dec);
+
+	if (!etm->nr_sources || !etm->sources)
+		return -AUXSAMPLE_ERR_INVALID;
+	size = etm->nr_sources * sizeof(*etm->sources);
+	dec->etm_sources = malloc(size);
+	if (!dec->etm_sources)
+		return -AUXSAMPLE_ERR_NOMEM;
+	memcpy(dec->etm_sources, etm->sources, size);
+	dec->config.etm.sources = dec->etm_sources;
+	return auxsample_etm__init(dec);
+}
+
 AUXSAMPLE_API struct auxsample_decoder *
 auxsample_decoder__new(const struct auxsample_config *config)
 {
@@ -19,7 +38,7 @@ auxsample_decoder__new(const struct auxsample_config *config)
 	if (!config || config->size < offsetof(struct auxsample_config, context) +
 				       sizeof(config->context) || !config->read_memory)
 		return NULL;
-	if (config->type != AUXSAMPLE_TRACE_INTEL_PT)
+	if (config->type != AUXSAMPLE_TRACE_INTEL_PT && config->type != AUXSAMPLE_TRACE_ETM)
 		return NULL;
 
 	dec = calloc(1, sizeof(*dec));
@@ -30,7 +49,8 @@ auxsample_decoder__new(const struct auxsample_config *config)
 	memcpy(&dec->config, config, size);
 	dec->config.size = sizeof(dec->config);
 
-	if (auxsample_pt__init(dec)) {
+	if (auxsample_decoder__init_backend(dec)) {
+		free(dec->etm_sources);
 		free(dec);
 		return NULL;
 	}
@@ -41,7 +61,11 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
 {
 	if (!dec)
 		return;
-	auxsample_pt__exit(dec);
+	if (dec->config.type == AUXSAMPLE_TRACE_ETM)
+		auxsample_etm__exit(dec);
+	else
+		auxsample_pt__exit(dec);
+	free(dec->etm_sources);
 	free(dec->ring);
 	free(dec->out);
 	free(dec->stack);
@@ -192,7 +216,10 @@ AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
 	if (err)
 		return err;
 
-	err = auxsample_pt__decode(dec, snippet, len);
+	if (dec->config.type == AUXSAMPLE_TRACE_ETM)
+		err = auxsample_etm__decode(dec, snippet, len);
+	else
+		err = auxsample_pt__decode(dec, snippet, len);
 	auxsample_decoder__finish(dec);
 	return err < 0 ? err : (int)dec->ring_count;
 }

@@ -38,6 +38,10 @@ struct auxsample_decoder {
 
 	/* Intel PT backend */
 	struct pt_image			*image;
+
+	/* CoreSight ETM backend (etm.c) */
+	struct auxsample_etm_source	*etm_sources;	/* copy of config.etm's */
+	void				*etm;		/* etm.c's own state */
 };
 
 void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
@@ -51,5 +55,15 @@ void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 int auxsample_pt__init(struct auxsample_decoder *dec);
 void auxsample_pt__exit(struct auxsample_decoder *dec);
 int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
+
+/*
+ * CoreSight ETM/ETE backend, on OpenCSD.  __init() may use
+ * dec->config.etm (its sources copied to dec->etm_sources); __decode()
+ * fills the same results as the PT backend through auxsample__add_branch()
+ * and friends, and returns 0 or -AUXSAMPLE_ERR_*.
+ */
+int auxsample_etm__init(struct auxsample_decoder *dec);
+void auxsample_etm__exit(struct auxsample_decoder *dec);
+int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
 
 #endif /* __AUXSAMPLE_INTERNAL_H */

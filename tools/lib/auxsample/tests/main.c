@@ -16,6 +16,7 @@ static const struct test *suites[] = {
 	tests_x86_branch,
 	tests_decoder,
 	tests_pt_real,
+	tests_etm_real,
 };
 
 int main(int argc, char **argv)

@@ -34,5 +34,6 @@ struct test {
 extern const struct test tests_x86_branch[];
 extern const struct test tests_decoder[];
 extern const struct test tests_pt_real[];
+extern const struct test tests_etm_real[];
 
 #endif /* __AUXSAMPLE_TESTS_H */

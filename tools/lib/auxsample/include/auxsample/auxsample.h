@@ -35,6 +35,7 @@ enum auxsample_error {
 
 enum auxsample_trace_type {
 	AUXSAMPLE_TRACE_INTEL_PT = 1,
+	AUXSAMPLE_TRACE_ETM,		/* CoreSight ETMv4 or ETE */
 };
 
 /*
@@ -57,12 +58,32 @@ struct auxsample_pt_config {
 	uint8_t		nom_freq;	/* max non-turbo ratio */
 };
 
+/*
+ * CoreSight: one trace source (a CPU's ETM or ETE), described by its ID
+ * and configuration registers as perf's cs_etm AUXTRACE_INFO and OpenCSD
+ * snapshots carry them.
+ */
+struct auxsample_etm_source {
+	uint8_t		trace_id;	/* TRCTRACEIDR, or from AUX_OUTPUT_HW_ID */
+	uint8_t		ete;		/* ETE (Armv9) rather than ETMv4 */
+	uint32_t	trcidr[14];	/* TRCIDR0 .. TRCIDR13 */
+	uint32_t	trcconfigr;
+	uint32_t	trcdevarch;	/* ETE */
+};
+
+struct auxsample_etm_config {
+	const struct auxsample_etm_source *sources;	/* copied by __new() */
+	unsigned int	nr_sources;
+	uint8_t		formatted;	/* CoreSight frames (ETF/ETR), else raw (TRBE) */
+};
+
 struct auxsample_config {
 	size_t				size;	/* sizeof(struct auxsample_config) */
 	enum auxsample_trace_type	type;
 	struct auxsample_pt_config	pt;
 	auxsample_read_memory_fn	*read_memory;
 	void				*context;	/* for read_memory */
+	struct auxsample_etm_config	etm;
 };
 
 enum auxsample_branch_kind {
