@@ -48,8 +48,10 @@ auxsample_decoder__new(const struct auxsample_config *config)
 	size = config->size < sizeof(dec->config) ? config->size : sizeof(dec->config);
 	memcpy(&dec->config, config, size);
 	dec->config.size = sizeof(dec->config);
+	auxsample_image__get(dec->config.image);
 
 	if (auxsample_decoder__init_backend(dec)) {
+		auxsample_image__put(dec->config.image);
 		free(dec->etm_sources);
 		free(dec);
 		return NULL;
@@ -65,6 +67,7 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
 		auxsample_etm__exit(dec);
 	else
 		auxsample_pt__exit(dec);
+	auxsample_image__put(dec->config.image);
 	free(dec->etm_sources);
 	free(dec->ring);
 	free(dec->out);
@@ -90,14 +93,23 @@ static int auxsample_decoder__reset(struct auxsample_decoder *dec, size_t len,
 		dec->ring_cap = max;
 	}
 	dec->max = max;
+	dec->stats.bytes = len;
+	auxsample__restart(dec);
+	return 0;
+}
+
+/* Forget what was decoded, to decode the snippet again from elsewhere. */
+void auxsample__restart(struct auxsample_decoder *dec)
+{
+	uint64_t bytes = dec->stats.bytes;
+
 	dec->ring_next = 0;
 	dec->ring_count = 0;
 	dec->depth = 0;
 	dec->nr_errors = 0;
 	memset(&dec->stats, 0, sizeof(dec->stats));
 	dec->stats.size = sizeof(dec->stats);
-	dec->stats.bytes = len;
-	return 0;
+	dec->stats.bytes = bytes;
 }
 
 void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,

@@ -38,6 +38,7 @@ struct auxsample_decoder {
 
 	/* Intel PT backend */
 	struct pt_image			*image;
+	unsigned int			image_generation;	/* of config.image */
 
 	/* CoreSight ETM backend (etm.c) */
 	struct auxsample_etm_source	*etm_sources;	/* copy of config.etm's */
@@ -51,6 +52,14 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr);
 void auxsample__ret(struct auxsample_decoder *dec, uint64_t to);
 void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 		      int lib_error);
+
+void auxsample__restart(struct auxsample_decoder *dec);
+
+unsigned int auxsample_image__generation(struct auxsample_image *image);
+int auxsample_image__read(struct auxsample_image *image, uint8_t *buf, size_t size,
+			  int isid, uint64_t vaddr);
+int auxsample_image__sync(struct auxsample_image *image, struct pt_image *pti,
+			  unsigned int *generation);
 
 int auxsample_pt__init(struct auxsample_decoder *dec);
 void auxsample_pt__exit(struct auxsample_decoder *dec);

@@ -9,6 +9,7 @@
  * state a PSB+ gives cannot be placed, and a guess would be a made-up
  * branch.
  */
+#define _GNU_SOURCE	/* memmem */
 #include <stdbool.h>
 #include <string.h>
 #include <intel-pt.h>
@@ -36,16 +37,24 @@ static int pt_read_memory(uint8_t *buffer, size_t size,
 	return n > 0 ? n : -pte_nomap;
 }
 
+static struct pt_image *pt_image__new(struct auxsample_decoder *dec)
+{
+	struct pt_image *pti = pt_image_alloc("auxsample");
+
+	if (pti && pt_image_set_callback(pti, pt_read_memory, dec) < 0) {
+		pt_image_free(pti);
+		pti = NULL;
+	}
+	return pti;
+}
+
 int auxsample_pt__init(struct auxsample_decoder *dec)
 {
-	dec->image = pt_image_alloc("auxsample");
+	dec->image = pt_image__new(dec);
 	if (!dec->image)
 		return -AUXSAMPLE_ERR_NOMEM;
-	if (pt_image_set_callback(dec->image, pt_read_memory, dec) < 0) {
-		pt_image_free(dec->image);
-		dec->image = NULL;
-		return -AUXSAMPLE_ERR_INVALID;
-	}
+	/* Generation 0 is the empty image: sync on the first decode. */
+	dec->image_generation = 0;
 	return 0;
 }
 
@@ -53,6 +62,28 @@ void auxsample_pt__exit(struct auxsample_decoder *dec)
 {
 	pt_image_free(dec->image);
 	dec->image = NULL;
+}
+
+/* Take in the sections added to the shared image since the last decode. */
+static int pt_image__update(struct auxsample_decoder *dec)
+{
+	struct auxsample_image *image = dec->config.image;
+	struct pt_image *pti;
+	int err;
+
+	if (!image || auxsample_image__generation(image) == dec->image_generation)
+		return 0;
+	pti = pt_image__new(dec);
+	if (!pti)
+		return -AUXSAMPLE_ERR_NOMEM;
+	err = auxsample_image__sync(image, pti, &dec->image_generation);
+	if (err) {
+		pt_image_free(pti);
+		return err;
+	}
+	pt_image_free(dec->image);
+	dec->image = pti;
+	return 0;
 }
 
 static enum x86_mode pt_x86_mode(enum pt_exec_mode mode)
@@ -159,6 +190,9 @@ static int pt_flow__last_insn(struct pt_flow *f, const struct pt_block *b,
 	if (b->truncated) {
 		memcpy(raw, b->raw, b->size);
 		n = b->size;
+	} else if (b->isid > 0 && dec->config.image) {
+		n = auxsample_image__read(dec->config.image, raw, sizeof(raw), b->isid,
+					  b->end_ip);
 	} else {
 		n = dec->config.read_memory(raw, sizeof(raw), b->end_ip, dec->config.context);
 	}
@@ -278,51 +312,111 @@ static void pt_config__fill(struct pt_config *cfg, const struct auxsample_pt_con
 	cfg->flags.variant.block.end_on_jump = 1;
 }
 
+/* Decode from the sync point at @offset, or from the first if negative. */
+static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
+{
+	struct auxsample_decoder *dec = f->dec;
+	uint64_t sync;
+	int status;
+
+	if (offset >= 0)
+		status = pt_blk_sync_set(f->blk, offset);
+	else
+		status = pt_blk_sync_forward(f->blk);
+
+	while (status >= 0) {
+		if (!dec->stats.syncs++ && !pt_blk_get_sync_offset(f->blk, &sync))
+			dec->stats.decode_start = sync;
+
+		status = pt_flow__run(f, status);
+		if (status == -pte_eos)
+			return 0;
+		/* Lost until the next PSB: a gap in the flow. */
+		pt_flow__error(f, status);
+		f->pending = false;
+		auxsample__gap(dec, f->last_ip, 0);
+		status = pt_blk_sync_forward(f->blk);
+	}
+	if (status != -pte_eos)
+		pt_flow__error(f, status);
+	return dec->stats.syncs ? 0 : -AUXSAMPLE_ERR_NOSYNC;
+}
+
+#define PT_PSB_CANDIDATES	32
+
+/* The offsets of the last PSBs in the snippet, oldest first. */
+static unsigned int pt_find_psbs(const uint8_t *buf, size_t len, uint64_t *first,
+				 uint64_t *psbs)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	unsigned int nr = 0;
+	const uint8_t *p = buf;
+
+	*first = len;
+	while ((p = memmem(p, len - (p - buf), psb, sizeof(psb))) != NULL) {
+		if (*first == len)
+			*first = p - buf;
+		if (nr == PT_PSB_CANDIDATES) {
+			memmove(psbs, psbs + 1, (nr - 1) * sizeof(*psbs));
+			nr--;
+		}
+		psbs[nr++] = p - buf;
+		p += sizeof(psb);
+	}
+	return nr;
+}
+
+/*
+ * Start at the latest PSB that still yields the branches asked for, going
+ * back one PSB at a time; the oldest candidate is the snippet's start.
+ */
+static int pt_flow__decode(struct pt_flow *f, const uint8_t *buf, size_t len)
+{
+	struct auxsample_decoder *dec = f->dec;
+	uint64_t psbs[PT_PSB_CANDIDATES], first;
+	unsigned int nr = pt_find_psbs(buf, len, &first, psbs);
+	int err = -AUXSAMPLE_ERR_NOSYNC;
+
+	if (dec->config.flags & AUXSAMPLE_CFG_WHOLE_SNIPPET)
+		nr = 0;
+	for (int k = nr - 1; k >= -1; k--) {
+		auxsample__restart(dec);
+		f->pending = false;
+		err = pt_flow__decode_from(f, k >= 0 ? (int64_t)psbs[k] : -1);
+		if (!err && dec->ring_count >= dec->max && dec->max)
+			break;
+		if (k == 0 && psbs[0] == first)
+			break;		/* the start has nothing more */
+	}
+	dec->stats.bytes_before_sync = first;
+	return err;
+}
+
 int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len)
 {
 	struct pt_flow f = { .dec = dec };
 	struct pt_config cfg;
-	uint64_t offset;
 	int status;
 
 	if (!len) {
 		dec->stats.bytes_before_sync = 0;
 		return -AUXSAMPLE_ERR_NOSYNC;
 	}
+	status = pt_image__update(dec);
+	if (status)
+		return status;
 	pt_config__fill(&cfg, &dec->config.pt, buf, len);
 	f.blk = pt_blk_alloc_decoder(&cfg);
 	if (!f.blk)
 		return -AUXSAMPLE_ERR_NOMEM;
 	status = pt_blk_set_image(f.blk, dec->image);
-	if (status < 0) {
+	if (status < 0)
 		status = pt_error(status);
-		goto out;
-	}
-
-	for (;;) {
-		status = pt_blk_sync_forward(f.blk);
-		if (status < 0) {
-			if (status != -pte_eos)
-				pt_flow__error(&f, status);
-			break;
-		}
-		if (!dec->stats.syncs++ && !pt_blk_get_sync_offset(f.blk, &offset))
-			dec->stats.bytes_before_sync = offset;
-
-		status = pt_flow__run(&f, status);
-		if (status == -pte_eos)
-			break;
-		/* Lost until the next PSB: a gap in the flow. */
-		pt_flow__error(&f, status);
-		f.pending = false;
-		auxsample__gap(dec, f.last_ip, 0);
-	}
-	status = 0;
-	if (!dec->stats.syncs) {
-		dec->stats.bytes_before_sync = len;
-		status = -AUXSAMPLE_ERR_NOSYNC;
-	}
-out:
+	else
+		status = pt_flow__decode(&f, buf, len);
 	pt_blk_free_decoder(f.blk);
 	return status;
 }

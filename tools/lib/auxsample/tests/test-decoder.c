@@ -270,6 +270,92 @@ out:
 	return ret;
 }
 
+/*
+ * Three loops of jne, call, ret, je, jmp *%rax back to 0x1000, each after
+ * its own PSB+, then an interrupt at 0x1000: 12 branches, newest first
+ * jmp, ret, call, jne, jmp ...
+ */
+static int stream__loops(struct stream *s, size_t *psb_at)
+{
+	for (int i = 0; i < 3; i++) {
+		psb_at[i] = s->len;
+		if (stream__psb(s, 0x1000) || stream__put(s, ppt_tnt_8, 0x6, 3) ||
+		    stream__put(s, ppt_tip, 0x1000, IP))
+			return -1;
+	}
+	return stream__put(s, ppt_fup, 0x1000, IP) || stream__put(s, ppt_tip_pgd, 0, NOIP);
+}
+
+/* Only as much trace as the branches asked for is decoded. */
+static int test_latest_psb(void)
+{
+	struct auxsample_branch all[12];
+	const struct auxsample_branch *br;
+	struct auxsample_decoder *dec = new_decoder();
+	struct auxsample_stats stats;
+	size_t psb_at[3];
+	struct stream s;
+	int ret = TEST_FAIL;
+
+	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
+		goto out;
+	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 12);
+	auxsample_decoder__branches(dec, &br);
+	memcpy(all, br, sizeof(all));
+	T_ASSERT(!check_branch(&all[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP));
+	T_ASSERT(!check_branch(&all[11], 0x1000, 0x1005, AUXSAMPLE_BR_COND));
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(stats.decode_start == psb_at[0] && stats.end_ip == 0x1000);
+
+	/* Two branches: the last PSB holds four. */
+	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(!memcmp(br, all, 2 * sizeof(*br)));
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(stats.decode_start == psb_at[2] && stats.bytes_before_sync == psb_at[0]);
+	T_ASSERT(stats.insns == 5);
+
+	/* Six: back one PSB, and the same six as the whole decode. */
+	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 6) == 6);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(!memcmp(br, all, 6 * sizeof(*br)));
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(stats.decode_start == psb_at[1]);
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int test_whole_snippet(void)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.read_memory = read_code,
+		.flags = AUXSAMPLE_CFG_WHOLE_SNIPPET,
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	struct auxsample_stats stats;
+	size_t psb_at[3];
+	struct stream s;
+	int ret = TEST_FAIL;
+
+	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
+		goto out;
+	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2);
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	T_ASSERT(stats.decode_start == psb_at[0] && stats.insns == 15);
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
 /* Memory the callback cannot supply: an error, no made-up branches. */
 static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
@@ -335,6 +421,8 @@ const struct test tests_decoder[] = {
 	{ "bytes before the first PSB are not decoded", test_leading_bytes },
 	{ "trace that disagrees with the code is a gap", test_bad_trace },
 	{ "unreadable code gives an error, no branches", test_no_memory },
+	{ "decoding starts at the latest PSB that is enough", test_latest_psb },
+	{ "whole-snippet decoding when asked", test_whole_snippet },
 	{ "bad arguments are refused", test_api_errors },
 	{ NULL, NULL },
 };

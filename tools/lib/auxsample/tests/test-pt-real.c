@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <auxsample/auxsample.h>
 #include "tests.h"
 
@@ -18,6 +19,7 @@
 struct segment {
 	uint64_t	vaddr;
 	uint64_t	size;
+	uint64_t	offset;		/* in the ELF file */
 	const uint8_t	*data;
 };
 
@@ -59,7 +61,7 @@ static void program__add(struct program *p, uint64_t vaddr, uint64_t off, uint64
 {
 	if (p->nr_segs == ARRAY_SIZE(p->segs) || off + size > p->elf_size)
 		return;
-	p->segs[p->nr_segs++] = (struct segment){ vaddr, size, p->elf + off };
+	p->segs[p->nr_segs++] = (struct segment){ vaddr, size, off, p->elf + off };
 }
 
 /* The PT_LOAD segments of a static ELF, as the loader maps them. */
@@ -333,11 +335,85 @@ static int test_corrupt(void)
 	return ret;
 }
 
+static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return -1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Code from files through the shared section cache, not the callback. */
+static int test_image(void)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = no_memory,
+	};
+	const char *hello = DRPT "/v2022-06-glibc-static/test_simple.tracedir/hello";
+	struct auxsample_decoder *dec = NULL;
+	struct auxsample_stats stats;
+	double t_image, t_callback;
+	struct recording r;
+	char path[4096];
+	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
+
+	if (ret != TEST_OK)
+		goto out;
+	ret = TEST_FAIL;
+	config.image = auxsample_image__new();
+	if (!config.image)
+		goto out;
+	snprintf(path, sizeof(path), "%s/%s", data_dir(), hello);
+	for (unsigned int i = 0; i < r.prog.nr_segs; i++) {
+		const struct segment *seg = &r.prog.segs[i];
+
+		if (auxsample_image__add_file(config.image, path, seg->offset, seg->size,
+					      seg->vaddr))
+			goto out;
+	}
+	dec = auxsample_decoder__new(&config);
+	if (!dec)
+		goto out;
+
+	t_image = now();
+	for (int i = 0; i < 10; i++)
+		auxsample_decoder__decode(dec, r.pt, r.pt_size, 64);
+	t_image = now() - t_image;
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	if (stats.insns != 59234 || stats.errors) {
+		fprintf(stderr, "  %llu instructions, %llu errors\n",
+			(unsigned long long)stats.insns, (unsigned long long)stats.errors);
+		goto out;
+	}
+	t_callback = now();
+	for (int i = 0; i < 10; i++)
+		auxsample_decoder__decode(r.dec, r.pt, r.pt_size, 64);
+	t_callback = now() - t_callback;
+	pr_test("section cache %.2f ms, memory callback %.2f ms per decode\n",
+		t_image * 100, t_callback * 100);
+	ret = TEST_OK;
+out:
+	auxsample_decoder__delete(dec);
+	/* The decoder held its own reference. */
+	auxsample_image__put(config.image);
+	recording__exit(&r);
+	return ret;
+}
+
 const struct test tests_pt_real[] = {
 	{ "real PT, 64-bit hello: 8 instructions", test_hello64 },
 	{ "real PT, 32-bit hello: 6 instructions", test_hello32 },
 	{ "real PT, glibc static hello: 59234 instructions", test_glibc_static },
 	{ "real PT windows decode as the whole buffer, or not at all", test_windows },
 	{ "real PT, corrupt and truncated snippets", test_corrupt },
+	{ "real PT through a shared section cache", test_image },
 	{ NULL, NULL },
 };

@@ -77,6 +77,14 @@ struct auxsample_etm_config {
 	uint8_t		formatted;	/* CoreSight frames (ETF/ETR), else raw (TRBE) */
 };
 
+/*
+ * The code of one address space, from files: decoders that use it read
+ * code through a section cache shared by all threads, much faster than
+ * through read_memory, which serves what no file covers (vDSO, JIT ...).
+ * Reference counted; sections may be added while decoders use it.
+ */
+struct auxsample_image;
+
 struct auxsample_config {
 	size_t				size;	/* sizeof(struct auxsample_config) */
 	enum auxsample_trace_type	type;
@@ -84,7 +92,12 @@ struct auxsample_config {
 	auxsample_read_memory_fn	*read_memory;
 	void				*context;	/* for read_memory */
 	struct auxsample_etm_config	etm;
+	struct auxsample_image		*image;		/* optional, Intel PT */
+	uint32_t			flags;		/* AUXSAMPLE_CFG_* */
 };
+
+/* Decode from the first sync point on: call chains see every call. */
+#define AUXSAMPLE_CFG_WHOLE_SNIPPET	(1U << 0)
 
 enum auxsample_branch_kind {
 	AUXSAMPLE_BR_COND = 1,		/* taken conditional jump */
@@ -119,6 +132,8 @@ struct auxsample_stats {
 	uint64_t	gaps;		/* trace gaps */
 	uint64_t	underflows;	/* returns into frames older than the snippet */
 	uint64_t	end_ip;		/* where the trace stopped (the sample point), or 0 */
+	uint64_t	decode_start;	/* offset decoding started at: the latest
+					 * sync point that gave enough branches */
 };
 
 /* One decode error: where in the snippet, and the library's code. */
@@ -139,6 +154,11 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec);
  * branches.  Returns the number of branches kept, 0 or more, even when
  * parts of the snippet failed to decode (see __errors() and the gap
  * records); -AUXSAMPLE_ERR_NOSYNC when the snippet holds no sync point.
+ *
+ * Decoding starts at the latest sync point that still yields
+ * @max_branches (stats.decode_start), so that a shallow virtual LBR
+ * costs a fraction of the snippet; the call chain then only knows the
+ * calls made since (unless AUXSAMPLE_CFG_WHOLE_SNIPPET).
  */
 AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
 					    const void *snippet, size_t len,
@@ -153,6 +173,14 @@ AUXSAMPLE_API int auxsample_decoder__errors(const struct auxsample_decoder *dec,
 					    const struct auxsample_decode_error **errors);
 AUXSAMPLE_API int auxsample_decoder__stats(const struct auxsample_decoder *dec,
 					   struct auxsample_stats *stats, size_t size);
+
+AUXSAMPLE_API struct auxsample_image *auxsample_image__new(void);
+AUXSAMPLE_API struct auxsample_image *auxsample_image__get(struct auxsample_image *image);
+AUXSAMPLE_API void auxsample_image__put(struct auxsample_image *image);
+/* @size bytes of @filename from @offset are the code at @vaddr. */
+AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
+					    const char *filename, uint64_t offset,
+					    uint64_t size, uint64_t vaddr);
 
 AUXSAMPLE_API const char *auxsample_strerror(int error);
 AUXSAMPLE_API const char *auxsample_branch_kind__name(unsigned int kind);
