@@ -132,8 +132,8 @@ struct auxsample_stats {
 	uint64_t	gaps;		/* trace gaps */
 	uint64_t	underflows;	/* returns into frames older than the snippet */
 	uint64_t	end_ip;		/* where the trace stopped (the sample point), or 0 */
-	uint64_t	decode_start;	/* offset decoding started at: the latest
-					 * sync point that gave enough branches */
+	/* offset decoding started at: the latest sync point giving enough */
+	uint64_t	decode_start;
 };
 
 /* One decode error: where in the snippet, and the library's code. */
