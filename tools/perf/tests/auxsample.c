@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AUX sample decoding in perf: libauxsample reading the traced code
+ * through perf's machine, thread, maps and dsos.  The trace is real Intel
+ * PT of a static program recorded by others (../shared/data/pt, found
+ * through the AUXSAMPLE_DATA environment variable, as make check sets it).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/zalloc.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "debug.h"
+#include "event.h"
+#include "machine.h"
+#include "sample.h"
+#include "tests.h"
+#include "thread.h"
+
+#ifdef HAVE_AUXSAMPLE_SUPPORT
+#include <auxsample/auxsample.h>
+#include "auxsample.h"
+
+#define HELLO_DIR	"pt/dynamorio-drpt2trace/v2022-06-glibc-static/test_simple.tracedir"
+#define HELLO_PID	4242
+
+static char *data_path(const char *name)
+{
+	const char *dir = getenv("AUXSAMPLE_DATA");
+	char *path;
+
+	if (!dir || asprintf(&path, "%s/%s/%s", dir, HELLO_DIR, name) < 0)
+		return NULL;
+	if (access(path, R_OK)) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+static void *read_file(const char *path, size_t *size)
+{
+	struct stat st;
+	void *buf = NULL;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		buf = malloc(st.st_size);
+		if (buf && read(fd, buf, st.st_size) != st.st_size)
+			zfree(&buf);
+		*size = st.st_size;
+	}
+	close(fd);
+	return buf;
+}
+
+/* Map the ELF's loadable segments into the thread, as PERF_RECORD_MMAP2 does. */
+static int map_elf(struct machine *machine, const char *path)
+{
+	union perf_event *event = zalloc(sizeof(event->mmap2) + 64);
+	struct perf_sample sample = { .cpumode = PERF_RECORD_MISC_USER };
+	size_t size = 0;
+	Elf64_Ehdr *eh = read_file(path, &size);
+	Elf64_Phdr *ph;
+	int ret = -1;
+
+	if (!event || !eh || size < sizeof(*eh) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		goto out;
+	ph = (void *)eh + eh->e_phoff;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		u64 skew = ph[i].p_vaddr & 0xfff;
+
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		event->mmap2.header.type = PERF_RECORD_MMAP2;
+		event->mmap2.header.misc = PERF_RECORD_MISC_USER;
+		event->mmap2.header.size = sizeof(event->mmap2);
+		event->mmap2.pid = HELLO_PID;
+		event->mmap2.tid = HELLO_PID;
+		event->mmap2.start = ph[i].p_vaddr - skew;
+		event->mmap2.len = ph[i].p_filesz + skew;
+		event->mmap2.pgoff = ph[i].p_offset - skew;
+		event->mmap2.prot = PROT_READ | (ph[i].p_flags & PF_X ? PROT_EXEC : 0);
+		event->mmap2.flags = MAP_PRIVATE;
+		strlcpy(event->mmap2.filename, path, sizeof(event->mmap2.filename));
+		if (machine__process_mmap2_event(machine, event, &sample))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(eh);
+	free(event);
+	return ret;
+}
+
+static int test__auxsample_maps(struct test_suite *test __maybe_unused,
+				int subtest __maybe_unused)
+{
+	char *elf = data_path("hello"), *pt_path = data_path("pt.bin");
+	struct auxsample_mem mem = { NULL, NULL };
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		/* The recording's Skylake-SP, as its README says. */
+		.pt = { .family = 6, .model = 85, .stepping = 4,
+			.cpuid_0x15_eax = 2, .cpuid_0x15_ebx = 308,
+			.mtc_freq = 3, .nom_freq = 37 },
+		.read_memory = auxsample_mem__read,
+		.context = &mem,
+	};
+	struct auxsample_decoder *dec = NULL;
+	struct auxsample_stats stats;
+	size_t pt_size = 0;
+	void *pt = NULL;
+	u8 byte;
+	int ret = TEST_FAIL;
+
+	if (!elf || !pt_path) {
+		ret = TEST_SKIP;
+		goto out;
+	}
+	pt = read_file(pt_path, &pt_size);
+	mem.machine = machine__new_host();
+	if (!pt || !mem.machine)
+		goto out;
+	mem.thread = machine__findnew_thread(mem.machine, HELLO_PID, HELLO_PID);
+	if (!mem.thread || map_elf(mem.machine, elf)) {
+		pr_debug("cannot map %s into a thread\n", elf);
+		goto out;
+	}
+
+	TEST_ASSERT_VAL("no map at 0", auxsample_mem__read(&byte, 1, 0, &mem) < 0);
+
+	dec = auxsample_decoder__new(&config);
+	if (!dec)
+		goto out;
+	if (auxsample_decoder__decode(dec, pt, pt_size, 64) < 0)
+		goto out;
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	pr_debug("%" PRIu64 " instructions, %" PRIu64 " branches, %" PRIu64 " errors\n",
+		 (u64)stats.insns, (u64)stats.branches, (u64)stats.errors);
+	if (stats.insns == 59234 && !stats.errors)
+		ret = TEST_OK;
+out:
+	auxsample_decoder__delete(dec);
+	thread__put(mem.thread);
+	machine__delete(mem.machine);
+	free(pt);
+	free(elf);
+	free(pt_path);
+	return ret;
+}
+
+#define MAPS_SKIP "no AUXSAMPLE_DATA=<shared/data> with DynamoRIO's glibc-static trace"
+#else
+static int test__auxsample_maps(struct test_suite *test __maybe_unused,
+				int subtest __maybe_unused)
+{
+	return TEST_SKIP;
+}
+
+#define MAPS_SKIP "perf built without libauxsample (needs libipt and CORESIGHT=1)"
+#endif
+
+static struct test_case tests__auxsample[] = {
+	TEST_CASE_REASON("Decode real Intel PT reading code through perf's maps",
+			 auxsample_maps, MAPS_SKIP),
+	{ .name = NULL, }
+};
+
+struct test_suite suite__auxsample = {
+	.desc = "AUX sample decoding (libauxsample)",
+	.test_cases = tests__auxsample,
+};
