@@ -1,20 +1,554 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CoreSight ETMv4/ETE backend on OpenCSD: being written, see internal.h
- * for what it has to do.  Until then ETM decoders cannot be created.
+ * CoreSight ETMv4/ETE backend on OpenCSD's C API (DECODERS.md C).
+ *
+ * OpenCSD turns trace into generic elements per trace ID: instruction
+ * ranges, exceptions, gaps.  A range whose last instruction is a branch
+ * that was executed ends in a taken branch; where it went is the start of
+ * what comes next for the same trace ID: the next range, or the address
+ * whose memory could not be read (ADDR_NACC: the branch is known, what
+ * follows is not), or the preferred return address of an exception taken
+ * right at the branch target.  Nothing is used before a source's first
+ * sync point (A-sync + TraceInfo): OpenCSD emits nothing for it before.
+ *
+ * One decode tree per decoder, created in __init() and reset between
+ * snippets: trees are expensive to build, and OpenCSD's global tree list
+ * is not thread safe, so creating and destroying them is serialized.
  */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <opencsd/c_api/opencsd_c_api.h>
+#include <opencsd/etmv4/trc_pkt_types_etmv4.h>
+#include <opencsd/ete/trc_pkt_types_ete.h>
 #include "internal.h"
+
+#define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
+#define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
+
+/* What the last element of a source left open, waiting for its target. */
+enum etm_pending {
+	ETM_PENDING_NONE,
+	ETM_PENDING_BRANCH,	/* a taken branch */
+	ETM_PENDING_EXCEPTION,	/* an exception, to its vector */
+};
+
+struct etm_state;
+
+struct etm_source_state {
+	struct etm_state	*etm;
+	enum etm_pending	pending;
+	unsigned int		kind;		/* AUXSAMPLE_BR_* */
+	uint64_t		from;
+	uint64_t		ret_addr;	/* of a call */
+	ocsd_isa		isa;		/* of the pending branch */
+	uint64_t		end_ip;		/* where this source's flow is */
+	uint64_t		async;		/* snippet offset of the last A-sync */
+	bool			async_seen;
+	bool			synced;
+	bool			maxspec;	/* TRCIDR8.MAXSPEC: speculation traced */
+	bool			stack;		/* feeds the call stack */
+};
+
+struct etm_state {
+	dcd_tree_handle_t	tree;
+	struct auxsample_decoder *dec;
+	const uint8_t		*buf;		/* the snippet being decoded */
+	bool			synced_once;
+	int8_t			slot[ETM_NR_IDS];	/* trace ID -> src[], or -1 */
+	unsigned int		nr_src;
+	struct etm_source_state	src[];
+};
+
+/* OpenCSD's list of trees and its default error logger are global. */
+static pthread_mutex_t etm_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool etm_logger_silenced;
+
+static struct etm_source_state *etm_source(struct etm_state *etm, uint8_t chan_id)
+{
+	/* A single-source tree has no IDs: all it sees is its one source. */
+	if (!etm->dec->config.etm.formatted)
+		return &etm->src[0];
+	if (chan_id >= ETM_NR_IDS || etm->slot[chan_id] < 0)
+		return NULL;
+	return &etm->src[etm->slot[chan_id]];
+}
+
+/*
+ * The target of an A64 direct branch, from its opcode: for a taken branch
+ * whose successor is not in the snippet.  0 where it cannot be known.
+ */
+static uint64_t etm_a64_direct_target(struct auxsample_decoder *dec, uint64_t pc)
+{
+	uint8_t raw[4];
+	uint32_t insn;
+	int64_t off;
+
+	if (dec->config.read_memory(raw, sizeof(raw), pc, dec->config.context) < 4)
+		return 0;
+	insn = raw[0] | raw[1] << 8 | raw[2] << 16 | (uint32_t)raw[3] << 24;
+	if ((insn & 0x7c000000) == 0x14000000)		/* B, BL: imm26 */
+		off = (int64_t)((uint64_t)insn << 38) >> 36;
+	else if ((insn & 0xff000010) == 0x54000000 ||	/* B.cond: imm19 */
+		 (insn & 0x7e000000) == 0x34000000)	/* CBZ, CBNZ */
+		off = (int64_t)((uint64_t)(insn >> 5) << 45) >> 43;
+	else if ((insn & 0x7e000000) == 0x36000000)	/* TBZ, TBNZ: imm14 */
+		off = (int64_t)((uint64_t)(insn >> 5) << 50) >> 48;
+	else
+		return 0;
+	return pc + off;
+}
+
+/* The pending branch or exception of @s went to @to, 0 if unknown. */
+static void etm_source__resolve(struct etm_state *etm, struct etm_source_state *s,
+				uint64_t to)
+{
+	struct auxsample_decoder *dec = etm->dec;
+	enum etm_pending pending = s->pending;
+
+	if (pending == ETM_PENDING_NONE)
+		return;
+	s->pending = ETM_PENDING_NONE;
+	if (!to && pending == ETM_PENDING_BRANCH && s->isa == ocsd_isa_aarch64 &&
+	    (s->kind == AUXSAMPLE_BR_COND || s->kind == AUXSAMPLE_BR_JUMP ||
+	     s->kind == AUXSAMPLE_BR_CALL))
+		to = etm_a64_direct_target(dec, s->from);
+
+	auxsample__add_branch(dec, s->from, to, s->kind, to ? 0 : AUXSAMPLE_BRF_TO_UNKNOWN);
+	if (to) {
+		s->end_ip = to;
+		dec->stats.end_ip = to;
+	}
+	if (!s->stack || pending != ETM_PENDING_BRANCH)
+		return;
+	if (s->kind == AUXSAMPLE_BR_CALL || s->kind == AUXSAMPLE_BR_IND_CALL) {
+		if (auxsample__call(dec, s->ret_addr))
+			auxsample__error(dec, 0, -AUXSAMPLE_ERR_NOMEM, 0);
+	} else if (s->kind == AUXSAMPLE_BR_RET) {
+		/* Of an unknown return, all that is known is which frame it left. */
+		if (!to && dec->depth)
+			to = dec->stack[dec->depth - 1];
+		auxsample__ret(dec, to);
+	}
+}
+
+/* Taken branches only: the kinds perf gives them (util/cs-etm.c). */
+static unsigned int etm_branch_kind(const ocsd_generic_trace_elem *el)
+{
+	if (el->last_i_type == OCSD_INSTR_BR) {
+		if (el->last_i_subtype == OCSD_S_INSTR_BR_LINK)
+			return AUXSAMPLE_BR_CALL;
+		return el->last_instr_cond ? AUXSAMPLE_BR_COND : AUXSAMPLE_BR_JUMP;
+	}
+	switch (el->last_i_subtype) {
+	case OCSD_S_INSTR_BR_LINK:
+		return AUXSAMPLE_BR_IND_CALL;
+	case OCSD_S_INSTR_V8_RET:
+	case OCSD_S_INSTR_V7_IMPLIED_RET:
+		return AUXSAMPLE_BR_RET;
+	case OCSD_S_INSTR_V8_ERET:
+		return AUXSAMPLE_BR_FAR;
+	default:
+		/* A BR: a jump table or a tail call as often as a return. */
+		return AUXSAMPLE_BR_IND_JUMP;
+	}
+}
+
+static void etm_source__range(struct etm_state *etm, struct etm_source_state *s,
+			      const ocsd_generic_trace_elem *el)
+{
+	struct auxsample_decoder *dec = etm->dec;
+	uint64_t last = el->en_addr - el->last_instr_sz;
+
+	etm_source__resolve(etm, s, el->st_addr);
+	dec->stats.insns += el->num_instr_range;
+	s->end_ip = el->en_addr;
+	dec->stats.end_ip = el->en_addr;
+
+	if (!el->last_instr_exec ||
+	    (el->last_i_type != OCSD_INSTR_BR && el->last_i_type != OCSD_INSTR_BR_INDIRECT))
+		return;
+	s->pending = ETM_PENDING_BRANCH;
+	s->kind = etm_branch_kind(el);
+	s->from = last;
+	s->ret_addr = el->en_addr;
+	s->isa = el->isa;
+	s->end_ip = last;
+	dec->stats.end_ip = last;
+}
+
+/* The flow of @s is lost: what was open goes nowhere known. */
+static void etm_source__lost(struct etm_state *etm, struct etm_source_state *s)
+{
+	etm_source__resolve(etm, s, 0);
+	if (s->synced)
+		auxsample__gap(etm->dec, s->end_ip, 0);
+	s->synced = false;
+}
+
+/*
+ * Where the A-sync is that a sync point decoded at snippet offset @index
+ * began with: the last one the packet monitor saw, or in raw data the
+ * last A-sync pattern before @index; else @index itself.
+ */
+static uint64_t etm_async_offset(struct etm_state *etm, struct etm_source_state *s,
+				 uint64_t index)
+{
+	static const uint8_t async[12] = { [11] = 0x80 };
+	uint64_t i = index;
+
+	if (s->async_seen && s->async <= index)
+		return s->async;
+	if (etm->dec->config.etm.formatted)
+		return index;
+	while (i >= sizeof(async) - 1) {
+		if (!memcmp(etm->buf + i + 1 - sizeof(async), async, sizeof(async)))
+			return i + 1 - sizeof(async);
+		i--;
+	}
+	return index;
+}
+
+/* The first element after a sync point: decoding starts here. */
+static void etm_source__synced(struct etm_state *etm, struct etm_source_state *s,
+			       ocsd_trc_index_t index)
+{
+	struct auxsample_decoder *dec = etm->dec;
+
+	if (s->synced)
+		return;
+	s->synced = true;
+	dec->stats.syncs++;
+	if (etm->synced_once)
+		return;
+	etm->synced_once = true;
+	dec->stats.bytes_before_sync = etm_async_offset(etm, s, index);
+}
+
+static void etm_source__exception(struct etm_state *etm, struct etm_source_state *s,
+				  const ocsd_generic_trace_elem *el)
+{
+	uint64_t at = el->excep_ret_addr ? el->en_addr : s->end_ip;
+
+	/* Taken right at a branch's target, which it names; else unknown. */
+	etm_source__resolve(etm, s, el->excep_ret_addr_br_tgt ? el->en_addr : 0);
+	s->pending = ETM_PENDING_EXCEPTION;
+	s->kind = AUXSAMPLE_BR_INTR;
+	s->from = at;
+	s->end_ip = at;
+	etm->dec->stats.end_ip = at;
+}
+
+static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_index_t index,
+					const uint8_t chan_id,
+					const ocsd_generic_trace_elem *el)
+{
+	struct etm_state *etm = (struct etm_state *)context;
+	struct etm_source_state *s = etm_source(etm, chan_id);
+	struct auxsample_decoder *dec = etm->dec;
+
+	if (!s)
+		return OCSD_RESP_CONT;
+	switch (el->elem_type) {
+	case OCSD_GEN_TRC_ELEM_NO_SYNC:
+		/* Why, where the decoder says: the C API logs nothing for us. */
+		if (el->unsync_eot_info == UNSYNC_OVERFLOW)
+			auxsample__error(dec, index, -AUXSAMPLE_ERR_OVERFLOW, 0);
+		else if (el->unsync_eot_info == UNSYNC_BAD_PACKET)
+			auxsample__error(dec, index, -AUXSAMPLE_ERR_DECODE,
+					 OCSD_ERR_BAD_PACKET_SEQ);
+		etm_source__lost(etm, s);
+		return OCSD_RESP_CONT;
+	case OCSD_GEN_TRC_ELEM_EO_TRACE:
+		etm_source__resolve(etm, s, 0);
+		return OCSD_RESP_CONT;
+	case OCSD_GEN_TRC_ELEM_UNKNOWN:
+		return OCSD_RESP_CONT;
+	default:
+		break;
+	}
+
+	etm_source__synced(etm, s, index);
+	switch (el->elem_type) {
+	case OCSD_GEN_TRC_ELEM_TRACE_ON:
+		/* Trace was off: a branch before went out of the traced code. */
+		etm_source__resolve(etm, s, 0);
+		if (el->trace_on_reason == TRACE_ON_OVERFLOW)
+			auxsample__gap(dec, s->end_ip, 0);
+		break;
+	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		etm_source__range(etm, s, el);
+		break;
+	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
+		/* The flow got here, and is lost until the next address. */
+		etm_source__resolve(etm, s, el->st_addr);
+		s->end_ip = el->st_addr;
+		dec->stats.end_ip = el->st_addr;
+		auxsample__error(dec, index, -AUXSAMPLE_ERR_NOMAP, OCSD_ERR_MEM_NACC);
+		auxsample__gap(dec, el->st_addr, 0);
+		break;
+	case OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN:
+	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
+		etm_source__resolve(etm, s, 0);
+		auxsample__gap(dec, s->end_ip, 0);
+		break;
+	case OCSD_GEN_TRC_ELEM_EXCEPTION:
+		etm_source__exception(etm, s, el);
+		break;
+	default:
+		/* Exception returns come as ERET ranges; the rest is no flow. */
+		break;
+	}
+	return OCSD_RESP_CONT;
+}
+
+/*
+ * ETMv4 packets, seen before the decoder gets them (the C API has no
+ * monitor for ETE packets): where the A-syncs are, and a work-around.
+ */
+static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
+			const ocsd_trc_index_t index, const void *pkt, const uint32_t size,
+			const uint8_t *data)
+{
+	struct etm_source_state *s = (struct etm_source_state *)context;
+	ocsd_etmv4_i_pkt *p = (ocsd_etmv4_i_pkt *)pkt;
+
+	if (op != OCSD_OP_DATA || !p)
+		return;
+	if (p->type == ETM4_PKT_I_ASYNC) {
+		s->async = index;
+		s->async_seen = true;
+	} else if (p->type == ETM4_PKT_I_MISPREDICT && !s->maxspec) {
+		/*
+		 * OpenCSD 1.3.3 crashes (a stale deque iterator in
+		 * TrcPktDecodeEtmV4I::mispredictAtom()) on some mispredicts
+		 * that corrupt data makes.  Without speculation there are no
+		 * mispredicts: this one is corrupt data, let the decoder see a
+		 * bad packet, and resync.
+		 */
+		p->type = ETM4_PKT_I_BAD_SEQUENCE;
+	}
+}
+
+static uint32_t etm_read_memory(const void *context, const ocsd_vaddr_t addr,
+				const ocsd_mem_space_acc_t space, const uint32_t size,
+				uint8_t *buf)
+{
+	struct auxsample_decoder *dec = (struct auxsample_decoder *)context;
+	int n = dec->config.read_memory(buf, size, addr, dec->config.context);
+
+	/* 0 is OpenCSD's "not accessible": an ADDR_NACC element, a gap. */
+	if (n <= 0)
+		return 0;
+	return (uint32_t)n < size ? (uint32_t)n : size;
+}
+
+/* The architecture OpenCSD's instruction decoder follows, as perf picks it. */
+static ocsd_arch_version_t etm_arch(const struct auxsample_etm_source *src)
+{
+	if (src->ete || ((src->trcidr[1] >> 4) & 0xf) >= 4)
+		return ARCH_AA64;
+	return ARCH_V8;
+}
+
+static int etm_add_source(struct etm_state *etm, unsigned int i)
+{
+	const struct auxsample_etm_source *src = &etm->dec->etm_sources[i];
+	struct etm_source_state *s = &etm->src[i];
+	unsigned char csid;
+	ocsd_etmv4_cfg v4 = {
+		.reg_idr0	= src->trcidr[0],
+		.reg_idr1	= src->trcidr[1],
+		.reg_idr2	= src->trcidr[2],
+		.reg_idr8	= src->trcidr[8],
+		.reg_idr9	= src->trcidr[9],
+		.reg_idr10	= src->trcidr[10],
+		.reg_idr11	= src->trcidr[11],
+		.reg_idr12	= src->trcidr[12],
+		.reg_idr13	= src->trcidr[13],
+		.reg_configr	= src->trcconfigr,
+		.reg_traceidr	= src->trace_id,
+		.arch_ver	= etm_arch(src),
+		.core_prof	= profile_CortexA,
+	};
+	ocsd_ete_cfg ete = {
+		.reg_idr0	= src->trcidr[0],
+		.reg_idr1	= src->trcidr[1],
+		.reg_idr2	= src->trcidr[2],
+		.reg_idr8	= src->trcidr[8],
+		.reg_devarch	= src->trcdevarch,
+		.reg_configr	= src->trcconfigr,
+		.reg_traceidr	= src->trace_id,
+		.arch_ver	= ARCH_AA64,
+		.core_prof	= profile_CortexA,
+	};
+
+	if (src->trace_id >= ETM_NR_IDS || etm->slot[src->trace_id] >= 0)
+		return -AUXSAMPLE_ERR_INVALID;
+	if (ocsd_dt_create_decoder(etm->tree, src->ete ? OCSD_BUILTIN_DCD_ETE :
+				   OCSD_BUILTIN_DCD_ETMV4I, OCSD_CREATE_FLG_FULL_DECODER,
+				   src->ete ? (void *)&ete : (void *)&v4, &csid))
+		return -AUXSAMPLE_ERR_UNSUPPORTED;
+	s->etm = etm;
+	/* Only one source's calls and returns can make one call stack. */
+	s->stack = !i;
+	etm->slot[src->trace_id] = i;
+	s->maxspec = src->trcidr[8] != 0;
+	if (!src->ete && ocsd_dt_attach_packet_callback(etm->tree, csid, OCSD_C_API_CB_PKT_MON,
+							(void *)etm_pkt_mon, s))
+		return -AUXSAMPLE_ERR_INVALID;
+	return 0;
+}
+
+static int etm_tree_create(struct etm_state *etm)
+{
+	struct auxsample_decoder *dec = etm->dec;
+	bool formatted = dec->config.etm.formatted;
+	int err = 0;
+
+	/*
+	 * perf's flags for frames in memory (DECODERS.md C.1); the 4x FSYNC
+	 * reset handles the barrier packets the drivers insert.
+	 */
+	etm->tree = ocsd_create_dcd_tree(formatted ? OCSD_TRC_SRC_FRAME_FORMATTED :
+					 OCSD_TRC_SRC_SINGLE, formatted ?
+					 OCSD_DFRMTR_FRAME_MEM_ALIGN |
+					 OCSD_DFRMTR_RESET_ON_4X_FSYNC : 0);
+	if (!etm->tree)
+		return -AUXSAMPLE_ERR_NOMEM;
+	for (unsigned int i = 0; !err && i < etm->nr_src; i++)
+		err = etm_add_source(etm, i);
+	if (!err && ocsd_dt_set_gen_elem_outfn(etm->tree, etm_elem_in, etm))
+		err = -AUXSAMPLE_ERR_INVALID;
+	if (!err && ocsd_dt_add_callback_mem_acc(etm->tree, 0, ~0ULL, OCSD_MEM_SPACE_ANY,
+						 etm_read_memory, dec))
+		err = -AUXSAMPLE_ERR_INVALID;
+	return err;
+}
 
 int auxsample_etm__init(struct auxsample_decoder *dec)
 {
-	return -AUXSAMPLE_ERR_UNSUPPORTED;
+	unsigned int nr = dec->config.etm.nr_sources;
+	struct etm_state *etm;
+	int err;
+
+	/* A raw (unformatted) buffer is one source's, as TRBE writes it. */
+	if (!dec->config.etm.formatted && nr != 1)
+		return -AUXSAMPLE_ERR_INVALID;
+	if (nr > ETM_NR_IDS)
+		return -AUXSAMPLE_ERR_INVALID;
+	etm = calloc(1, sizeof(*etm) + nr * sizeof(etm->src[0]));
+	if (!etm)
+		return -AUXSAMPLE_ERR_NOMEM;
+	etm->dec = dec;
+	etm->nr_src = nr;
+	memset(etm->slot, -1, sizeof(etm->slot));
+
+	pthread_mutex_lock(&etm_lock);
+	if (!etm_logger_silenced) {
+		/* Decode errors are counted here, not printed by OpenCSD. */
+		ocsd_def_errlog_init(OCSD_ERR_SEV_NONE, 0);
+		etm_logger_silenced = true;
+	}
+	err = etm_tree_create(etm);
+	if (err && etm->tree)
+		ocsd_destroy_dcd_tree(etm->tree);
+	pthread_mutex_unlock(&etm_lock);
+	if (err) {
+		free(etm);
+		return err;
+	}
+	dec->etm = etm;
+	return 0;
 }
 
 void auxsample_etm__exit(struct auxsample_decoder *dec)
 {
+	struct etm_state *etm = dec->etm;
+
+	if (!etm)
+		return;
+	pthread_mutex_lock(&etm_lock);
+	ocsd_destroy_dcd_tree(etm->tree);
+	pthread_mutex_unlock(&etm_lock);
+	free(etm);
+	dec->etm = NULL;
+}
+
+static void etm_state__reset(struct etm_state *etm)
+{
+	etm->synced_once = false;
+	for (unsigned int i = 0; i < etm->nr_src; i++) {
+		struct etm_source_state *s = &etm->src[i];
+
+		s->pending = ETM_PENDING_NONE;
+		s->synced = false;
+		s->end_ip = 0;
+		s->async = 0;
+		s->async_seen = false;
+	}
+	ocsd_dt_process_data(etm->tree, OCSD_OP_RESET, 0, 0, NULL, NULL);
+}
+
+/*
+ * Feed @len bytes at snippet offset @offset.  A fatal response leaves the
+ * tree unusable until reset: record it, drop the data up to the next unit
+ * (a frame, or a byte), and go on from there with every source unsynced.
+ */
+static void etm_feed(struct etm_state *etm, const uint8_t *buf, size_t offset, size_t len,
+		     size_t unit)
+{
+	struct auxsample_decoder *dec = etm->dec;
+	size_t done = offset;
+
+	while (done < len) {
+		/* Block sizes are 32 bits; keep whole frames in each. */
+		uint32_t chunk = len - done > (1U << 30) ? 1U << 30 : len - done;
+		uint32_t n = 0;
+		ocsd_datapath_resp_t resp;
+
+		resp = ocsd_dt_process_data(etm->tree, OCSD_OP_DATA, done, chunk, buf + done, &n);
+		/* Paused by a callback: let it drain, then go on after @n. */
+		while (OCSD_DATA_RESP_IS_WAIT(resp))
+			resp = ocsd_dt_process_data(etm->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
+			auxsample__error(dec, done + n, -AUXSAMPLE_ERR_DECODE, resp);
+			n = (n / unit + 1) * unit;
+			for (unsigned int i = 0; i < etm->nr_src; i++)
+				etm_source__lost(etm, &etm->src[i]);
+			ocsd_dt_process_data(etm->tree, OCSD_OP_RESET, 0, 0, NULL, NULL);
+		}
+		done += n ? n : chunk;
+	}
 }
 
 int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len)
 {
-	return -AUXSAMPLE_ERR_UNSUPPORTED;
+	struct etm_state *etm = dec->etm;
+	size_t skip = 0, unit = 1;
+
+	if (!etm)
+		return -AUXSAMPLE_ERR_INVALID;
+	etm_state__reset(etm);
+	etm->buf = buf;
+	/*
+	 * Frames must be whole and aligned.  A snippet ends at the sink's
+	 * write pointer, which is frame aligned (DECODERS.md C.5): a partial
+	 * frame can only be at its start.  It is not decoded.
+	 */
+	if (dec->config.etm.formatted) {
+		unit = ETM_FRAME;
+		skip = len % ETM_FRAME;
+	}
+	etm_feed(etm, buf, skip, len, unit);
+	ocsd_dt_process_data(etm->tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+	for (unsigned int i = 0; i < etm->nr_src; i++)
+		etm_source__resolve(etm, &etm->src[i], 0);
+
+	if (!dec->stats.syncs) {
+		dec->stats.bytes_before_sync = len;
+		return -AUXSAMPLE_ERR_NOSYNC;
+	}
+	return 0;
 }
