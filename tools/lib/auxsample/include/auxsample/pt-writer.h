@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_PT_WRITER_H
+#define __AUXSAMPLE_PT_WRITER_H
+
+/*
+ * Write an Intel PT stream as the hardware does for user-only tracing
+ * (intel_pt//u), from what each instruction did: for simulators and tests
+ * on machines without Intel PT.  PSB+ every psb_period bytes (PSB, TSC,
+ * MODE.Exec, FUP, PSBEND), TNT-8/TNT-64, TIP with the hardware's IP
+ * compression, return compression as the hardware does it (only for
+ * returns whose call came after the latest PSB), TIP.PGD/PGE around the
+ * kernel, FUP before asynchronous disables (interrupts, the PMI).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <auxsample/auxsample.h>
+
+struct auxsample_pt_writer_config {
+	size_t		size;		/* sizeof(struct auxsample_pt_writer_config) */
+	size_t		psb_period;	/* bytes between PSBs */
+	uint8_t		noretcomp;	/* no return compression */
+	uint8_t		tsc;		/* TSC packets in PSB+ */
+};
+
+struct auxsample_pt_writer;
+
+AUXSAMPLE_API struct auxsample_pt_writer *
+auxsample_pt_writer__new(const struct auxsample_pt_writer_config *config);
+AUXSAMPLE_API void auxsample_pt_writer__delete(struct auxsample_pt_writer *w);
+
+/* The stream so far; valid until the next call that writes. */
+AUXSAMPLE_API const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt_writer *w,
+						       size_t *len);
+/* Forget the stream (a new program: exec). */
+AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *w);
+
+/* The TSC that the next PSB+ carries. */
+AUXSAMPLE_API void auxsample_pt_writer__tick(struct auxsample_pt_writer *w, uint64_t tsc);
+
+/* Tracing starts at @ip with a PSB+. */
+AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *w, uint64_t ip);
+/* Call before each instruction at @ip: writes a PSB+ when one is due. */
+AUXSAMPLE_API int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *w, uint64_t ip);
+
+AUXSAMPLE_API int auxsample_pt_writer__cond(struct auxsample_pt_writer *w, bool taken);
+AUXSAMPLE_API int auxsample_pt_writer__call(struct auxsample_pt_writer *w, uint64_t ret_addr,
+					    bool indirect, uint64_t to);
+AUXSAMPLE_API int auxsample_pt_writer__ret(struct auxsample_pt_writer *w, uint64_t to);
+AUXSAMPLE_API int auxsample_pt_writer__indirect(struct auxsample_pt_writer *w, uint64_t to);
+/* Into the kernel by a syscall: TIP.PGD without IP. */
+AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *w);
+/* Interrupted at @ip: FUP, TIP.PGD. */
+AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *w, uint64_t ip);
+/* Back in user code at @ip: TIP.PGE. */
+AUXSAMPLE_API int auxsample_pt_writer__resume(struct auxsample_pt_writer *w, uint64_t ip);
+
+#endif /* __AUXSAMPLE_PT_WRITER_H */

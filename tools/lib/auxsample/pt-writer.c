@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A model of an Intel PT stream for user-only tracing, written with
+ * libipt's encoder: what the hardware emits for each kind of control flow
+ * (PSB+, TNT, TIP, FUP, TIP.PGD/PGE, MODE.Exec, TSC), with its IP
+ * compression and return compression rules (DECODERS.md B).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <intel-pt.h>
+#include <auxsample/pt-writer.h>
+#include "internal.h"
+
+#define TNT8_MAX	6
+#define RETSTACK	64	/* the hardware's return compression stack */
+
+struct auxsample_pt_writer {
+	struct auxsample_pt_writer_config opts;
+	uint8_t			*buf;
+	size_t			len;
+	size_t			cap;
+	size_t			next_psb;
+	uint64_t		last_ip;	/* for IP compression; 0 after PSB */
+	uint64_t		tnt;		/* pending TNT bits, oldest highest */
+	unsigned int		nr_tnt;
+	uint64_t		rets[RETSTACK];
+	unsigned int		nr_rets;
+	bool			enabled;	/* PacketEn: in traced (user) code */
+	uint64_t		tsc;
+	struct pt_encoder	*enc;
+	uint8_t			scratch[32];
+};
+
+static int pt_writer__put(struct auxsample_pt_writer *pt, const struct pt_packet *packet)
+{
+	int n;
+
+	if (pt_enc_sync_set(pt->enc, 0) < 0)
+		return -AUXSAMPLE_ERR_INVALID;
+	n = pt_enc_next(pt->enc, packet);
+	if (n < 0)
+		return -AUXSAMPLE_ERR_INVALID;
+	if (pt->len + n > pt->cap) {
+		size_t cap = pt->cap ? pt->cap * 2 : 1 << 20;
+		uint8_t *buf = realloc(pt->buf, cap);
+
+		if (!buf)
+			return -AUXSAMPLE_ERR_NOMEM;
+		pt->buf = buf;
+		pt->cap = cap;
+	}
+	memcpy(pt->buf + pt->len, pt->scratch, n);
+	pt->len += n;
+	return 0;
+}
+
+static int pt_writer__put_simple(struct auxsample_pt_writer *pt, enum pt_packet_type type)
+{
+	struct pt_packet p = { .type = type };
+
+	return pt_writer__put(pt, &p);
+}
+
+/* The compression the hardware picks against the last IP it sent. */
+static enum pt_ip_compression pt_writer__ipc(const struct auxsample_pt_writer *pt,
+					     uint64_t ip)
+{
+	if (!pt->last_ip)
+		return pt_ipc_sext_48;
+	if ((ip >> 16) == (pt->last_ip >> 16))
+		return pt_ipc_update_16;
+	if ((ip >> 32) == (pt->last_ip >> 32))
+		return pt_ipc_update_32;
+	return pt_ipc_sext_48;
+}
+
+static int pt_writer__put_ip(struct auxsample_pt_writer *pt, enum pt_packet_type type,
+			     uint64_t ip, bool suppressed)
+{
+	struct pt_packet p = { .type = type };
+
+	p.payload.ip.ipc = suppressed ? pt_ipc_suppressed : pt_writer__ipc(pt, ip);
+	p.payload.ip.ip = ip;
+	if (!suppressed)
+		pt->last_ip = ip;
+	return pt_writer__put(pt, &p);
+}
+
+/* Pending TNT bits go out before any other packet, as in hardware. */
+static int pt_writer__flush_tnt(struct auxsample_pt_writer *pt)
+{
+	struct pt_packet p = { .type = ppt_tnt_8 };
+
+	if (!pt->nr_tnt)
+		return 0;
+	if (pt->nr_tnt > TNT8_MAX)
+		p.type = ppt_tnt_64;
+	p.payload.tnt.bit_size = pt->nr_tnt;
+	p.payload.tnt.payload = pt->tnt;
+	pt->nr_tnt = 0;
+	pt->tnt = 0;
+	return pt_writer__put(pt, &p);
+}
+
+static int pt_writer__put_tnt(struct auxsample_pt_writer *pt, bool taken)
+{
+	pt->tnt = (pt->tnt << 1) | taken;
+	pt->nr_tnt++;
+	/* Hardware packs up to 6 bits in a TNT-8. */
+	return pt->nr_tnt == TNT8_MAX ? pt_writer__flush_tnt(pt) : 0;
+}
+
+static int pt_writer__put_mode(struct auxsample_pt_writer *pt)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	return pt_writer__put(pt, &p);
+}
+
+static int pt_writer__put_tsc(struct auxsample_pt_writer *pt)
+{
+	struct pt_packet p = { .type = ppt_tsc };
+
+	p.payload.tsc.tsc = pt->tsc;
+	return pt_writer__put(pt, &p);
+}
+
+/*
+ * PSB+: PSB, TSC, MODE.Exec, FUP(current IP) while tracing is on, PSBEND.
+ * The last IP and the return compression stack start again after it.
+ */
+static int pt_writer__psb(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err = pt_writer__flush_tnt(pt);
+
+	if (!err)
+		err = pt_writer__put_simple(pt, ppt_psb);
+	pt->last_ip = 0;
+	pt->nr_rets = 0;
+	if (!err && pt->opts.tsc)
+		err = pt_writer__put_tsc(pt);
+	if (!err)
+		err = pt_writer__put_mode(pt);
+	if (!err && pt->enabled)
+		err = pt_writer__put_ip(pt, ppt_fup, ip, false);
+	if (!err)
+		err = pt_writer__put_simple(pt, ppt_psbend);
+	pt->next_psb = pt->len + pt->opts.psb_period;
+	return err;
+}
+
+AUXSAMPLE_API struct auxsample_pt_writer *
+auxsample_pt_writer__new(const struct auxsample_pt_writer_config *config)
+{
+	struct auxsample_pt_writer *pt;
+	struct pt_config cfg;
+
+	if (!config || config->size < sizeof(*config) || config->psb_period < 256)
+		return NULL;
+	pt = calloc(1, sizeof(*pt));
+	if (!pt)
+		return NULL;
+	pt->opts = *config;
+	pt_config_init(&cfg);
+	cfg.begin = pt->scratch;
+	cfg.end = pt->scratch + sizeof(pt->scratch);
+	pt->enc = pt_alloc_encoder(&cfg);
+	if (!pt->enc) {
+		free(pt);
+		return NULL;
+	}
+	return pt;
+}
+
+AUXSAMPLE_API void auxsample_pt_writer__delete(struct auxsample_pt_writer *pt)
+{
+	if (!pt)
+		return;
+	pt_free_encoder(pt->enc);
+	free(pt->buf);
+	free(pt);
+}
+
+AUXSAMPLE_API const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt_writer *pt,
+						       size_t *len)
+{
+	*len = pt->len;
+	return pt->buf;
+}
+
+AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *pt)
+{
+	pt->len = 0;
+	pt->nr_tnt = 0;
+	pt->tnt = 0;
+	pt->nr_rets = 0;
+	pt->last_ip = 0;
+	pt->enabled = false;
+}
+
+AUXSAMPLE_API void auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint64_t tsc)
+{
+	pt->tsc = tsc;
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	pt->enabled = true;
+	return pt_writer__psb(pt, ip);
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	if (pt->len < pt->next_psb)
+		return 0;
+	return pt_writer__psb(pt, ip);
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__cond(struct auxsample_pt_writer *pt, bool taken)
+{
+	return pt_writer__put_tnt(pt, taken);
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__call(struct auxsample_pt_writer *pt, uint64_t ret_addr,
+					    bool indirect, uint64_t to)
+{
+	if (pt->nr_rets == RETSTACK) {
+		memmove(pt->rets, pt->rets + 1, (RETSTACK - 1) * sizeof(*pt->rets));
+		pt->nr_rets--;
+	}
+	pt->rets[pt->nr_rets++] = ret_addr;
+	if (!indirect)
+		return 0;
+	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_tip, to, false);
+}
+
+/*
+ * A RET is a single taken TNT bit when its CALL came after the latest PSB
+ * and it returns where that CALL would, else a TIP.
+ */
+AUXSAMPLE_API int auxsample_pt_writer__ret(struct auxsample_pt_writer *pt, uint64_t to)
+{
+	bool compress = false;
+
+	if (pt->nr_rets) {
+		compress = !pt->opts.noretcomp && pt->rets[pt->nr_rets - 1] == to;
+		pt->nr_rets--;
+	}
+	if (compress)
+		return pt_writer__put_tnt(pt, true);
+	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_tip, to, false);
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__indirect(struct auxsample_pt_writer *pt, uint64_t to)
+{
+	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_tip, to, false);
+}
+
+/* User code left by a far transfer: TIP.PGD without an IP. */
+AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *pt)
+{
+	int err = pt_writer__flush_tnt(pt);
+
+	pt->enabled = false;
+	return err ?: pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err = pt_writer__flush_tnt(pt);
+
+	if (!err)
+		err = pt_writer__put_ip(pt, ppt_fup, ip, false);
+	pt->enabled = false;
+	return err ?: pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
+}
+
+/* Back in user code at @ip: TIP.PGE. */
+AUXSAMPLE_API int auxsample_pt_writer__resume(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	pt->enabled = true;
+	return pt_writer__put_ip(pt, ppt_tip_pge, ip, false);
+}

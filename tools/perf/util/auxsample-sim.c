@@ -1,0 +1,1098 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf auxsample simulate: Intel PT sample-mode recordings on machines
+ * without Intel PT.
+ *
+ * The program runs under ptrace single-stepping; every executed user
+ * instruction is classified with perf's x86 instruction decoder and its
+ * real control flow is encoded as Intel PT (auxsample-sim-pt.c), one
+ * stream per thread, each thread on a CPU of its own.  Every @period user
+ * instructions a PERF_RECORD_SAMPLE of instructions:u is written with the
+ * last @aux_sample_size bytes of that stream, cut as the kernel cuts them,
+ * after the FUP + TIP.PGD of the PMI.  The perf.data carries what
+ * 'perf record -Aintel_pt -e instructions:u' writes: the attrs, Intel PT's
+ * AUXTRACE_INFO, COMM, MMAP2 with build-ids, FORK, EXIT, ITRACE_START,
+ * FINISHED_ROUND and the header features, with a PT-capable CPU's cpuid.
+ *
+ * This is a model for tests, demos and teaching, not a profiler: there is
+ * no kernel trace and time is one TSC tick per instruction.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/perf_event.h>
+#include <linux/string.h>
+#include <linux/zalloc.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include <auxsample/pt-writer.h>
+#include "auxsample-sim.h"
+#include "auxtrace.h"
+#include "build-id.h"
+#include "data.h"
+#include "debug.h"
+#include "dsos.h"
+#include "event.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "header.h"
+#include "intel-pt.h"
+#include "intel-pt-decoder/intel-pt-insn-decoder.h"
+#include "machine.h"
+#include "sample.h"
+#include "session.h"
+#include "symbol.h"
+#include "synthetic-events.h"
+#include "tool.h"
+
+/* A Skylake-SP: Intel PT with MTC, CYC and every PSB period. */
+#define SIM_CPUID		"GenuineIntel,6,85,4"
+#define SIM_PT_PMU_TYPE		8
+#define SIM_TSC_CTC_N		308	/* CPUID.15H:EBX */
+#define SIM_TSC_CTC_D		2	/* CPUID.15H:EAX */
+#define SIM_MAX_NONTURBO	37
+#define SIM_CPUDESC		"Intel(R) Xeon(R) Gold 6154 CPU @ 3.00GHz"
+#define SIM_ROUND_EVENTS	256	/* events between FINISHED_ROUNDs */
+/* Each thread runs on a CPU of its own: the machine has this many. */
+#define SIM_MAX_CPUS		16
+/* The TSC at the start: real TSCs are never 0, and perf relies on it. */
+#define SIM_TSC_START		0x10000000ULL
+/*
+ * TSC ticks per instruction.  Without MTC/CYC, decoders estimate time as
+ * the last TSC plus one tick per instruction; a real TSC runs faster than
+ * that, so the estimate never passes the sample's time.
+ */
+#define SIM_TSC_PER_INSN	8
+
+/* intel_pt format bits, as the kernel publishes them. */
+#define PT_CFG_PT		(1ULL << 0)
+#define PT_CFG_CYC		(1ULL << 1)
+#define PT_CFG_MTC		(1ULL << 9)
+#define PT_CFG_TSC		(1ULL << 10)
+#define PT_CFG_NORETCOMP	(1ULL << 11)
+#define PT_CFG_BRANCH		(1ULL << 13)
+#define PT_CFG_MTC_PERIOD	(0xfULL << 14)
+#define PT_CFG_PSB_PERIOD	(0xfULL << 24)
+
+enum sim_kind { SB_COND, SB_JUMP, SB_IND_JUMP, SB_CALL, SB_IND_CALL, SB_RET, SB_FAR };
+
+static const char * const sim_kind_names[] = {
+	[SB_COND] = "cond", [SB_JUMP] = "jump", [SB_IND_JUMP] = "ind_jump",
+	[SB_CALL] = "call", [SB_IND_CALL] = "ind_call", [SB_RET] = "ret",
+	[SB_FAR] = "far",
+};
+
+struct sim_branch {
+	u64		from;
+	u64		to;
+	enum sim_kind	kind;
+};
+
+struct sim_thread {
+	struct list_head	node;
+	pid_t			pid;
+	pid_t			tid;
+	int			cpu;
+	int			mem_fd;		/* /proc/<tid>/mem */
+	int			signal;		/* to deliver with the next step */
+	u64			insns;		/* user instructions since the last sample */
+	struct auxsample_pt_writer *pt;
+	struct sim_branch	branches[SIM_TRUTH_BRANCHES];
+	unsigned int		nr_branches;
+	unsigned int		next_branch;
+	u64			*stack;
+	unsigned int		depth;
+	unsigned int		stack_cap;
+};
+
+/* A mapping already written as MMAP2. */
+struct sim_map {
+	pid_t	pid;
+	u64	start;
+	u64	end;
+	u64	pgoff;
+	u64	ino;
+};
+
+struct sim {
+	const struct sim_opts	*opts;
+	struct list_head	threads;
+	int			next_cpu;
+	u64			tsc;
+	u64			nr_samples;
+	u64			nr_insns;
+	struct sim_map		*maps;
+	unsigned int		nr_maps;
+	unsigned int		maps_cap;
+
+	struct perf_tool	tool;
+	struct perf_data	data;
+	struct perf_session	*session;
+	struct evlist		*evlist;
+	struct evsel		*pt_evsel;
+	struct evsel		*insn_evsel;
+	struct evsel		*dummy_evsel;
+	u64			bytes;
+	unsigned int		round_events;
+	union perf_event	*event;		/* room for the largest event */
+	char			*truth_path;
+	FILE			*truth;
+};
+
+#define SIM_EVENT_MAX	(sizeof(struct perf_record_mmap2) + 1024)
+
+/* --- output --- */
+
+static int sim__write(struct sim *sim, void *buf, size_t size)
+{
+	ssize_t ret = perf_data__write(&sim->data, buf, size);
+
+	if (ret < 0 || (size_t)ret != size) {
+		pr_err("cannot write %s: %s\n", sim->opts->output,
+		       ret < 0 ? strerror(errno) : "short write (disk full?)");
+		return -EIO;
+	}
+	sim->bytes += size;
+	return 0;
+}
+
+static int sim__finished_round(struct sim *sim)
+{
+	struct perf_event_header ev = {
+		.type = PERF_RECORD_FINISHED_ROUND,
+		.size = sizeof(ev),
+	};
+
+	sim->round_events = 0;
+	return sim__write(sim, &ev, sizeof(ev));
+}
+
+/* Write @ev with the id sample of @evsel appended (sample_id_all). */
+static int sim__write_sideband(struct sim *sim, union perf_event *ev,
+			       struct evsel *evsel, struct sim_thread *t)
+{
+	struct perf_sample sample = {
+		.pid = t->pid, .tid = t->tid, .time = sim->tsc, .cpu = t->cpu,
+		.id = evsel->core.id[t->cpu],
+	};
+	__u64 *array = (void *)ev + ev->header.size;
+	int n = perf_event__synthesize_id_sample(array, evsel->core.attr.sample_type, &sample);
+
+	ev->header.size += n;
+	if (sim__write(sim, ev, ev->header.size))
+		return -EIO;
+	/* perf's own view of the process, for the build-id table. */
+	if (ev->header.type == PERF_RECORD_MMAP2) {
+		sample.cpumode = PERF_RECORD_MISC_USER;
+		machine__process_mmap2_event(&sim->session->machines.host, ev, &sample);
+	}
+	if (++sim->round_events == SIM_ROUND_EVENTS)
+		return sim__finished_round(sim);
+	return 0;
+}
+
+static int sim__write_comm(struct sim *sim, struct sim_thread *t, bool exec)
+{
+	union perf_event *ev = sim->event;
+	char path[64], comm[16] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	memset(ev, 0, sizeof(ev->comm));
+	ev->comm.header.type = PERF_RECORD_COMM;
+	ev->comm.header.misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
+	ev->comm.pid = t->pid;
+	ev->comm.tid = t->tid;
+	strlcpy(ev->comm.comm, comm, sizeof(ev->comm.comm));
+	ev->comm.header.size = sizeof(ev->comm);
+	return sim__write_sideband(sim, ev, sim->dummy_evsel, t);
+}
+
+static int sim__write_task(struct sim *sim, struct sim_thread *t, u32 type, pid_t ppid,
+			   pid_t ptid)
+{
+	union perf_event *ev = sim->event;
+
+	memset(ev, 0, sizeof(ev->fork));
+	ev->fork.header.type = type;
+	ev->fork.header.size = sizeof(ev->fork);
+	ev->fork.pid = t->pid;
+	ev->fork.tid = t->tid;
+	ev->fork.ppid = ppid;
+	ev->fork.ptid = ptid;
+	ev->fork.time = sim->tsc;
+	return sim__write_sideband(sim, ev, sim->dummy_evsel, t);
+}
+
+static int sim__write_itrace_start(struct sim *sim, struct sim_thread *t)
+{
+	union perf_event *ev = sim->event;
+
+	memset(ev, 0, sizeof(ev->itrace_start));
+	ev->itrace_start.header.type = PERF_RECORD_ITRACE_START;
+	ev->itrace_start.header.size = sizeof(ev->itrace_start);
+	ev->itrace_start.pid = t->pid;
+	ev->itrace_start.tid = t->tid;
+	return sim__write_sideband(sim, ev, sim->pt_evsel, t);
+}
+
+static bool sim__map_seen(struct sim *sim, const struct sim_map *m)
+{
+	for (unsigned int i = 0; i < sim->nr_maps; i++) {
+		if (!memcmp(&sim->maps[i], m, sizeof(*m)))
+			return true;
+	}
+	return false;
+}
+
+static int sim__remember_map(struct sim *sim, const struct sim_map *m)
+{
+	if (sim->nr_maps == sim->maps_cap) {
+		unsigned int cap = sim->maps_cap ? sim->maps_cap * 2 : 64;
+		struct sim_map *maps = realloc(sim->maps, cap * sizeof(*maps));
+
+		if (!maps)
+			return -ENOMEM;
+		sim->maps = maps;
+		sim->maps_cap = cap;
+	}
+	sim->maps[sim->nr_maps++] = *m;
+	return 0;
+}
+
+static int sim__write_mmap(struct sim *sim, struct sim_thread *t, const struct sim_map *m,
+			   const char *name)
+{
+	union perf_event *ev = sim->event;
+	struct build_id bid;
+	size_t len = strlen(name) + 1;
+
+	memset(ev, 0, sizeof(ev->mmap2));
+	ev->mmap2.header.type = PERF_RECORD_MMAP2;
+	ev->mmap2.header.misc = PERF_RECORD_MISC_USER;
+	ev->mmap2.pid = t->pid;
+	ev->mmap2.tid = t->pid;
+	ev->mmap2.start = m->start;
+	ev->mmap2.len = m->end - m->start;
+	ev->mmap2.pgoff = m->pgoff;
+	ev->mmap2.prot = PROT_READ | PROT_EXEC;
+	ev->mmap2.flags = MAP_PRIVATE;
+	if (name[0] == '/' && filename__read_build_id(name, &bid) > 0) {
+		ev->mmap2.header.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		ev->mmap2.build_id_size = bid.size;
+		memcpy(ev->mmap2.build_id, bid.data, bid.size);
+	} else {
+		ev->mmap2.ino = m->ino;
+	}
+	memcpy(ev->mmap2.filename, name, len);
+	ev->mmap2.header.size = offsetof(struct perf_record_mmap2, filename) +
+				PERF_ALIGN(len, sizeof(u64));
+	return sim__write_sideband(sim, ev, sim->dummy_evsel, t);
+}
+
+/* MMAP2 for the executable mappings of @t's process not written yet. */
+static int sim__scan_maps(struct sim *sim, struct sim_thread *t)
+{
+	char path[64], line[PATH_MAX + 128], perms[8], name[PATH_MAX];
+	unsigned int maj, min;
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		struct sim_map m = { .pid = t->pid };
+
+		name[0] = '\0';
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %s",
+			   &m.start, &m.end, perms, &m.pgoff, &maj, &min, &m.ino, name) < 7)
+			continue;
+		if (perms[2] != 'x' || sim__map_seen(sim, &m))
+			continue;
+		if (!name[0])
+			strcpy(name, "//anon");
+		err = sim__remember_map(sim, &m) ?: sim__write_mmap(sim, t, &m, name);
+	}
+	fclose(f);
+	return err;
+}
+
+/* The last @size bytes of @t's stream, zero-padded to 8 as the kernel does. */
+static int sim__write_sample(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	u64 type = sim->insn_evsel->core.attr.sample_type;
+	u64 read_format = sim->insn_evsel->core.attr.read_format;
+	size_t len;
+	const u8 *stream = auxsample_pt_writer__data(t->pt, &len);
+	size_t take = min_t(size_t, len, sim->opts->aux_sample_size);
+	size_t padded = PERF_ALIGN(take, sizeof(u64));
+	struct perf_sample sample = {
+		.ip = ip, .pid = t->pid, .tid = t->tid, .time = sim->tsc,
+		.cpu = t->cpu, .period = sim->opts->period,
+		.id = sim->insn_evsel->core.id[t->cpu],
+	};
+	union perf_event *ev;
+	void *aux;
+	int err;
+
+	aux = zalloc(padded);
+	if (!aux)
+		return -ENOMEM;
+	memcpy(aux, stream + len - take, take);
+	sample.aux_sample.size = padded;
+	sample.aux_sample.data = aux;
+
+	ev = zalloc(perf_event__sample_event_size(&sample, type, read_format));
+	if (!ev) {
+		free(aux);
+		return -ENOMEM;
+	}
+	ev->header.type = PERF_RECORD_SAMPLE;
+	ev->header.misc = PERF_RECORD_MISC_USER;
+	ev->header.size = perf_event__sample_event_size(&sample, type, read_format);
+	err = perf_event__synthesize_sample(ev, type, read_format, &sample);
+	if (!err)
+		err = sim__write(sim, ev, ev->header.size);
+	free(ev);
+	free(aux);
+	sim->nr_samples++;
+	if (!err && ++sim->round_events >= SIM_ROUND_EVENTS)
+		err = sim__finished_round(sim);
+	return err;
+}
+
+/* --- ground truth --- */
+
+static void sim_thread__branch(struct sim_thread *t, u64 from, u64 to, enum sim_kind kind)
+{
+	t->branches[t->next_branch] = (struct sim_branch){ from, to, kind };
+	t->next_branch = (t->next_branch + 1) % SIM_TRUTH_BRANCHES;
+	if (t->nr_branches < SIM_TRUTH_BRANCHES)
+		t->nr_branches++;
+}
+
+static int sim_thread__call(struct sim_thread *t, u64 ret_addr)
+{
+	if (t->depth == t->stack_cap) {
+		unsigned int cap = t->stack_cap ? t->stack_cap * 2 : 256;
+		u64 *stack = realloc(t->stack, cap * sizeof(*stack));
+
+		if (!stack)
+			return -ENOMEM;
+		t->stack = stack;
+		t->stack_cap = cap;
+	}
+	t->stack[t->depth++] = ret_addr;
+	return 0;
+}
+
+static void sim_thread__ret(struct sim_thread *t, u64 to)
+{
+	unsigned int i = t->depth;
+
+	while (i > 0) {
+		if (t->stack[--i] == to) {
+			t->depth = i;
+			return;
+		}
+	}
+	/* A return to no frame seen: longjmp or a frame older than exec. */
+	t->depth = 0;
+}
+
+static void sim__write_truth(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	unsigned int pos = t->next_branch;
+
+	fprintf(sim->truth, "sample %" PRIu64 " pid %d tid %d cpu %d time %" PRIu64 " ip %#" PRIx64 "\n",
+		sim->nr_samples, t->pid, t->tid, t->cpu, sim->tsc, ip);
+	for (unsigned int i = 0; i < t->nr_branches; i++) {
+		const struct sim_branch *b;
+
+		pos = (pos + SIM_TRUTH_BRANCHES - 1) % SIM_TRUTH_BRANCHES;
+		b = &t->branches[pos];
+		fprintf(sim->truth, "branch %#" PRIx64 " %#" PRIx64 " %s\n", b->from, b->to,
+			sim_kind_names[b->kind]);
+	}
+	for (unsigned int i = t->depth; i > 0; i--)
+		fprintf(sim->truth, "stack %#" PRIx64 "\n", t->stack[i - 1]);
+	fprintf(sim->truth, "end\n");
+}
+
+/* --- threads --- */
+
+static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
+{
+	struct sim_thread *t = zalloc(sizeof(*t));
+	char path[64];
+
+	if (!t)
+		return NULL;
+	if (sim->next_cpu == SIM_MAX_CPUS) {
+		pr_err("more than %d threads: perf auxsample simulate gives each a CPU of its own\n",
+		       SIM_MAX_CPUS);
+		free(t);
+		return NULL;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	t->cpu = sim->next_cpu++;
+	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
+	t->mem_fd = open(path, O_RDONLY);
+	t->pt = auxsample_pt_writer__new(&(struct auxsample_pt_writer_config){
+		.size = sizeof(struct auxsample_pt_writer_config),
+		.psb_period = sim->opts->psb_period,
+		.noretcomp = sim->opts->noretcomp,
+		.tsc = sim->opts->tsc,
+	});
+	if (t->mem_fd < 0 || !t->pt) {
+		auxsample_pt_writer__delete(t->pt);
+		pr_err("cannot read the memory of thread %d: %s\n", tid, strerror(errno));
+		if (t->mem_fd >= 0)
+			close(t->mem_fd);
+		free(t);
+		return NULL;
+	}
+	list_add_tail(&t->node, &sim->threads);
+	return t;
+}
+
+static void sim_thread__delete(struct sim_thread *t)
+{
+	list_del(&t->node);
+	auxsample_pt_writer__delete(t->pt);
+	close(t->mem_fd);
+	free(t->stack);
+	free(t);
+}
+
+static int sim_thread__regs(struct sim_thread *t, struct user_regs_struct *regs)
+{
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, regs) < 0) {
+		pr_err("cannot read the registers of thread %d: %s\n", t->tid, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* A fresh stream: the thread starts, or exec replaced its program. */
+static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
+{
+	struct user_regs_struct regs;
+	int err = sim_thread__regs(t, &regs);
+
+	if (err)
+		return err;
+	if (exec) {
+		auxsample_pt_writer__reset(t->pt);
+		t->depth = 0;
+	}
+	err = sim__write_comm(sim, t, exec) ?: sim__scan_maps(sim, t);
+	if (!err)
+		err = sim__write_itrace_start(sim, t);
+	/* The trace comes after the events that tell whose it is. */
+	sim->tsc++;
+	auxsample_pt_writer__tick(t->pt, sim->tsc);
+	return err ?: auxsample_pt_writer__start(t->pt, regs.rip);
+}
+
+/* --- one step --- */
+
+static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	int err = auxsample_pt_writer__interrupt(t->pt, ip);
+
+	if (!err)
+		err = sim__write_sample(sim, t, ip);
+	if (!err)
+		sim__write_truth(sim, t, ip);
+	t->insns = 0;
+	return err ?: auxsample_pt_writer__resume(t->pt, ip);
+}
+
+/* Encode what the instruction at @ip did, given where it went. */
+static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
+		      const struct intel_pt_insn *insn, u64 next)
+{
+	u64 seq = ip + insn->length;
+	bool indirect = insn->branch == INTEL_PT_BR_INDIRECT;
+
+	switch (insn->op) {
+	case INTEL_PT_OP_JCC:
+	case INTEL_PT_OP_LOOP:
+		if (next != seq)
+			sim_thread__branch(t, ip, next, SB_COND);
+		return auxsample_pt_writer__cond(t->pt, next != seq);
+	case INTEL_PT_OP_JMP:
+		sim_thread__branch(t, ip, next, indirect ? SB_IND_JUMP : SB_JUMP);
+		return indirect ? auxsample_pt_writer__indirect(t->pt, next) : 0;
+	case INTEL_PT_OP_CALL:
+		sim_thread__branch(t, ip, next, indirect ? SB_IND_CALL : SB_CALL);
+		if (next != seq && sim_thread__call(t, seq))
+			return -ENOMEM;
+		return auxsample_pt_writer__call(t->pt, seq, indirect, next);
+	case INTEL_PT_OP_RET:
+		sim_thread__branch(t, ip, next, SB_RET);
+		sim_thread__ret(t, next);
+		return auxsample_pt_writer__ret(t->pt, next);
+	case INTEL_PT_OP_SYSCALL:
+	case INTEL_PT_OP_INT:
+		/* Into the kernel and back: user-only trace shows neither target. */
+		sim_thread__branch(t, ip, 0, SB_FAR);
+		sim->tsc += 1000;
+		return auxsample_pt_writer__syscall(t->pt) ?: auxsample_pt_writer__resume(t->pt, next);
+	case INTEL_PT_OP_OTHER:
+	case INTEL_PT_OP_IRET:
+	case INTEL_PT_OP_SYSRET:
+	case INTEL_PT_OP_VMENTRY:
+	case INTEL_PT_OP_ERETS:
+	case INTEL_PT_OP_ERETU:
+	default:
+		if (next == seq)
+			return 0;
+		/* Elsewhere without a branch: a fault delivered as a signal. */
+		return auxsample_pt_writer__interrupt(t->pt, ip) ?: auxsample_pt_writer__resume(t->pt, next);
+	}
+}
+
+static bool sim__is_mapping_syscall(const struct user_regs_struct *regs)
+{
+	/* x86-64 syscall numbers: perf's own asm/unistd.h lists only a few. */
+	switch (regs->orig_rax) {
+	case 9:		/* mmap */
+	case 10:	/* mprotect */
+	case 25:	/* mremap */
+	case 216:	/* remap_file_pages */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A new thread or process from clone/fork: it starts with a SIGSTOP. */
+static int sim__new_task(struct sim *sim, struct sim_thread *parent, int event)
+{
+	struct user_regs_struct regs;
+	struct sim_thread *t;
+	unsigned long msg;
+	int status, err;
+	pid_t pid;
+
+	if (ptrace(PTRACE_GETEVENTMSG, parent->tid, NULL, &msg) < 0)
+		return -errno;
+	pid = event == PTRACE_EVENT_CLONE ? parent->pid : (pid_t)msg;
+	if (waitpid(msg, &status, __WALL) < 0)
+		return -errno;
+	t = sim__add_thread(sim, pid, msg);
+	if (!t)
+		return -ENOMEM;
+	err = sim__write_task(sim, t, PERF_RECORD_FORK, parent->pid, parent->tid);
+	if (err)
+		return err;
+	/* A new process has an address space of its own to describe. */
+	if (pid != parent->pid)
+		return sim__start_thread(sim, t, false);
+	err = sim__write_itrace_start(sim, t) ?: sim_thread__regs(t, &regs);
+	if (err)
+		return err;
+	sim->tsc++;
+	auxsample_pt_writer__tick(t->pt, sim->tsc);
+	return auxsample_pt_writer__start(t->pt, regs.rip);
+}
+
+/*
+ * Step @t over one instruction.  Returns 0, 1 when the thread is gone, or
+ * a negative error.
+ */
+static int sim__step(struct sim *sim, struct sim_thread *t)
+{
+	struct user_regs_struct regs;
+	struct intel_pt_insn insn = { .op = INTEL_PT_OP_OTHER };
+	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
+	int status, sig, event, err;
+	ssize_t n;
+	u64 ip;
+
+	err = sim_thread__regs(t, &regs);
+	if (err)
+		return err;
+	ip = regs.rip;
+	n = pread(t->mem_fd, buf, sizeof(buf), ip);
+	if (n <= 0 || intel_pt_get_insn(buf, n, /*x86_64=*/1, &insn))
+		insn.length = 0;
+
+	sim->tsc += SIM_TSC_PER_INSN;
+	auxsample_pt_writer__tick(t->pt, sim->tsc);
+	err = auxsample_pt_writer__maybe_psb(t->pt, ip);
+	if (err)
+		return err;
+
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)t->signal) < 0)
+			return -errno;
+		t->signal = 0;
+		if (waitpid(t->tid, &status, __WALL) < 0)
+			return -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			sim__write_task(sim, t, PERF_RECORD_EXIT, t->pid, t->tid);
+			return 1;
+		}
+		sig = WSTOPSIG(status);
+		event = status >> 16;
+		if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+		    event == PTRACE_EVENT_VFORK) {
+			err = sim__new_task(sim, t, event);
+			if (err)
+				return err;
+			continue;	/* finish the syscall */
+		}
+		if (event == PTRACE_EVENT_EXEC) {
+			sim_thread__branch(t, ip, 0, SB_FAR);
+			err = auxsample_pt_writer__syscall(t->pt) ?: sim__start_thread(sim, t, true);
+			return err;
+		}
+		if (event == PTRACE_EVENT_EXIT)
+			continue;
+		if (sig != SIGTRAP) {
+			/* Delivered with the next step: the handler's entry is async. */
+			t->signal = sig;
+			return 0;
+		}
+		break;
+	}
+
+	err = sim_thread__regs(t, &regs);
+	if (err)
+		return err;
+	if (regs.rip == ip && insn.length)
+		return 0;	/* a REP iteration: the instruction goes on */
+
+	if (!insn.length && regs.rip != ip) {
+		/* Unknown bytes: only the flow that follows is known. */
+		err = auxsample_pt_writer__interrupt(t->pt, ip) ?: auxsample_pt_writer__resume(t->pt, regs.rip);
+	} else {
+		err = sim__model(sim, t, ip, &insn, regs.rip);
+	}
+	if (err)
+		return err;
+	if ((insn.op == INTEL_PT_OP_SYSCALL && sim__is_mapping_syscall(&regs))) {
+		err = sim__scan_maps(sim, t);
+		if (err)
+			return err;
+	}
+
+	sim->nr_insns++;
+	if (++t->insns >= sim->opts->period)
+		return sim__sample(sim, t, regs.rip);
+	return 0;
+}
+
+/* --- the recording --- */
+
+/* One sample id per CPU, ids from @base on, as a per-CPU recording has. */
+static struct evsel *sim__add_evsel(struct sim *sim, struct perf_event_attr *attr, u64 base)
+{
+	struct evsel *evsel = evsel__new(attr);
+
+	if (!evsel)
+		return NULL;
+	evlist__add(sim->evlist, evsel);
+	if (perf_evsel__alloc_id(&evsel->core, SIM_MAX_CPUS, 1))
+		return NULL;
+	for (int cpu = 0; cpu < SIM_MAX_CPUS; cpu++)
+		perf_evlist__id_add(&sim->evlist->core, &evsel->core, cpu, 0, base + cpu);
+	return evsel;
+}
+
+/* Which CPU each sample id stands for: AUX samples are queued by it. */
+static int sim__write_id_index(struct sim *sim)
+{
+	size_t nr = SIM_MAX_CPUS * sim->evlist->core.nr_entries;
+	size_t size = sizeof(struct perf_record_id_index) + nr * sizeof(struct id_index_entry);
+	struct perf_record_id_index *ev = zalloc(size);
+	struct evsel *evsel;
+	size_t i = 0;
+	int err;
+
+	if (!ev)
+		return -ENOMEM;
+	ev->header.type = PERF_RECORD_ID_INDEX;
+	ev->header.size = size;
+	ev->nr = nr;
+	evlist__for_each_entry(sim->evlist, evsel) {
+		for (int cpu = 0; cpu < SIM_MAX_CPUS; cpu++, i++) {
+			ev->entries[i].id = evsel->core.id[cpu];
+			ev->entries[i].idx = cpu;
+			ev->entries[i].cpu = cpu;
+			ev->entries[i].tid = -1;
+		}
+	}
+	err = sim__write(sim, ev, size);
+	free(ev);
+	return err;
+}
+
+static u64 sim__pt_config(const struct sim_opts *opts)
+{
+	u64 config = PT_CFG_PT | PT_CFG_BRANCH;
+	unsigned int psb = 0;
+
+	if (opts->tsc)
+		config |= PT_CFG_TSC;
+
+	/* psb_period encodes 2^(n + 11) bytes. */
+	while ((2048UL << psb) < opts->psb_period && psb < 15)
+		psb++;
+	config |= (u64)psb << 24;
+	if (opts->noretcomp)
+		config |= PT_CFG_NORETCOMP;
+	return config;
+}
+
+/* The evlist perf record -Aintel_pt -e instructions:u builds. */
+static int sim__setup_evlist(struct sim *sim)
+{
+	const u64 id_types = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			     PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	struct perf_event_attr pt = {
+		.type = SIM_PT_PMU_TYPE, .size = sizeof(pt),
+		.config = sim__pt_config(sim->opts), .sample_period = 1,
+		.sample_type = id_types, .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
+		.disabled = 1, .inherit = 1, .exclude_kernel = 1, .exclude_hv = 1,
+		.enable_on_exec = 1, .sample_id_all = 1, .exclude_guest = 1,
+	};
+	struct perf_event_attr insn = {
+		.type = PERF_TYPE_HARDWARE, .size = sizeof(insn),
+		.config = PERF_COUNT_HW_INSTRUCTIONS, .sample_period = sim->opts->period,
+		.sample_type = id_types | PERF_SAMPLE_PERIOD | PERF_SAMPLE_AUX,
+		.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST, .inherit = 1,
+		.exclude_kernel = 1, .exclude_hv = 1, .sample_id_all = 1,
+		.exclude_guest = 1, .aux_sample_size = sim->opts->aux_sample_size,
+	};
+	struct perf_event_attr dummy = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(dummy),
+		.config = PERF_COUNT_SW_DUMMY, .sample_period = 1,
+		.sample_type = id_types, .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
+		.inherit = 1, .exclude_kernel = 1, .exclude_hv = 1, .mmap = 1, .comm = 1,
+		.task = 1, .sample_id_all = 1, .exclude_guest = 1, .mmap2 = 1,
+		.comm_exec = 1, .enable_on_exec = 1, .disabled = 1,
+	};
+
+	sim->evlist = evlist__new();
+	if (!sim->evlist)
+		return -ENOMEM;
+	sim->pt_evsel = sim__add_evsel(sim, &pt, 1);
+	sim->insn_evsel = sim__add_evsel(sim, &insn, 1 + SIM_MAX_CPUS);
+	sim->dummy_evsel = sim__add_evsel(sim, &dummy, 1 + 2 * SIM_MAX_CPUS);
+	if (!sim->pt_evsel || !sim->insn_evsel || !sim->dummy_evsel)
+		return -ENOMEM;
+	sim->pt_evsel->name = strdup("intel_pt//u");
+	sim->insn_evsel->name = strdup("instructions:u");
+	sim->dummy_evsel->name = strdup("dummy:u");
+	evsel__set_leader(sim->insn_evsel, sim->pt_evsel);
+	sim->pt_evsel->core.nr_members = 2;
+	evlist__set_id_pos(sim->evlist);
+	return 0;
+}
+
+static int sim__write_auxtrace_info(struct sim *sim)
+{
+	size_t size = sizeof(struct perf_record_auxtrace_info) +
+		      INTEL_PT_AUXTRACE_PRIV_MAX * sizeof(u64);
+	struct perf_record_auxtrace_info *info = zalloc(size);
+	int err;
+
+	if (!info)
+		return -ENOMEM;
+	info->header.type = PERF_RECORD_AUXTRACE_INFO;
+	info->header.size = size;
+	info->type = PERF_AUXTRACE_INTEL_PT;
+	info->priv[INTEL_PT_PMU_TYPE] = SIM_PT_PMU_TYPE;
+	/* perf time is the TSC: shift 0, mult 1, zero 0. */
+	info->priv[INTEL_PT_TIME_SHIFT] = 0;
+	info->priv[INTEL_PT_TIME_MULT] = 1;
+	info->priv[INTEL_PT_TIME_ZERO] = 0;
+	info->priv[INTEL_PT_CAP_USER_TIME_ZERO] = 1;
+	info->priv[INTEL_PT_TSC_BIT] = PT_CFG_TSC;
+	info->priv[INTEL_PT_NORETCOMP_BIT] = PT_CFG_NORETCOMP;
+	info->priv[INTEL_PT_HAVE_SCHED_SWITCH] = 0;
+	info->priv[INTEL_PT_SNAPSHOT_MODE] = 0;
+	info->priv[INTEL_PT_PER_CPU_MMAPS] = 1;
+	info->priv[INTEL_PT_MTC_BIT] = PT_CFG_MTC;
+	info->priv[INTEL_PT_MTC_FREQ_BITS] = PT_CFG_MTC_PERIOD;
+	info->priv[INTEL_PT_TSC_CTC_N] = SIM_TSC_CTC_N;
+	info->priv[INTEL_PT_TSC_CTC_D] = SIM_TSC_CTC_D;
+	info->priv[INTEL_PT_CYC_BIT] = PT_CFG_CYC;
+	info->priv[INTEL_PT_MAX_NONTURBO_RATIO] = SIM_MAX_NONTURBO;
+	info->priv[INTEL_PT_FILTER_STR_LEN] = 0;
+	err = sim__write(sim, info, size);
+	free(info);
+	return err;
+}
+
+static int sim__write_string(struct feat_writer *fw, const char *str)
+{
+	char buf[128] = "";
+	u32 len = PERF_ALIGN(strlen(str) + 1, NAME_ALIGN);
+
+	strlcpy(buf, str, sizeof(buf));
+	return fw->write(fw, &len, sizeof(len)) ?: fw->write(fw, buf, len);
+}
+
+/* perf time is the TSC itself: shift 0, mult 1, zero 0. */
+static int sim__write_time_conv(struct sim *sim)
+{
+	struct perf_record_time_conv ev = {
+		.header = { .type = PERF_RECORD_TIME_CONV, .size = sizeof(ev) },
+		.time_shift = 0,
+		.time_mult = 1,
+		.time_zero = 0,
+		.cap_user_time_zero = 1,
+	};
+
+	return sim__write(sim, &ev, sizeof(ev));
+}
+
+/* The header describes the simulated machine, not this one. */
+static int sim__feat_copy(struct feat_copier *fc __maybe_unused, int feat,
+			  struct feat_writer *fw)
+{
+	u32 nr_cpus[2] = { SIM_MAX_CPUS, SIM_MAX_CPUS };	/* available, online */
+	int err;
+
+	switch (feat) {
+	case HEADER_CPUID:
+		err = sim__write_string(fw, SIM_CPUID);
+		break;
+	case HEADER_CPUDESC:
+		err = sim__write_string(fw, SIM_CPUDESC);
+		break;
+	case HEADER_NRCPUS:
+		err = fw->write(fw, nr_cpus, sizeof(nr_cpus));
+		break;
+	default:
+		return 0;
+	}
+	return err ? err : 1;
+}
+
+static int sim__open_output(struct sim *sim)
+{
+	sim->data.path = sim->opts->output;
+	sim->data.mode = PERF_DATA_MODE_WRITE;
+	perf_tool__init(&sim->tool, /*ordered_events=*/false);
+	sim->session = perf_session__new(&sim->data, &sim->tool);
+	if (IS_ERR(sim->session)) {
+		pr_err("cannot create %s\n", sim->opts->output);
+		sim->session = NULL;
+		return -EINVAL;
+	}
+	if (sim__setup_evlist(sim))
+		return -ENOMEM;
+	sim->session->evlist = sim->evlist;
+	perf_header__set_feat(&sim->session->header, HEADER_BUILD_ID);
+	for (int feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++)
+		perf_header__set_feat(&sim->session->header, feat);
+	perf_header__clear_feat(&sim->session->header, HEADER_TRACING_DATA);
+	perf_header__clear_feat(&sim->session->header, HEADER_BRANCH_STACK);
+	perf_header__clear_feat(&sim->session->header, HEADER_AUXTRACE);
+	perf_header__clear_feat(&sim->session->header, HEADER_STAT);
+	perf_header__clear_feat(&sim->session->header, HEADER_CLOCKID);
+	perf_header__clear_feat(&sim->session->header, HEADER_CLOCK_DATA);
+	perf_header__clear_feat(&sim->session->header, HEADER_DIR_FORMAT);
+	perf_header__clear_feat(&sim->session->header, HEADER_COMPRESSED);
+	perf_header__clear_feat(&sim->session->header, HEADER_BPF_PROG_INFO);
+	perf_header__clear_feat(&sim->session->header, HEADER_BPF_BTF);
+	/* This machine's CPUs and PMUs are not the simulated ones. */
+	perf_header__clear_feat(&sim->session->header, HEADER_CPU_TOPOLOGY);
+	perf_header__clear_feat(&sim->session->header, HEADER_NUMA_TOPOLOGY);
+	perf_header__clear_feat(&sim->session->header, HEADER_CACHE);
+	perf_header__clear_feat(&sim->session->header, HEADER_MEM_TOPOLOGY);
+	perf_header__clear_feat(&sim->session->header, HEADER_HYBRID_TOPOLOGY);
+	perf_header__clear_feat(&sim->session->header, HEADER_PMU_MAPPINGS);
+	perf_header__clear_feat(&sim->session->header, HEADER_CPU_PMU_CAPS);
+	perf_header__clear_feat(&sim->session->header, HEADER_PMU_CAPS);
+	sim->session->header.data_offset = perf_session__data_offset(sim->evlist);
+	if (lseek(perf_data__fd(&sim->data), sim->session->header.data_offset, SEEK_SET) < 0)
+		return -errno;
+
+	if (asprintf(&sim->truth_path, "%s.truth", sim->opts->output) < 0)
+		return -ENOMEM;
+	sim->truth = fopen(sim->truth_path, "w");
+	if (!sim->truth) {
+		pr_err("cannot create %s: %s\n", sim->truth_path, strerror(errno));
+		return -errno;
+	}
+	fprintf(sim->truth, "# perf auxsample simulate ground truth v1\n");
+	sim->event = zalloc(SIM_EVENT_MAX);
+	if (!sim->event)
+		return -ENOMEM;
+	/* As perf record: time conversion, then id index before auxtrace info. */
+	return sim__write_time_conv(sim) ?: sim__write_id_index(sim) ?:
+	       sim__write_auxtrace_info(sim);
+}
+
+static int sim__close_output(struct sim *sim)
+{
+	struct feat_copier fc = { .copy = sim__feat_copy };
+	int err = sim__finished_round(sim);
+
+	if (!err && fclose(sim->truth))
+		err = -errno;
+	sim->truth = NULL;
+	if (err)
+		return err;
+	dsos__hit_all(&sim->session->machines.host.dsos);
+	sim->session->header.data_size = sim->bytes;
+	err = perf_session__inject_header(sim->session, sim->evlist, perf_data__fd(&sim->data),
+					  &fc, /*write_attrs_after_data=*/false);
+	return err < 0 ? -EIO : 0;
+}
+
+static void sim__cleanup(struct sim *sim, bool failed)
+{
+	struct sim_thread *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &sim->threads, node) {
+		kill(t->tid, SIGKILL);
+		sim_thread__delete(t);
+	}
+	if (sim->truth)
+		fclose(sim->truth);
+	if (sim->session) {
+		sim->session->evlist = NULL;
+		perf_session__delete(sim->session);
+	}
+	evlist__delete(sim->evlist);
+	if (failed) {
+		/* A partial perf.data is worse than none. */
+		unlink(sim->opts->output);
+		if (sim->truth_path)
+			unlink(sim->truth_path);
+	}
+	free(sim->truth_path);
+	free(sim->event);
+	free(sim->maps);
+}
+
+/* Fork @argv stopped under ptrace and run it up to its exec. */
+static pid_t sim__spawn(const char **argv)
+{
+	int status, pipefd[2];
+	pid_t pid;
+	int err = 0;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		close(pipefd[0]);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		execvp(argv[0], (char * const *)argv);
+		err = errno;
+		if (write(pipefd[1], &err, sizeof(err)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
+		goto out_fail;
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+			    PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0) {
+		pr_err("cannot trace %s: %s\n", argv[0], strerror(errno));
+		goto out_kill;
+	}
+	if (ptrace(PTRACE_CONT, pid, NULL, NULL) < 0 || waitpid(pid, &status, 0) < 0)
+		goto out_kill;
+	if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_EXEC) {
+		if (read(pipefd[0], &err, sizeof(err)) == sizeof(err))
+			pr_err("cannot run %s: %s\n", argv[0], strerror(err));
+		else
+			pr_err("cannot run %s\n", argv[0]);
+		goto out_kill;
+	}
+	close(pipefd[0]);
+	return pid;
+
+out_kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+out_fail:
+	close(pipefd[0]);
+	return -ECHILD;
+}
+
+int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
+		       const char **argv)
+{
+	struct sim sim = { .opts = opts };
+	struct sim_thread *t, *tmp;
+	pid_t pid;
+	int err;
+
+	INIT_LIST_HEAD(&sim.threads);
+	sim.tsc = SIM_TSC_START;
+	err = sim__open_output(&sim);
+	if (err)
+		goto out;
+
+	pid = sim__spawn(argv);
+	if (pid < 0) {
+		err = pid;
+		goto out;
+	}
+	t = sim__add_thread(&sim, pid, pid);
+	if (!t) {
+		kill(pid, SIGKILL);
+		err = -ENOMEM;
+		goto out;
+	}
+	err = sim__start_thread(&sim, t, true);
+
+	/* Round robin, one instruction each: threads run on CPUs of their own. */
+	while (!err && !list_empty(&sim.threads)) {
+		list_for_each_entry_safe(t, tmp, &sim.threads, node) {
+			err = sim__step(&sim, t);
+			if (err == 1) {
+				sim_thread__delete(t);
+				err = 0;
+			}
+			if (err)
+				break;
+		}
+	}
+	if (!err)
+		err = sim__close_output(&sim);
+	if (!err)
+		fprintf(stderr, "[ perf auxsample simulate: %" PRIu64 " instructions, %" PRIu64 " samples written to %s ]\n",
+			sim.nr_insns, sim.nr_samples, opts->output);
+out:
+	if (err && err != -ECHILD)
+		pr_err("perf auxsample simulate: %s\n", strerror(-err));
+	sim__cleanup(&sim, err != 0);
+	return err;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_AUXSAMPLE_SIM_H
+#define __PERF_AUXSAMPLE_SIM_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * perf auxsample simulate: run a program under single-stepping and write
+ * the perf.data that 'perf record -Aintel_pt -e instructions:u' would
+ * write on a machine with Intel PT, plus the true branches of every
+ * sample in <output>.truth.
+ */
+struct sim_opts {
+	const char		*output;
+	u64			period;		/* user instructions per sample */
+	u32			aux_sample_size;
+	size_t			psb_period;	/* bytes between PSBs */
+	bool			noretcomp;	/* no return compression */
+	bool			tsc;		/* TSC in PSB+, timed decoding */
+};
+
+int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);
+
+/*
+ * Ground truth, one text line per item (<output>.truth):
+ *   sample <nr> pid <pid> tid <tid> cpu <cpu> time <time> ip <hex>
+ *   branch <from hex> <to hex> <kind>	newest first, up to SIM_TRUTH_BRANCHES
+ *   stack <return address hex>		innermost first
+ *   end
+ * Kinds: cond, jump, ind_jump, call, ind_call, ret, far.  A far branch
+ * into the kernel (syscall) has target 0: user-only trace does not show it.
+ */
+#define SIM_TRUTH_BRANCHES	1024
+
+#endif /* __PERF_AUXSAMPLE_SIM_H */
