@@ -5,6 +5,7 @@
  *   perf auxsample simulate [<options>] -- <command> [<args>]
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/kernel.h>
 #include <subcmd/parse-options.h>
@@ -31,10 +32,13 @@ static int parse_size(const struct option *opt, const char *str, int unset)
 		{ .tag = 'M', .mult = 1 << 20 }, { .tag = 0 },
 	};
 	unsigned long val;
+	char *end;
 
 	if (unset)
 		return -1;
-	val = parse_tag_value(str, tags);
+	val = strtoul(str, &end, 0);
+	if (*end)
+		val = parse_tag_value(str, tags);
 	if (val == (unsigned long)-1 || val > UINT_MAX) {
 		pr_err("bad size: %s\n", str);
 		return -1;

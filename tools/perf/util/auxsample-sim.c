@@ -107,6 +107,11 @@ struct sim_thread {
 	int			cpu;
 	int			mem_fd;		/* /proc/<tid>/mem */
 	int			signal;		/* to deliver with the next step */
+	bool			in_kernel;	/* TIP.PGD sent, TIP.PGE not yet */
+	bool			awaiting_stop;	/* new, its first stop not seen yet */
+	bool			injected;	/* a signal goes with this step */
+	u64			ip;		/* of the instruction being stepped */
+	struct intel_pt_insn	insn;
 	u64			insns;		/* user instructions since the last sample */
 	struct auxsample_pt_writer *pt;
 	struct sim_branch	branches[SIM_TRUTH_BRANCHES];
@@ -133,6 +138,8 @@ struct sim {
 	u64			tsc;
 	u64			nr_samples;
 	u64			nr_insns;
+	pid_t			early[64];	/* first stops of tasks not known yet */
+	unsigned int		nr_early;
 	struct sim_map		*maps;
 	unsigned int		nr_maps;
 	unsigned int		maps_cap;
@@ -330,7 +337,7 @@ static int sim__scan_maps(struct sim *sim, struct sim_thread *t)
 		if (perms[2] != 'x' || sim__map_seen(sim, &m))
 			continue;
 		if (!name[0])
-			strcpy(name, "//anon");
+			strlcpy(name, "//anon", sizeof(name));
 		err = sim__remember_map(sim, &m) ?: sim__write_mmap(sim, t, &m, name);
 	}
 	fclose(f);
@@ -520,7 +527,17 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 
 static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 {
-	int err = auxsample_pt_writer__interrupt(t->pt, ip);
+	int err;
+
+	/* A PMI taken in the kernel: the trace is already off. */
+	if (t->in_kernel) {
+		err = sim__write_sample(sim, t, ip);
+		if (!err)
+			sim__write_truth(sim, t, ip);
+		t->insns = 0;
+		return err;
+	}
+	err = auxsample_pt_writer__interrupt(t->pt, ip);
 
 	if (!err)
 		err = sim__write_sample(sim, t, ip);
@@ -557,10 +574,14 @@ static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
 		return auxsample_pt_writer__ret(t->pt, next);
 	case INTEL_PT_OP_SYSCALL:
 	case INTEL_PT_OP_INT:
-		/* Into the kernel and back: user-only trace shows neither target. */
+		/*
+		 * Into the kernel: user-only trace shows no target.  The TIP.PGE
+		 * waits for where user code goes on: @next, or a signal handler.
+		 */
 		sim_thread__branch(t, ip, 0, SB_FAR);
 		sim->tsc += 1000;
-		return auxsample_pt_writer__syscall(t->pt) ?: auxsample_pt_writer__resume(t->pt, next);
+		t->in_kernel = true;
+		return auxsample_pt_writer__syscall(t->pt);
 	case INTEL_PT_OP_OTHER:
 	case INTEL_PT_OP_IRET:
 	case INTEL_PT_OP_SYSRET:
@@ -589,28 +610,28 @@ static bool sim__is_mapping_syscall(const struct user_regs_struct *regs)
 	}
 }
 
-/* A new thread or process from clone/fork: it starts with a SIGSTOP. */
-static int sim__new_task(struct sim *sim, struct sim_thread *parent, int event)
+static int sim_thread__step_begin(struct sim *sim, struct sim_thread *t);
+
+static struct sim_thread *sim__find_thread(struct sim *sim, pid_t tid)
+{
+	struct sim_thread *t;
+
+	list_for_each_entry(t, &sim->threads, node) {
+		if (t->tid == tid)
+			return t;
+	}
+	return NULL;
+}
+
+/* A new thread has stopped for the first time: trace it from there. */
+static int sim__first_stop(struct sim *sim, struct sim_thread *t)
 {
 	struct user_regs_struct regs;
-	struct sim_thread *t;
-	unsigned long msg;
-	int status, err;
-	pid_t pid;
+	int err;
 
-	if (ptrace(PTRACE_GETEVENTMSG, parent->tid, NULL, &msg) < 0)
-		return -errno;
-	pid = event == PTRACE_EVENT_CLONE ? parent->pid : (pid_t)msg;
-	if (waitpid(msg, &status, __WALL) < 0)
-		return -errno;
-	t = sim__add_thread(sim, pid, msg);
-	if (!t)
-		return -ENOMEM;
-	err = sim__write_task(sim, t, PERF_RECORD_FORK, parent->pid, parent->tid);
-	if (err)
-		return err;
+	t->awaiting_stop = false;
 	/* A new process has an address space of its own to describe. */
-	if (pid != parent->pid)
+	if (t->pid == t->tid)
 		return sim__start_thread(sim, t, false);
 	err = sim__write_itrace_start(sim, t) ?: sim_thread__regs(t, &regs);
 	if (err)
@@ -620,82 +641,155 @@ static int sim__new_task(struct sim *sim, struct sim_thread *parent, int event)
 	return auxsample_pt_writer__start(t->pt, regs.rip);
 }
 
+static bool sim__take_early_stop(struct sim *sim, pid_t tid)
+{
+	for (unsigned int i = 0; i < sim->nr_early; i++) {
+		if (sim->early[i] == tid) {
+			sim->early[i] = sim->early[--sim->nr_early];
+			return true;
+		}
+	}
+	return false;
+}
+
+static int sim__add_early_stop(struct sim *sim, pid_t tid)
+{
+	if (sim->nr_early == ARRAY_SIZE(sim->early)) {
+		pr_err("too many threads starting at once\n");
+		return -E2BIG;
+	}
+	sim->early[sim->nr_early++] = tid;
+	return 0;
+}
+
 /*
- * Step @t over one instruction.  Returns 0, 1 when the thread is gone, or
- * a negative error.
+ * A clone or fork: the new task's first stop (a SIGSTOP) may come before
+ * or after this event.
  */
-static int sim__step(struct sim *sim, struct sim_thread *t)
+static int sim__new_task(struct sim *sim, struct sim_thread *parent, int event)
+{
+	struct sim_thread *t;
+	unsigned long msg;
+	pid_t pid;
+	int err;
+
+	if (ptrace(PTRACE_GETEVENTMSG, parent->tid, NULL, &msg) < 0)
+		return -errno;
+	pid = event == PTRACE_EVENT_CLONE ? parent->pid : (pid_t)msg;
+	t = sim__add_thread(sim, pid, msg);
+	if (!t)
+		return -ENOMEM;
+	t->awaiting_stop = true;
+	err = sim__write_task(sim, t, PERF_RECORD_FORK, parent->pid, parent->tid);
+	if (err)
+		return err;
+	if (!sim__take_early_stop(sim, msg))
+		return 0;
+	return sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
+}
+
+/* Set @t going for one instruction; the outcome comes through waitpid. */
+static int sim_thread__step_begin(struct sim *sim, struct sim_thread *t)
 {
 	struct user_regs_struct regs;
-	struct intel_pt_insn insn = { .op = INTEL_PT_OP_OTHER };
 	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
-	int status, sig, event, err;
 	ssize_t n;
-	u64 ip;
+	int err;
 
 	err = sim_thread__regs(t, &regs);
 	if (err)
 		return err;
-	ip = regs.rip;
-	n = pread(t->mem_fd, buf, sizeof(buf), ip);
-	if (n <= 0 || intel_pt_get_insn(buf, n, /*x86_64=*/1, &insn))
-		insn.length = 0;
+	t->ip = regs.rip;
+	memset(&t->insn, 0, sizeof(t->insn));
+	n = pread(t->mem_fd, buf, sizeof(buf), t->ip);
+	if (n <= 0 || intel_pt_get_insn(buf, n, /*x86_64=*/1, &t->insn))
+		t->insn.length = 0;
 
 	sim->tsc += SIM_TSC_PER_INSN;
 	auxsample_pt_writer__tick(t->pt, sim->tsc);
-	err = auxsample_pt_writer__maybe_psb(t->pt, ip);
+	err = auxsample_pt_writer__maybe_psb(t->pt, t->ip);
 	if (err)
 		return err;
 
-	for (;;) {
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)t->signal) < 0)
-			return -errno;
-		t->signal = 0;
-		if (waitpid(t->tid, &status, __WALL) < 0)
-			return -errno;
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			sim__write_task(sim, t, PERF_RECORD_EXIT, t->pid, t->tid);
-			return 1;
-		}
-		sig = WSTOPSIG(status);
-		event = status >> 16;
-		if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
-		    event == PTRACE_EVENT_VFORK) {
-			err = sim__new_task(sim, t, event);
-			if (err)
-				return err;
-			continue;	/* finish the syscall */
-		}
-		if (event == PTRACE_EVENT_EXEC) {
-			sim_thread__branch(t, ip, 0, SB_FAR);
-			err = auxsample_pt_writer__syscall(t->pt) ?: sim__start_thread(sim, t, true);
-			return err;
-		}
-		if (event == PTRACE_EVENT_EXIT)
-			continue;
-		if (sig != SIGTRAP) {
-			/* Delivered with the next step: the handler's entry is async. */
-			t->signal = sig;
-			return 0;
-		}
-		break;
+	t->injected = t->signal != 0;
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)t->signal) < 0)
+		return -errno;
+	t->signal = 0;
+	return 0;
+}
+
+#define SIM_STEP_GONE		1	/* the thread exited */
+#define SIM_STEP_RUNNING	2	/* the step goes on */
+
+/* What became of @t's step, as waitpid said in @status. */
+static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int status)
+{
+	struct user_regs_struct regs;
+	u64 ip = t->ip;
+	int sig, event, err, pending;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		sim__write_task(sim, t, PERF_RECORD_EXIT, t->pid, t->tid);
+		return SIM_STEP_GONE;
 	}
+	sig = WSTOPSIG(status);
+	event = status >> 16;
+	if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+	    event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_EXIT) {
+		err = event == PTRACE_EVENT_EXIT ? 0 : sim__new_task(sim, t, event);
+		if (err)
+			return err;
+		/* Finish the syscall. */
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0)
+			return -errno;
+		return SIM_STEP_RUNNING;
+	}
+	if (event == PTRACE_EVENT_EXEC) {
+		sim_thread__branch(t, ip, 0, SB_FAR);
+		err = t->in_kernel ? 0 : auxsample_pt_writer__syscall(t->pt);
+		t->in_kernel = false;
+		return err ?: sim__start_thread(sim, t, true);
+	}
+	/* A signal to deliver: it comes with the next step. */
+	pending = sig == SIGTRAP ? 0 : sig;
 
 	err = sim_thread__regs(t, &regs);
 	if (err)
 		return err;
-	if (regs.rip == ip && insn.length)
-		return 0;	/* a REP iteration: the instruction goes on */
 
-	if (!insn.length && regs.rip != ip) {
+	if (regs.rip == ip && t->insn.length && !t->injected) {
+		/* Not executed (a signal came first), or a REP iteration. */
+		t->signal = pending;
+		return 0;
+	}
+	t->signal = pending;
+	if (t->injected) {
+		/*
+		 * The signal's handler starts, nothing executed: from the
+		 * kernel after a syscall, else it interrupted the code at @ip.
+		 */
+		err = t->in_kernel ? 0 : auxsample_pt_writer__interrupt(t->pt, ip);
+		t->in_kernel = false;
+		return err ?: auxsample_pt_writer__resume(t->pt, regs.rip);
+	}
+	if (t->in_kernel) {
+		/* Back from the syscall where it was made. */
+		t->in_kernel = false;
+		err = auxsample_pt_writer__resume(t->pt, ip);
+		if (err)
+			return err;
+	}
+
+	if (!t->insn.length && regs.rip != ip) {
 		/* Unknown bytes: only the flow that follows is known. */
-		err = auxsample_pt_writer__interrupt(t->pt, ip) ?: auxsample_pt_writer__resume(t->pt, regs.rip);
+		err = auxsample_pt_writer__interrupt(t->pt, ip) ?:
+		      auxsample_pt_writer__resume(t->pt, regs.rip);
 	} else {
-		err = sim__model(sim, t, ip, &insn, regs.rip);
+		err = sim__model(sim, t, ip, &t->insn, regs.rip);
 	}
 	if (err)
 		return err;
-	if ((insn.op == INTEL_PT_OP_SYSCALL && sim__is_mapping_syscall(&regs))) {
+	if (t->insn.op == INTEL_PT_OP_SYSCALL && sim__is_mapping_syscall(&regs)) {
 		err = sim__scan_maps(sim, t);
 		if (err)
 			return err;
@@ -705,6 +799,43 @@ static int sim__step(struct sim *sim, struct sim_thread *t)
 	if (++t->insns >= sim->opts->period)
 		return sim__sample(sim, t, regs.rip);
 	return 0;
+}
+
+/*
+ * Every thread steps one instruction at a time, all at once: a thread
+ * blocked in a syscall waits for the others as it would.
+ */
+static int sim__trace(struct sim *sim)
+{
+	struct sim_thread *t;
+	int status, err = 0;
+	pid_t tid;
+
+	while (!err && !list_empty(&sim->threads)) {
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0)
+			return errno == ECHILD ? 0 : -errno;
+		t = sim__find_thread(sim, tid);
+		if (!t) {
+			/* A new task's first stop, before its clone event. */
+			err = sim__add_early_stop(sim, tid);
+			continue;
+		}
+		if (t->awaiting_stop) {
+			err = sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
+			continue;
+		}
+		err = sim_thread__step_end(sim, t, status);
+		if (err == SIM_STEP_GONE) {
+			sim_thread__delete(t);
+			err = 0;
+		} else if (err == SIM_STEP_RUNNING) {
+			err = 0;
+		} else if (!err) {
+			err = sim_thread__step_begin(sim, t);
+		}
+	}
+	return err;
 }
 
 /* --- the recording --- */
@@ -1050,7 +1181,7 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 		       const char **argv)
 {
 	struct sim sim = { .opts = opts };
-	struct sim_thread *t, *tmp;
+	struct sim_thread *t;
 	pid_t pid;
 	int err;
 
@@ -1071,20 +1202,9 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = sim__start_thread(&sim, t, true);
-
-	/* Round robin, one instruction each: threads run on CPUs of their own. */
-	while (!err && !list_empty(&sim.threads)) {
-		list_for_each_entry_safe(t, tmp, &sim.threads, node) {
-			err = sim__step(&sim, t);
-			if (err == 1) {
-				sim_thread__delete(t);
-				err = 0;
-			}
-			if (err)
-				break;
-		}
-	}
+	err = sim__start_thread(&sim, t, true) ?: sim_thread__step_begin(&sim, t);
+	if (!err)
+		err = sim__trace(&sim);
 	if (!err)
 		err = sim__close_output(&sim);
 	if (!err)

@@ -1,0 +1,101 @@
+#!/bin/bash
+# perf auxsample simulate against perf's own Intel PT decoder
+# SPDX-License-Identifier: GPL-2.0
+#
+# Simulated Intel PT sample-mode recordings of small programs: perf's own
+# decoder must read every sample without an error, and its virtual LBR
+# (--itrace=L) must be the true branches the simulator wrote beside them.
+
+set -u
+
+if [ "$(uname -m)" != x86_64 ]; then
+	echo "Skip: perf auxsample simulate single-steps x86-64 code"
+	exit 2
+fi
+if ! perf check feature -q auxsample; then
+	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+	exit 2
+fi
+for tool in cc python3; do
+	if ! command -v $tool > /dev/null; then
+		echo "Skip: no $tool"
+		exit 2
+	fi
+done
+
+err=0
+lib=$(dirname "$0")/lib
+tmp=$(mktemp -d /tmp/__perf_test.auxsample_simulate.XXXXX)
+data=$tmp/perf.data
+out=$tmp/out
+
+cleanup() {
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+trap 'cleanup; exit 1' TERM INT
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	head -c 3000 "$out"
+	err=1
+}
+
+if ! cc -O1 -static -o "$tmp/workload" "$lib/auxsample_workload.c" -lpthread > "$out" 2>&1; then
+	echo "Skip: cannot build a static test program (no static libc?)"
+	cat "$out"
+	exit 2
+fi
+
+# check WHAT SIMULATE-OPTIONS -- COMMAND: decoded without errors, as the truth says.
+check() {
+	local what=$1
+
+	shift
+	if ! perf auxsample simulate -o "$data" "$@" > "$out" 2>&1; then
+		fail "$what: simulate failed"
+		return
+	fi
+	perf script -i "$data" --itrace=e > "$out" 2>&1
+	if grep -q 'instruction trace error' "$out"; then
+		fail "$what: perf's decoder found errors"
+		return
+	fi
+	if ! python3 "$lib/auxsample_truth.py" "$data" 64 perf > "$out" 2>&1; then
+		fail "$what: perf's virtual LBR is not the truth"
+		return
+	fi
+	echo "$what: $(cat "$out")"
+}
+
+wl=$tmp/workload
+check "branches, calls, jump table, recursion" --no-tsc -c 700 -- "$wl" branches 40
+check "setjmp/longjmp" --no-tsc -c 700 -- "$wl" longjmp 20
+check "signal handler" --no-tsc -c 700 -- "$wl" signal 20
+check "syscall loop" --no-tsc -c 700 -- "$wl" syscalls 40
+check "two threads" --no-tsc -c 700 -- "$wl" threads 20
+check "no return compression" --no-tsc --noretcomp -c 700 -- "$wl" branches 40
+check "PSB every 512 bytes, 8K samples" --no-tsc --psb-period 512 --aux-sample-size 8K \
+	-c 700 -- "$wl" branches 40
+check "dynamically linked /bin/true" --no-tsc -c 3000 -- /bin/true
+
+# Timed decoding (TSC in PSB+, perf's default): no decode errors either.
+if perf auxsample simulate -o "$data" -c 700 -- "$wl" branches 40 > "$out" 2>&1; then
+	perf script -i "$data" --itrace=e > "$out" 2>&1
+	grep -q 'instruction trace error' "$out" && fail "timed: perf's decoder found errors"
+	perf report -i "$data" --stdio > "$out" 2>&1
+	grep -q 'instructions:u' "$out" || fail "timed: perf report shows no instructions:u samples"
+else
+	fail "timed: simulate failed"
+fi
+
+# Bad input: a clear error, a non-zero exit and no output left behind.
+if perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1; then
+	fail "a program that does not exist was simulated"
+fi
+grep -q "cannot run $tmp/no-such-program: No such file or directory" "$out" ||
+	fail "no clear error for a missing program"
+[ -e "$data" ] && fail "a partial perf.data was left"
+[ -e "$data.truth" ] && fail "a partial ground truth was left"
+exit $err

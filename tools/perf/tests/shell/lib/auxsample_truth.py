@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Compare perf's virtual LBR of simulated AUX samples with the ground truth.
+
+usage: auxsample_truth.py <perf.data> <depth> <perf> [perf script args...]
+
+Reads <perf.data>.truth (perf auxsample simulate) and the branch stacks
+that 'perf script --itrace=L<depth> -F ip,brstack' gives, and checks, sample
+by sample, that perf's entries are the newest true branches, in order: it
+may give fewer (the snippet's first sync point limits it), never a wrong
+one.  perf also shows where the trace stopped and started again: a syscall
+is (syscall ip -> 0) as in the truth, then a trace begin (0 -> return
+address); an earlier sample's PMI is a trace end and begin at the same IP,
+(ip -> 0) then (0 -> ip), which is no branch at all.  Trace begins, and
+trace ends at the IP of the trace begin that follows them, are left out.
+"""
+import subprocess
+import sys
+
+
+def read_truth(path):
+    samples, cur = [], None
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith('#'):
+                continue
+            if w[0] == 'sample':
+                cur = {'ip': int(w[w.index('ip') + 1], 16), 'br': []}
+            elif w[0] == 'branch':
+                cur['br'].append((int(w[1], 16), int(w[2], 16)))
+            elif w[0] == 'end':
+                samples.append(cur)
+    return samples
+
+
+def read_perf(perf, data, depth, args):
+    cmd = [perf, 'script', '-i', data, '--itrace=L%d' % depth,
+           '-F', 'ip,brstack'] + args
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    samples = []
+    for line in out.splitlines():
+        f = line.split()
+        if not f:
+            continue
+        br = [tuple(int(x, 16) for x in e.split('/')[:2]) for e in f[1:]]
+        samples.append({'ip': int(f[0], 16), 'br': without_trace_gaps(br)})
+    return samples
+
+
+def without_trace_gaps(br):
+    """Newest first: drop (0 -> b), and (b -> 0) right after it."""
+    out, begin = [], None
+    for e in br:
+        if e[0] == 0:
+            begin = e[1]
+            continue
+        if not (e[1] == 0 and e[0] == begin):
+            out.append(e)
+        begin = None
+    return out
+
+
+
+
+def main():
+    data, depth, perf = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    truth = read_truth(data + '.truth')
+    got = read_perf(perf, data, depth, sys.argv[4:])
+    if len(truth) != len(got) or not truth:
+        print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
+        return 1
+    compared = short = 0
+    for i, (t, p) in enumerate(zip(truth, got)):
+        want = t['br'][:depth]
+        if t['ip'] != p['ip']:
+            print('sample %d: ip %#x, perf says %#x' % (i, t['ip'], p['ip']))
+            return 1
+        for j, e in enumerate(p['br']):
+            if j >= len(want) or want[j] != e:
+                print('sample %d ip %#x: entry %d is %#x -> %#x, truth %s' %
+                      (i, t['ip'], j, e[0], e[1],
+                       '%#x -> %#x' % want[j] if j < len(want) else 'has no more'))
+                return 1
+        compared += len(p['br'])
+        short += len(p['br']) < len(want)
+    print('%d samples, %d branches equal to the truth, %d samples with fewer'
+          ' (perf shows trace begins and ends, or the sync point limits it)'
+          % (len(truth), compared, short))
+    return 0 if compared else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

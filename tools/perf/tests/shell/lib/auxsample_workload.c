@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Small workloads with the control flow shapes that virtual LBR tests
+ * need, short enough for single-stepping (perf auxsample simulate):
+ *   workload branches N	conditional, direct and indirect calls, returns,
+ *				recursion, a switch jump table
+ *   workload longjmp N		setjmp/longjmp out of nested calls
+ *   workload signal N		a signal handler entered N times
+ *   workload syscalls N		a syscall-heavy loop
+ *   workload threads N		two threads running branches
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+static volatile int sink;
+static jmp_buf env;
+
+static int __attribute__((noinline)) fib(int n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+static int __attribute__((noinline)) odd(int x) { return 3 * x + 1; }
+static int __attribute__((noinline)) even(int x) { return x / 2; }
+static int (*const steps[])(int) = { even, odd };
+
+static int __attribute__((noinline)) pick(int x)
+{
+	switch (x % 7) {	/* a jump table */
+	case 0: return x + 1;
+	case 1: return x ^ 3;
+	case 2: return x * 5;
+	case 3: return x - 7;
+	case 4: return x << 1;
+	case 5: return x >> 1;
+	default: return x;
+	}
+}
+
+static void branches(int n)
+{
+	for (int i = 0; i < n; i++) {
+		int x = steps[i & 1](i);
+
+		if (x > 10)
+			x = pick(x);
+		sink += x + fib(i % 6);
+	}
+}
+
+static void __attribute__((noinline)) deep(int depth)
+{
+	if (!depth)
+		longjmp(env, 1);
+	deep(depth - 1);
+	sink++;
+}
+
+static void jumps(int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!setjmp(env))
+			deep(3 + i % 3);
+		sink++;
+	}
+}
+
+static void handler(int sig)
+{
+	sink += sig;
+}
+
+static void signals(int n)
+{
+	signal(SIGUSR1, handler);
+	for (int i = 0; i < n; i++) {
+		kill(getpid(), SIGUSR1);
+		sink += i;
+	}
+}
+
+static void syscalls(int n)
+{
+	for (int i = 0; i < n; i++)
+		sink += syscall(SYS_getppid) & 1;
+}
+
+static void *thread_main(void *arg)
+{
+	branches((int)(long)arg);
+	return NULL;
+}
+
+static void threads(int n)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, thread_main, (void *)(long)n))
+		exit(2);
+	branches(n);
+	pthread_join(t, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 20;
+
+	if (argc < 2 || !strcmp(argv[1], "branches"))
+		branches(n);
+	else if (!strcmp(argv[1], "longjmp"))
+		jumps(n);
+	else if (!strcmp(argv[1], "signal"))
+		signals(n);
+	else if (!strcmp(argv[1], "syscalls"))
+		syscalls(n);
+	else if (!strcmp(argv[1], "threads"))
+		threads(n);
+	else
+		return 1;
+	return 0;
+}
