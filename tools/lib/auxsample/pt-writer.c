@@ -190,6 +190,37 @@ AUXSAMPLE_API const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt
 	return pt->buf;
 }
 
+AUXSAMPLE_API int auxsample_pt_writer__verify(const struct auxsample_pt_writer *pt,
+					      uint64_t *bad_offset)
+{
+	struct pt_packet_decoder *dec;
+	struct pt_packet packet;
+	struct pt_config cfg;
+	int ret;
+
+	*bad_offset = 0;
+	if (!pt->len)
+		return 0;
+	pt_config_init(&cfg);
+	cfg.begin = pt->buf;
+	cfg.end = pt->buf + pt->len;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (!dec)
+		return -AUXSAMPLE_ERR_NOMEM;
+	/* The stream starts with a PSB: every byte from there must parse. */
+	ret = pt_pkt_sync_set(dec, 0);
+	while (ret >= 0)
+		ret = pt_pkt_next(dec, &packet, sizeof(packet));
+	if (ret == -pte_eos) {
+		ret = 0;
+	} else {
+		pt_pkt_get_offset(dec, bad_offset);
+		ret = -AUXSAMPLE_ERR_DECODE;
+	}
+	pt_pkt_free_decoder(dec);
+	return ret;
+}
+
 AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *pt)
 {
 	pt->len = 0;

@@ -484,6 +484,18 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 	return t;
 }
 
+/* The simulator never writes what libipt's packet decoder cannot parse. */
+static int sim_thread__verify(struct sim_thread *t)
+{
+	u64 offset;
+
+	if (!auxsample_pt_writer__verify(t->pt, &offset))
+		return 0;
+	pr_err("perf auxsample simulate: bad Intel PT packet at offset %#" PRIx64 " of thread %d's stream\n",
+	       offset, t->tid);
+	return -EPROTO;
+}
+
 static void sim_thread__delete(struct sim_thread *t)
 {
 	list_del(&t->node);
@@ -511,6 +523,9 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 	if (err)
 		return err;
 	if (exec) {
+		err = sim_thread__verify(t);
+		if (err)
+			return err;
 		auxsample_pt_writer__reset(t->pt);
 		t->depth = 0;
 	}
@@ -827,8 +842,8 @@ static int sim__trace(struct sim *sim)
 		}
 		err = sim_thread__step_end(sim, t, status);
 		if (err == SIM_STEP_GONE) {
+			err = sim_thread__verify(t);
 			sim_thread__delete(t);
-			err = 0;
 		} else if (err == SIM_STEP_RUNNING) {
 			err = 0;
 		} else if (!err) {

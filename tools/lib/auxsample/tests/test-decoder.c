@@ -7,6 +7,7 @@
 #include <string.h>
 #include <intel-pt.h>
 #include <auxsample/auxsample.h>
+#include <auxsample/pt-writer.h>
 #include "tests.h"
 
 /*
@@ -356,6 +357,52 @@ out:
 	return ret;
 }
 
+/* The PT writer's stream of the same flow decodes to the same branches. */
+static int check_writer(bool noretcomp)
+{
+	struct auxsample_pt_writer_config wcfg = {
+		.size = sizeof(wcfg), .psb_period = 2048, .noretcomp = noretcomp, .tsc = 1,
+	};
+	struct auxsample_pt_writer *w = auxsample_pt_writer__new(&wcfg);
+	struct auxsample_decoder *dec = new_decoder();
+	const struct auxsample_branch *br;
+	const uint8_t *buf;
+	uint64_t bad;
+	size_t len;
+	int ret = TEST_FAIL;
+
+	if (!w || !dec)
+		goto out;
+	auxsample_pt_writer__tick(w, 0x1234567);
+	if (auxsample_pt_writer__start(w, 0x1000) ||
+	    auxsample_pt_writer__cond(w, true) ||
+	    auxsample_pt_writer__call(w, 0x100a, false, 0x1010) ||
+	    auxsample_pt_writer__ret(w, 0x100a) ||
+	    auxsample_pt_writer__cond(w, false) ||
+	    auxsample_pt_writer__indirect(w, NOP_AT) ||
+	    auxsample_pt_writer__interrupt(w, NOP_AT))
+		goto out;
+	T_ASSERT(auxsample_pt_writer__verify(w, &bad) == 0);
+	buf = auxsample_pt_writer__data(w, &len);
+	T_ASSERT(auxsample_decoder__decode(dec, buf, len, 64) == 4);
+	auxsample_decoder__branches(dec, &br);
+	if (check_branch(&br[0], 0x100c, NOP_AT, AUXSAMPLE_BR_IND_JUMP) ||
+	    check_branch(&br[1], 0x1010, 0x100a, AUXSAMPLE_BR_RET) ||
+	    check_branch(&br[2], 0x1005, 0x1010, AUXSAMPLE_BR_CALL) ||
+	    check_branch(&br[3], 0x1000, 0x1005, AUXSAMPLE_BR_COND))
+		goto out;
+	ret = TEST_OK;
+out:
+	auxsample_pt_writer__delete(w);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int test_writer(void)
+{
+	return check_writer(false) ?: check_writer(true);
+}
+
 /* Memory the callback cannot supply: an error, no made-up branches. */
 static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
@@ -423,6 +470,7 @@ const struct test tests_decoder[] = {
 	{ "unreadable code gives an error, no branches", test_no_memory },
 	{ "decoding starts at the latest PSB that is enough", test_latest_psb },
 	{ "whole-snippet decoding when asked", test_whole_snippet },
+	{ "the PT writer's streams parse and decode as written", test_writer },
 	{ "bad arguments are refused", test_api_errors },
 	{ NULL, NULL },
 };

@@ -32,6 +32,13 @@ AUXSAMPLE_API void auxsample_pt_writer__delete(struct auxsample_pt_writer *w);
 /* The stream so far; valid until the next call that writes. */
 AUXSAMPLE_API const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt_writer *w,
 						       size_t *len);
+/*
+ * Check the stream with libipt's packet decoder: 0 when every byte parses,
+ * else a negative error and the offset of the first bad packet.
+ */
+AUXSAMPLE_API int auxsample_pt_writer__verify(const struct auxsample_pt_writer *w,
+					      uint64_t *bad_offset);
+
 /* Forget the stream (a new program: exec). */
 AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *w);
 
