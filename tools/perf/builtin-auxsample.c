@@ -67,6 +67,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 		OPT_CALLBACK(0, "psb-period", &psb_period, "size",
 			     "bytes between PSB packets (default 2K, as sample mode)", parse_size),
 		OPT_BOOLEAN(0, "noretcomp", &opts.noretcomp, "no return compression"),
+		OPT_BOOLEAN(0, "mtc", &opts.mtc, "MTC timing packets (mtc_period=3), TMA in PSB+"),
 		OPT_BOOLEAN(0, "tsc", &opts.tsc,
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
@@ -87,6 +88,10 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	}
 	if (psb_period < 256) {
 		pr_err("--psb-period must be at least 256 bytes\n");
+		return -EINVAL;
+	}
+	if (opts.mtc && !opts.tsc) {
+		pr_err("--mtc needs TSC packets: MTC counts from the TSC in PSB+\n");
 		return -EINVAL;
 	}
 	opts.aux_sample_size = aux_size;

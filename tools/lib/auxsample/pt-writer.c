@@ -27,6 +27,7 @@ struct auxsample_pt_writer {
 	unsigned int		nr_rets;
 	bool			enabled;	/* PacketEn: in traced (user) code */
 	uint64_t		tsc;
+	uint64_t		mtc;		/* CTC >> mtc_period at the last MTC */
 	struct pt_encoder	*enc;
 	uint8_t			scratch[32];
 };
@@ -127,8 +128,23 @@ static int pt_writer__put_tsc(struct auxsample_pt_writer *pt)
 	return pt_writer__put(pt, &p);
 }
 
+static uint64_t pt_writer__ctc(const struct auxsample_pt_writer *pt)
+{
+	return pt->tsc / pt->opts.tsc_per_ctc;
+}
+
+/* TMA: the CTC and the TSC ticks since its last tick, when the TSC was taken. */
+static int pt_writer__put_tma(struct auxsample_pt_writer *pt)
+{
+	struct pt_packet p = { .type = ppt_tma };
+
+	p.payload.tma.ctc = pt_writer__ctc(pt) & 0xffff;
+	p.payload.tma.fc = pt->tsc % pt->opts.tsc_per_ctc;
+	return pt_writer__put(pt, &p);
+}
+
 /*
- * PSB+: PSB, TSC, MODE.Exec, FUP(current IP) while tracing is on, PSBEND.
+ * PSB+: PSB, TSC, TMA, MODE.Exec, FUP(current IP) while tracing is on, PSBEND.
  * The last IP and the return compression stack start again after it.
  */
 static int pt_writer__psb(struct auxsample_pt_writer *pt, uint64_t ip)
@@ -141,6 +157,8 @@ static int pt_writer__psb(struct auxsample_pt_writer *pt, uint64_t ip)
 	pt->nr_rets = 0;
 	if (!err && pt->opts.tsc)
 		err = pt_writer__put_tsc(pt);
+	if (!err && pt->opts.tsc && pt->opts.mtc)
+		err = pt_writer__put_tma(pt);
 	if (!err)
 		err = pt_writer__put_mode(pt);
 	if (!err && pt->enabled)
@@ -158,6 +176,8 @@ auxsample_pt_writer__new(const struct auxsample_pt_writer_config *config)
 	struct pt_config cfg;
 
 	if (!config || config->size < sizeof(*config) || config->psb_period < 256)
+		return NULL;
+	if (config->mtc && (!config->tsc_per_ctc || config->mtc_period > 15))
 		return NULL;
 	pt = calloc(1, sizeof(*pt));
 	if (!pt)
@@ -231,9 +251,23 @@ AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *pt)
 	pt->enabled = false;
 }
 
-AUXSAMPLE_API void auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint64_t tsc)
+AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint64_t tsc)
 {
+	struct pt_packet p = { .type = ppt_mtc };
+	uint64_t mtc;
+
 	pt->tsc = tsc;
+	if (!pt->opts.mtc)
+		return 0;
+	/* An MTC when CTC bit mtc_period changes, while packets flow. */
+	mtc = pt_writer__ctc(pt) >> pt->opts.mtc_period;
+	if (mtc == pt->mtc)
+		return 0;
+	pt->mtc = mtc;
+	if (!pt->enabled)
+		return 0;
+	p.payload.mtc.ctc = mtc & 0xff;
+	return pt_writer__flush_tnt(pt) ?: pt_writer__put(pt, &p);
 }
 
 AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *pt, uint64_t ip)

@@ -63,6 +63,7 @@
 #define SIM_TSC_CTC_N		308	/* CPUID.15H:EBX */
 #define SIM_TSC_CTC_D		2	/* CPUID.15H:EAX */
 #define SIM_MAX_NONTURBO	37
+#define SIM_MTC_PERIOD		3	/* perf's default mtc_period */
 #define SIM_CPUDESC		"Intel(R) Xeon(R) Gold 6154 CPU @ 3.00GHz"
 #define SIM_ROUND_EVENTS	256	/* events between FINISHED_ROUNDs */
 /* Each thread runs on a CPU of its own: the machine has this many. */
@@ -471,6 +472,9 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 		.psb_period = sim->opts->psb_period,
 		.noretcomp = sim->opts->noretcomp,
 		.tsc = sim->opts->tsc,
+		.mtc = sim->opts->mtc,
+		.mtc_period = SIM_MTC_PERIOD,
+		.tsc_per_ctc = SIM_TSC_CTC_N / SIM_TSC_CTC_D,
 	});
 	if (t->mem_fd < 0 || !t->pt) {
 		auxsample_pt_writer__delete(t->pt);
@@ -534,8 +538,8 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 		err = sim__write_itrace_start(sim, t);
 	/* The trace comes after the events that tell whose it is. */
 	sim->tsc++;
-	auxsample_pt_writer__tick(t->pt, sim->tsc);
-	return err ?: auxsample_pt_writer__start(t->pt, regs.rip);
+	return err ?: auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
+		      auxsample_pt_writer__start(t->pt, regs.rip);
 }
 
 /* --- one step --- */
@@ -652,8 +656,8 @@ static int sim__first_stop(struct sim *sim, struct sim_thread *t)
 	if (err)
 		return err;
 	sim->tsc++;
-	auxsample_pt_writer__tick(t->pt, sim->tsc);
-	return auxsample_pt_writer__start(t->pt, regs.rip);
+	return auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
+	       auxsample_pt_writer__start(t->pt, regs.rip);
 }
 
 static bool sim__take_early_stop(struct sim *sim, pid_t tid)
@@ -721,8 +725,8 @@ static int sim_thread__step_begin(struct sim *sim, struct sim_thread *t)
 		t->insn.length = 0;
 
 	sim->tsc += SIM_TSC_PER_INSN;
-	auxsample_pt_writer__tick(t->pt, sim->tsc);
-	err = auxsample_pt_writer__maybe_psb(t->pt, t->ip);
+	err = auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
+	      auxsample_pt_writer__maybe_psb(t->pt, t->ip);
 	if (err)
 		return err;
 
@@ -912,6 +916,8 @@ static u64 sim__pt_config(const struct sim_opts *opts)
 	config |= (u64)psb << 24;
 	if (opts->noretcomp)
 		config |= PT_CFG_NORETCOMP;
+	if (opts->mtc)
+		config |= PT_CFG_MTC | ((u64)SIM_MTC_PERIOD << 14);
 	return config;
 }
 

@@ -19,6 +19,7 @@ struct sim_opts {
 	size_t			psb_period;	/* bytes between PSBs */
 	bool			noretcomp;	/* no return compression */
 	bool			tsc;		/* TSC in PSB+, timed decoding */
+	bool			mtc;		/* MTC packets and TMA in PSB+ */
 };
 
 int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);

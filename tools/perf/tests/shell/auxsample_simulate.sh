@@ -80,15 +80,21 @@ check "PSB every 512 bytes, 8K samples" --no-tsc --psb-period 512 --aux-sample-s
 	-c 700 -- "$wl" branches 40
 check "dynamically linked /bin/true" --no-tsc -c 3000 -- /bin/true
 
-# Timed decoding (TSC in PSB+, perf's default): no decode errors either.
-if perf auxsample simulate -o "$data" -c 700 -- "$wl" branches 40 > "$out" 2>&1; then
+# Timed decoding (TSC in PSB+, with or without MTC): no decode errors
+# either; which branches go with which sample depends on the timing.
+for timing in "" --mtc; do
+	if ! perf auxsample simulate -o "$data" $timing -c 700 -- "$wl" branches 40 > "$out" 2>&1; then
+		fail "timed $timing: simulate failed"
+		continue
+	fi
 	perf script -i "$data" --itrace=e > "$out" 2>&1
-	grep -q 'instruction trace error' "$out" && fail "timed: perf's decoder found errors"
+	grep -q 'instruction trace error' "$out" && fail "timed $timing: perf's decoder found errors"
 	perf report -i "$data" --stdio > "$out" 2>&1
-	grep -q 'instructions:u' "$out" || fail "timed: perf report shows no instructions:u samples"
-else
-	fail "timed: simulate failed"
-fi
+	grep -q 'instructions:u' "$out" || fail "timed $timing: perf report shows no samples"
+done
+perf report -D -i "$data" > "$out" 2>&1
+grep -q ' TMA CTC ' "$out" || fail "--mtc: no TMA packet"
+grep -q ' MTC ' "$out" || fail "--mtc: no MTC packet"
 
 # Bad input: a clear error, a non-zero exit and no output left behind.
 if perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1; then

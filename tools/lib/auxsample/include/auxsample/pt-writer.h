@@ -21,6 +21,9 @@ struct auxsample_pt_writer_config {
 	size_t		psb_period;	/* bytes between PSBs */
 	uint8_t		noretcomp;	/* no return compression */
 	uint8_t		tsc;		/* TSC packets in PSB+ */
+	uint8_t		mtc;		/* MTC packets, TMA in PSB+ */
+	uint8_t		mtc_period;	/* an MTC every 2^mtc_period CTC ticks */
+	uint32_t	tsc_per_ctc;	/* TSC ticks per CTC tick (CPUID.15H) */
 };
 
 struct auxsample_pt_writer;
@@ -42,8 +45,8 @@ AUXSAMPLE_API int auxsample_pt_writer__verify(const struct auxsample_pt_writer *
 /* Forget the stream (a new program: exec). */
 AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *w);
 
-/* The TSC that the next PSB+ carries. */
-AUXSAMPLE_API void auxsample_pt_writer__tick(struct auxsample_pt_writer *w, uint64_t tsc);
+/* Time passes: the TSC that the next PSB+ carries; MTCs as CTC ticks by. */
+AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *w, uint64_t tsc);
 
 /* Tracing starts at @ip with a PSB+. */
 AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *w, uint64_t ip);
