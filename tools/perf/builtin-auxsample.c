@@ -68,6 +68,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			     "bytes between PSB packets (default 2K, as sample mode)", parse_size),
 		OPT_BOOLEAN(0, "noretcomp", &opts.noretcomp, "no return compression"),
 		OPT_BOOLEAN(0, "mtc", &opts.mtc, "MTC timing packets (mtc_period=3), TMA in PSB+"),
+		OPT_BOOLEAN(0, "cyc", &opts.cyc, "CYC cycle-accurate packets, CBR in PSB+"),
 		OPT_BOOLEAN(0, "tsc", &opts.tsc,
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),

@@ -28,11 +28,51 @@ struct auxsample_pt_writer {
 	bool			enabled;	/* PacketEn: in traced (user) code */
 	uint64_t		tsc;
 	uint64_t		mtc;		/* CTC >> mtc_period at the last MTC */
+	uint64_t		cyc_tsc;	/* TSC at the last CYC-eligible packet */
 	struct pt_encoder	*enc;
 	uint8_t			scratch[32];
 };
 
+static int pt_writer__emit(struct auxsample_pt_writer *pt, const struct pt_packet *packet);
+
+/* Packets that a CYC (cycles since the last one) goes before. */
+static bool pt_writer__cyc_eligible(enum pt_packet_type type)
+{
+	switch (type) {
+	case ppt_tnt_8:
+	case ppt_tnt_64:
+	case ppt_tip:
+	case ppt_tip_pge:
+	case ppt_tip_pgd:
+	case ppt_fup:
+	case ppt_mtc:
+	case ppt_mode:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int pt_writer__put(struct auxsample_pt_writer *pt, const struct pt_packet *packet)
+{
+	struct pt_packet cyc = { .type = ppt_cyc };
+	uint64_t cycles;
+	int err;
+
+	if (pt->opts.cyc && pt_writer__cyc_eligible(packet->type)) {
+		cycles = (pt->tsc - pt->cyc_tsc) * pt->opts.cbr / pt->opts.nom_freq;
+		if (cycles) {
+			cyc.payload.cyc.value = cycles;
+			err = pt_writer__emit(pt, &cyc);
+			if (err)
+				return err;
+			pt->cyc_tsc = pt->tsc;
+		}
+	}
+	return pt_writer__emit(pt, packet);
+}
+
+static int pt_writer__emit(struct auxsample_pt_writer *pt, const struct pt_packet *packet)
 {
 	int n;
 
@@ -159,6 +199,13 @@ static int pt_writer__psb(struct auxsample_pt_writer *pt, uint64_t ip)
 		err = pt_writer__put_tsc(pt);
 	if (!err && pt->opts.tsc && pt->opts.mtc)
 		err = pt_writer__put_tma(pt);
+	if (!err && pt->opts.cyc) {
+		struct pt_packet cbr = { .type = ppt_cbr };
+
+		cbr.payload.cbr.ratio = pt->opts.cbr;
+		err = pt_writer__emit(pt, &cbr);
+		pt->cyc_tsc = pt->tsc;	/* the CYC count starts again at PSB */
+	}
 	if (!err)
 		err = pt_writer__put_mode(pt);
 	if (!err && pt->enabled)
@@ -178,6 +225,8 @@ auxsample_pt_writer__new(const struct auxsample_pt_writer_config *config)
 	if (!config || config->size < sizeof(*config) || config->psb_period < 256)
 		return NULL;
 	if (config->mtc && (!config->tsc_per_ctc || config->mtc_period > 15))
+		return NULL;
+	if (config->cyc && (!config->cbr || !config->nom_freq))
 		return NULL;
 	pt = calloc(1, sizeof(*pt));
 	if (!pt)

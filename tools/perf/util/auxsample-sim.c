@@ -475,6 +475,10 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 		.mtc = sim->opts->mtc,
 		.mtc_period = SIM_MTC_PERIOD,
 		.tsc_per_ctc = SIM_TSC_CTC_N / SIM_TSC_CTC_D,
+		/* The core runs at its nominal ratio: a cycle is a TSC tick. */
+		.cyc = sim->opts->cyc,
+		.cbr = SIM_MAX_NONTURBO,
+		.nom_freq = SIM_MAX_NONTURBO,
 	});
 	if (t->mem_fd < 0 || !t->pt) {
 		auxsample_pt_writer__delete(t->pt);
@@ -918,6 +922,8 @@ static u64 sim__pt_config(const struct sim_opts *opts)
 		config |= PT_CFG_NORETCOMP;
 	if (opts->mtc)
 		config |= PT_CFG_MTC | ((u64)SIM_MTC_PERIOD << 14);
+	if (opts->cyc)
+		config |= PT_CFG_CYC;
 	return config;
 }
 

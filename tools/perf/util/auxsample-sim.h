@@ -20,6 +20,7 @@ struct sim_opts {
 	bool			noretcomp;	/* no return compression */
 	bool			tsc;		/* TSC in PSB+, timed decoding */
 	bool			mtc;		/* MTC packets and TMA in PSB+ */
+	bool			cyc;		/* CYC packets and CBR in PSB+ */
 };
 
 int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);

@@ -79,10 +79,12 @@ check "no return compression" --no-tsc --noretcomp -c 700 -- "$wl" branches 40
 check "PSB every 512 bytes, 8K samples" --no-tsc --psb-period 512 --aux-sample-size 8K \
 	-c 700 -- "$wl" branches 40
 check "dynamically linked /bin/true" --no-tsc -c 3000 -- /bin/true
+# Cycle-accurate timing lets timed decoding find each sample's trace exactly.
+check "timed, MTC and CYC" --mtc --cyc -c 700 -- "$wl" branches 40
 
 # Timed decoding (TSC in PSB+, with or without MTC): no decode errors
 # either; which branches go with which sample depends on the timing.
-for timing in "" --mtc; do
+for timing in "" --mtc --cyc; do
 	if ! perf auxsample simulate -o "$data" $timing -c 700 -- "$wl" branches 40 > "$out" 2>&1; then
 		fail "timed $timing: simulate failed"
 		continue
@@ -92,9 +94,12 @@ for timing in "" --mtc; do
 	perf report -i "$data" --stdio > "$out" 2>&1
 	grep -q 'instructions:u' "$out" || fail "timed $timing: perf report shows no samples"
 done
+# The timing packets are there.
+perf auxsample simulate -o "$data" --mtc --cyc -c 700 -- "$wl" branches 10 > /dev/null 2>&1
 perf report -D -i "$data" > "$out" 2>&1
-grep -q ' TMA CTC ' "$out" || fail "--mtc: no TMA packet"
-grep -q ' MTC ' "$out" || fail "--mtc: no MTC packet"
+for packet in 'TMA CTC' MTC CBR CYC; do
+	grep -q " $packet " "$out" || fail "--mtc --cyc: no $packet packet"
+done
 
 # Bad input: a clear error, a non-zero exit and no output left behind.
 if perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1; then
