@@ -11,6 +11,7 @@
 #include <subcmd/parse-options.h>
 
 #include "builtin.h"
+#include "util/auxsample-script.h"
 #include "util/auxsample-sim.h"
 #include "util/debug.h"
 #include "util/units.h"
@@ -21,9 +22,37 @@
 #define SIM_MAX_AUX_SAMPLE_SIZE		(60 * 1024)	/* as perf record */
 
 static const char * const auxsample_usage[] = {
+	"perf auxsample script [<options>]",
 	"perf auxsample simulate [<options>] -- <command> [<args>]",
 	NULL
 };
+
+#define AUXSAMPLE_DEFAULT_DEPTH	64
+
+static int cmd_auxsample_script(int argc, const char **argv)
+{
+	struct auxsample_script_opts opts = {
+		.input = "perf.data",
+		.depth = AUXSAMPLE_DEFAULT_DEPTH,
+	};
+	const char * const usage[] = { "perf auxsample script [<options>]", NULL };
+	const struct option options[] = {
+		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
+		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
+		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, usage, 0);
+	if (argc)
+		usage_with_options(usage, options);
+#ifdef HAVE_AUXSAMPLE_SUPPORT
+	return auxsample_script__run(&opts) ? 1 : 0;
+#else
+	pr_err("perf auxsample script needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+	return 1;
+#endif
+}
 
 static int parse_size(const struct option *opt, const char *str, int unset)
 {
@@ -107,7 +136,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 
 int cmd_auxsample(int argc, const char **argv)
 {
-	static const char * const subcommands[] = { "simulate", NULL };
+	static const char * const subcommands[] = { "script", "simulate", NULL };
 	const struct option options[] = {
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
@@ -119,6 +148,8 @@ int cmd_auxsample(int argc, const char **argv)
 		usage_with_options(auxsample_usage, options);
 	if (!strcmp(argv[0], "simulate"))
 		return cmd_auxsample_simulate(argc, argv);
+	if (!strcmp(argv[0], "script"))
+		return cmd_auxsample_script(argc, argv);
 	pr_err("unknown command: perf auxsample %s\n", argv[0]);
 	usage_with_options(auxsample_usage, options);
 	return -1;

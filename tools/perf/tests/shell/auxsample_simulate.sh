@@ -4,7 +4,8 @@
 #
 # Simulated Intel PT sample-mode recordings of small programs: perf's own
 # decoder must read every sample without an error, and its virtual LBR
-# (--itrace=L) must be the true branches the simulator wrote beside them.
+# (--itrace=L) must be the true branches the simulator wrote beside them;
+# so must the virtual LBR of perf auxsample script (libauxsample), exactly.
 
 set -u
 
@@ -66,7 +67,12 @@ check() {
 		fail "$what: perf's virtual LBR is not the truth"
 		return
 	fi
-	echo "$what: $(cat "$out")"
+	echo "$what: perf: $(cat "$out")"
+	if ! python3 "$lib/auxsample_truth.py" --auxsample "$data" 64 perf > "$out" 2>&1; then
+		fail "$what: perf auxsample script's virtual LBR is not the truth"
+		return
+	fi
+	echo "$what: perf auxsample script: $(cat "$out")"
 }
 
 wl=$tmp/workload
@@ -100,6 +106,18 @@ perf report -D -i "$data" > "$out" 2>&1
 for packet in 'TMA CTC' MTC CBR CYC; do
 	grep -q " $packet " "$out" || fail "--mtc --cyc: no $packet packet"
 done
+
+# Deep virtual LBRs: 1024 branches where the snippet holds them.
+perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 40 > /dev/null 2>&1
+python3 "$lib/auxsample_truth.py" --auxsample "$data" 1024 perf > "$out" 2>&1 ||
+	fail "depth 1024: perf auxsample script's virtual LBR is not the truth"
+
+# A file without AUX samples: a clear error.
+perf record -o "$tmp/plain.data" -e cpu-clock -- true > /dev/null 2>&1
+if perf auxsample script -i "$tmp/plain.data" > "$out" 2>&1; then
+	fail "perf auxsample script accepted a file without AUX samples"
+fi
+grep -q "has no samples with AUX area data" "$out" || fail "no clear error for a file without AUX samples"
 
 # Bad input: a clear error, a non-zero exit and no output left behind.
 if perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1; then

@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Compare perf's virtual LBR of simulated AUX samples with the ground truth.
+"""Compare the virtual LBR of simulated AUX samples with the ground truth.
 
-usage: auxsample_truth.py <perf.data> <depth> <perf> [perf script args...]
+usage: auxsample_truth.py [--auxsample] <perf.data> <depth> <perf> [args...]
+
+Without --auxsample the branch stacks come from perf's own decoder
+('perf script --itrace=L<depth> -F ip,brstack'); with it from
+'perf auxsample script --depth <depth>' (libauxsample), which must match
+exactly: it shows no trace begins or ends.
 
 Reads <perf.data>.truth (perf auxsample simulate) and the branch stacks
 that 'perf script --itrace=L<depth> -F ip,brstack' gives, and checks, sample
@@ -47,6 +52,24 @@ def read_perf(perf, data, depth, args):
     return samples
 
 
+def read_auxsample(perf, data, depth, args):
+    cmd = [perf, 'auxsample', 'script', '-i', data, '--depth', str(depth)] + args
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    samples = []
+    for line in out.splitlines():
+        f = line.split()
+        if not f:
+            continue
+        if not line.startswith('\t'):
+            ip = f[f.index('instructions:u:') + 1] if 'instructions:u:' in f else '0'
+            samples.append({'ip': int(ip, 16), 'br': []})
+        elif f[0] == 'branch':
+            arrow = f.index('->')
+            addr = [0 if x == '?' else int(x, 16) for x in (f[1], f[arrow + 1])]
+            samples[-1]['br'].append(tuple(addr))
+    return samples
+
+
 def without_trace_gaps(br):
     """Newest first: drop (0 -> b), and (b -> 0) right after it."""
     out, begin = [], None
@@ -63,9 +86,16 @@ def without_trace_gaps(br):
 
 
 def main():
-    data, depth, perf = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    args = sys.argv[1:]
+    ours = args[0] == '--auxsample'
+    if ours:
+        args = args[1:]
+    data, depth, perf = args[0], int(args[1]), args[2]
     truth = read_truth(data + '.truth')
-    got = read_perf(perf, data, depth, sys.argv[4:])
+    if ours:
+        got = read_auxsample(perf, data, depth, args[3:])
+    else:
+        got = read_perf(perf, data, depth, args[3:])
     if len(truth) != len(got) or not truth:
         print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
         return 1

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf auxsample script: every sample that carries AUX area data, decoded
+ * with libauxsample into its virtual LBR (the last taken branches before
+ * it, newest first) and the call chain those branches show.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/kernel.h>
+#include <linux/err.h>
+#include <auxsample/auxsample.h>
+
+#include "addr_location.h"
+#include "auxsample.h"
+#include "auxsample-script.h"
+#include "auxtrace.h"
+#include "data.h"
+#include "debug.h"
+#include "env.h"
+#include "event.h"
+#include "evsel.h"
+#include "header.h"
+#include "intel-pt.h"
+#include "machine.h"
+#include "map.h"
+#include "sample.h"
+#include "session.h"
+#include "symbol.h"
+#include "thread.h"
+#include "tool.h"
+
+struct auxsample_script {
+	struct perf_tool			tool;
+	const struct auxsample_script_opts	*opts;
+	struct perf_session			*session;
+	struct auxsample_decoder		*dec;
+	struct auxsample_mem			mem;
+	struct auxsample_config			config;
+	bool					have_config;
+	u64					samples;
+	u64					nosync;
+	u64					errors;
+	u64					branches;
+};
+
+/* Intel PT's trace configuration, from AUXTRACE_INFO and the cpuid. */
+static int auxsample_script__auxtrace_info(struct perf_session *session,
+					   union perf_event *event)
+{
+	struct auxsample_script *s = container_of(session->tool, struct auxsample_script, tool);
+	struct perf_record_auxtrace_info *info = &event->auxtrace_info;
+	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
+	const char *cpuid = perf_env__cpuid(&session->header.env);
+	unsigned int family = 0, model = 0, stepping = 0;
+
+	if (info->type != PERF_AUXTRACE_INTEL_PT) {
+		pr_err("perf auxsample script: AUX area data of type %u: only Intel PT is decoded so far\n",
+		       info->type);
+		return -EOPNOTSUPP;
+	}
+	if (cpuid && sscanf(cpuid, "GenuineIntel,%u,%u,%u", &family, &model, &stepping) == 3) {
+		s->config.pt.family = family;
+		s->config.pt.model = model;
+		s->config.pt.stepping = stepping;
+	}
+	if (nr > INTEL_PT_MAX_NONTURBO_RATIO) {
+		s->config.pt.cpuid_0x15_ebx = info->priv[INTEL_PT_TSC_CTC_N];
+		s->config.pt.cpuid_0x15_eax = info->priv[INTEL_PT_TSC_CTC_D];
+		s->config.pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
+	}
+	s->config.size = sizeof(s->config);
+	s->config.type = AUXSAMPLE_TRACE_INTEL_PT;
+	s->config.read_memory = auxsample_mem__read;
+	s->config.context = &s->mem;
+	s->have_config = true;
+	return 0;
+}
+
+static void auxsample_script__print_addr(struct thread *thread, u64 addr)
+{
+	struct addr_location al;
+
+	if (!addr) {
+		printf("%16s", "?");
+		return;
+	}
+	addr_location__init(&al);
+	printf("%16" PRIx64, addr);
+	if (thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al) && al.sym)
+		printf(" %s+%#" PRIx64, al.sym->name, map__map_ip(al.map, addr) - al.sym->start);
+	addr_location__exit(&al);
+}
+
+static void auxsample_script__print(struct auxsample_script *s, struct thread *thread,
+				    struct perf_sample *sample, struct evsel *evsel, int nr)
+{
+	const struct auxsample_branch *br;
+	const u64 *chain;
+	int depth;
+
+	printf("%16s %6d [%03d] %" PRIu64 ": %s: ", thread__comm_str(thread), sample->tid,
+	       sample->cpu, sample->time, evsel__name(evsel));
+	auxsample_script__print_addr(thread, sample->ip);
+	printf("\n");
+	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
+		printf("\tno sync point in the %" PRIu64 " bytes of trace\n", sample->aux_sample.size);
+		return;
+	}
+	nr = auxsample_decoder__branches(s->dec, &br);
+	for (int i = 0; i < nr; i++) {
+		printf("\tbranch ");
+		auxsample_script__print_addr(thread, br[i].from);
+		printf(" -> ");
+		auxsample_script__print_addr(thread, br[i].to);
+		printf(" %s\n", auxsample_branch_kind__name(br[i].kind));
+	}
+	depth = auxsample_decoder__callchain(s->dec, &chain);
+	for (int i = 0; i < depth; i++) {
+		printf("\tcaller ");
+		auxsample_script__print_addr(thread, chain[i]);
+		printf("\n");
+	}
+}
+
+static int auxsample_script__sample(const struct perf_tool *tool,
+				    union perf_event *event __maybe_unused,
+				    struct perf_sample *sample, struct evsel *evsel,
+				    struct machine *machine)
+{
+	struct auxsample_script *s = container_of(tool, struct auxsample_script, tool);
+	struct auxsample_stats stats;
+	struct thread *thread;
+	int nr;
+
+	if (!sample->aux_sample.size)
+		return 0;
+	if (!s->have_config) {
+		pr_err("perf auxsample script: AUX samples without AUXTRACE_INFO: a broken perf.data?\n");
+		return -EINVAL;
+	}
+	if (!s->dec) {
+		s->dec = auxsample_decoder__new(&s->config);
+		if (!s->dec)
+			return -ENOMEM;
+	}
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!thread)
+		return -ENOMEM;
+	s->mem.machine = machine;
+	s->mem.thread = thread;
+	nr = auxsample_decoder__decode(s->dec, sample->aux_sample.data,
+				       sample->aux_sample.size, s->opts->depth);
+	s->samples++;
+	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
+		s->nosync++;
+	} else if (nr < 0) {
+		pr_err("perf auxsample script: %s\n", auxsample_strerror(nr));
+		thread__put(thread);
+		return nr;
+	}
+	auxsample_decoder__stats(s->dec, &stats, sizeof(stats));
+	s->errors += stats.errors;
+	s->branches += nr > 0 ? nr : 0;
+	auxsample_script__print(s, thread, sample, evsel, nr);
+	thread__put(thread);
+	return 0;
+}
+
+int auxsample_script__run(const struct auxsample_script_opts *opts)
+{
+	struct perf_data data = {
+		.path = opts->input,
+		.mode = PERF_DATA_MODE_READ,
+	};
+	struct auxsample_script s = { .opts = opts };
+	int err;
+
+	perf_tool__init(&s.tool, /*ordered_events=*/true);
+	s.tool.sample = auxsample_script__sample;
+	s.tool.mmap = perf_event__process_mmap;
+	s.tool.mmap2 = perf_event__process_mmap2;
+	s.tool.comm = perf_event__process_comm;
+	s.tool.fork = perf_event__process_fork;
+	s.tool.exit = perf_event__process_exit;
+	s.tool.id_index = perf_event__process_id_index;
+	s.tool.auxtrace_info = auxsample_script__auxtrace_info;
+
+	s.session = perf_session__new(&data, &s.tool);
+	if (IS_ERR(s.session))
+		return PTR_ERR(s.session);
+	err = symbol__init(&s.session->header.env);
+	if (!err)
+		err = perf_session__process_events(s.session);
+	if (!err && !s.samples) {
+		pr_err("perf auxsample script: %s has no samples with AUX area data; record them with perf record -A\n",
+		       opts->input);
+		err = -ENODATA;
+	}
+	if (!err)
+		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
+			s.samples, s.branches, s.nosync, s.errors);
+	auxsample_decoder__delete(s.dec);
+	perf_session__delete(s.session);
+	return err;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_AUXSAMPLE_SCRIPT_H
+#define __PERF_AUXSAMPLE_SCRIPT_H
+
+#include <stdbool.h>
+
+/* perf auxsample script: each AUX sample with its virtual LBR and call chain. */
+struct auxsample_script_opts {
+	const char	*input;
+	unsigned int	depth;		/* branches per sample */
+	bool		json;
+};
+
+int auxsample_script__run(const struct auxsample_script_opts *opts);
+
+#endif /* __PERF_AUXSAMPLE_SCRIPT_H */
