@@ -23,19 +23,23 @@
 
 static const char * const auxsample_usage[] = {
 	"perf auxsample script [<options>]",
+	"perf auxsample stat [<options>]",
 	"perf auxsample simulate [<options>] -- <command> [<args>]",
 	NULL
 };
 
 #define AUXSAMPLE_DEFAULT_DEPTH	64
 
-static int cmd_auxsample_script(int argc, const char **argv)
+static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 {
 	struct auxsample_script_opts opts = {
 		.input = "perf.data",
 		.depth = AUXSAMPLE_DEFAULT_DEPTH,
+		.stat = stat,
 	};
-	const char * const usage[] = { "perf auxsample script [<options>]", NULL };
+	const char * const script_usage[] = { "perf auxsample script [<options>]", NULL };
+	const char * const stat_usage[] = { "perf auxsample stat [<options>]", NULL };
+	const char * const *usage = stat ? stat_usage : script_usage;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
@@ -49,7 +53,8 @@ static int cmd_auxsample_script(int argc, const char **argv)
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_script__run(&opts) ? 1 : 0;
 #else
-	pr_err("perf auxsample script needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+	pr_err("perf auxsample %s needs perf built with libipt and libopencsd (perf check feature auxsample)\n",
+	       stat ? "stat" : "script");
 	return 1;
 #endif
 }
@@ -136,7 +141,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 
 int cmd_auxsample(int argc, const char **argv)
 {
-	static const char * const subcommands[] = { "script", "simulate", NULL };
+	static const char * const subcommands[] = { "script", "simulate", "stat", NULL };
 	const struct option options[] = {
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
@@ -149,7 +154,9 @@ int cmd_auxsample(int argc, const char **argv)
 	if (!strcmp(argv[0], "simulate"))
 		return cmd_auxsample_simulate(argc, argv);
 	if (!strcmp(argv[0], "script"))
-		return cmd_auxsample_script(argc, argv);
+		return cmd_auxsample_script(argc, argv, false);
+	if (!strcmp(argv[0], "stat"))
+		return cmd_auxsample_script(argc, argv, true);
 	pr_err("unknown command: perf auxsample %s\n", argv[0]);
 	usage_with_options(auxsample_usage, options);
 	return -1;

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <linux/kernel.h>
 #include <linux/err.h>
+#include <linux/string.h>
+#include <stdlib.h>
 #include <auxsample/auxsample.h>
 
 #include "addr_location.h"
@@ -31,6 +33,15 @@
 #include "thread.h"
 #include "tool.h"
 
+#define STAT_MAX_CPUS	4096
+#define OVERLAP_PROBE	32	/* bytes of a snippet looked for in the previous one */
+
+/* The previous snippet of each CPU, to measure how much they overlap. */
+struct auxsample_prev {
+	void	*data;
+	size_t	size;
+};
+
 struct auxsample_script {
 	struct perf_tool			tool;
 	const struct auxsample_script_opts	*opts;
@@ -43,7 +54,101 @@ struct auxsample_script {
 	u64					nosync;
 	u64					errors;
 	u64					branches;
+	/* perf auxsample stat */
+	u64					bytes;
+	u64					bytes_before_sync;
+	u64					syncs;
+	u64					overlap;
+	u64					gaps;
+	u64					errors_by_kind[AUXSAMPLE_ERR_OVERFLOW + 1];
+	struct auxsample_prev			*prev;
 };
+
+/*
+ * How many bytes at the start of @cur the previous snippet of the same CPU
+ * ended with: consecutive snippets of an overwrite-mode buffer share most
+ * of their bytes at high sample rates.  The kernel pads snippets with
+ * zeros to 8 bytes, so the end of the previous one may not match.
+ */
+static size_t auxsample__overlap(const struct auxsample_prev *prev, const u8 *cur,
+				 size_t size)
+{
+	const u8 *p, *end;
+
+	if (!prev->data || size < OVERLAP_PROBE || prev->size < OVERLAP_PROBE)
+		return 0;
+	end = (const u8 *)prev->data + prev->size;
+	for (p = memmem(prev->data, prev->size, cur, OVERLAP_PROBE); p;
+	     p = memmem(p + 1, end - p - 1, cur, OVERLAP_PROBE)) {
+		size_t n = min_t(size_t, (size_t)(end - p), size);
+
+		while (n && memcmp(p, cur, n))
+			n--;
+		if (n >= OVERLAP_PROBE)
+			return n;
+		if (end - p - 1 < OVERLAP_PROBE)
+			break;
+	}
+	return 0;
+}
+
+static int auxsample_script__account(struct auxsample_script *s, struct perf_sample *sample)
+{
+	const struct auxsample_decode_error *errs;
+	struct auxsample_stats stats;
+	struct auxsample_prev *prev;
+	int nr;
+
+	auxsample_decoder__stats(s->dec, &stats, sizeof(stats));
+	s->bytes += sample->aux_sample.size;
+	s->bytes_before_sync += stats.bytes_before_sync;
+	s->syncs += stats.syncs;
+	s->gaps += stats.gaps;
+	nr = auxsample_decoder__errors(s->dec, &errs);
+	for (int i = 0; i < nr; i++) {
+		unsigned int e = -errs[i].error;
+
+		if (e < ARRAY_SIZE(s->errors_by_kind))
+			s->errors_by_kind[e]++;
+	}
+	if (sample->cpu >= STAT_MAX_CPUS)
+		return 0;
+	if (!s->prev) {
+		s->prev = calloc(STAT_MAX_CPUS, sizeof(*s->prev));
+		if (!s->prev)
+			return -ENOMEM;
+	}
+	prev = &s->prev[sample->cpu];
+	s->overlap += auxsample__overlap(prev, sample->aux_sample.data, sample->aux_sample.size);
+	free(prev->data);
+	prev->data = memdup(sample->aux_sample.data, sample->aux_sample.size);
+	prev->size = prev->data ? sample->aux_sample.size : 0;
+	return 0;
+}
+
+static void auxsample_script__print_stat(struct auxsample_script *s)
+{
+	u64 n = s->samples ?: 1;
+
+	printf("%12" PRIu64 "  AUX samples\n", s->samples);
+	printf("%12" PRIu64 "  bytes of trace (%" PRIu64 " per sample)\n", s->bytes, s->bytes / n);
+	printf("%12" PRIu64 "  bytes before the first sync point, not decodable (%.1f%%)\n",
+	       s->bytes_before_sync, s->bytes ? 100.0 * s->bytes_before_sync / s->bytes : 0.0);
+	printf("%12" PRIu64 "  decodes from a sync point, resyncs included (%.1f per sample)\n",
+	       s->syncs, (double)s->syncs / n);
+	printf("%12" PRIu64 "  samples without a sync point\n", s->nosync);
+	printf("%12" PRIu64 "  bytes overlapping the CPU's previous snippet (%.1f%%)\n",
+	       s->overlap, s->bytes ? 100.0 * s->overlap / s->bytes : 0.0);
+	printf("%12" PRIu64 "  taken branches (%.1f per sample)\n", s->branches,
+	       (double)s->branches / n);
+	printf("%12" PRIu64 "  trace gaps\n", s->gaps);
+	printf("%12" PRIu64 "  decode errors\n", s->errors);
+	for (unsigned int e = 1; e < ARRAY_SIZE(s->errors_by_kind); e++) {
+		if (s->errors_by_kind[e])
+			printf("%12" PRIu64 "    %s\n", s->errors_by_kind[e],
+			       auxsample_strerror(-e));
+	}
+}
 
 /* Intel PT's trace configuration, from AUXTRACE_INFO and the cpuid. */
 static int auxsample_script__auxtrace_info(struct perf_session *session,
@@ -150,8 +255,9 @@ static int auxsample_script__sample(const struct perf_tool *tool,
 		return -ENOMEM;
 	s->mem.machine = machine;
 	s->mem.thread = thread;
-	nr = auxsample_decoder__decode(s->dec, sample->aux_sample.data,
-				       sample->aux_sample.size, s->opts->depth);
+	/* Statistics want the whole snippet decoded: depth 0. */
+	nr = auxsample_decoder__decode(s->dec, sample->aux_sample.data, sample->aux_sample.size,
+				       s->opts->stat ? 0 : s->opts->depth);
 	s->samples++;
 	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
 		s->nosync++;
@@ -162,6 +268,11 @@ static int auxsample_script__sample(const struct perf_tool *tool,
 	}
 	auxsample_decoder__stats(s->dec, &stats, sizeof(stats));
 	s->errors += stats.errors;
+	if (s->opts->stat) {
+		s->branches += stats.branches;
+		thread__put(thread);
+		return auxsample_script__account(s, sample);
+	}
 	s->branches += nr > 0 ? nr : 0;
 	auxsample_script__print(s, thread, sample, evsel, nr);
 	thread__put(thread);
@@ -198,9 +309,16 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 		       opts->input);
 		err = -ENODATA;
 	}
-	if (!err)
+	if (!err && opts->stat)
+		auxsample_script__print_stat(&s);
+	else if (!err)
 		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
 			s.samples, s.branches, s.nosync, s.errors);
+	if (s.prev) {
+		for (int i = 0; i < STAT_MAX_CPUS; i++)
+			free(s.prev[i].data);
+		free(s.prev);
+	}
 	auxsample_decoder__delete(s.dec);
 	perf_session__delete(s.session);
 	return err;

@@ -4,11 +4,15 @@
 
 #include <stdbool.h>
 
-/* perf auxsample script: each AUX sample with its virtual LBR and call chain. */
+/*
+ * perf auxsample script: each AUX sample with its virtual LBR and call
+ * chain; perf auxsample stat: what the AUX samples of a file hold.
+ */
 struct auxsample_script_opts {
 	const char	*input;
 	unsigned int	depth;		/* branches per sample */
 	bool		json;
+	bool		stat;		/* statistics instead of samples */
 };
 
 int auxsample_script__run(const struct auxsample_script_opts *opts);

@@ -112,6 +112,15 @@ perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 40 > /dev/n
 python3 "$lib/auxsample_truth.py" --auxsample "$data" 1024 perf > "$out" 2>&1 ||
 	fail "depth 1024: perf auxsample script's virtual LBR is not the truth"
 
+# perf auxsample stat: dense samples overlap, and every one is counted.
+perf auxsample simulate -o "$data" --no-tsc -c 100 -- "$wl" branches 10 > /dev/null 2>&1
+perf auxsample stat -i "$data" > "$out" 2>&1
+samples=$(grep -c '^sample' "$data.truth")
+grep -q "^ *$samples  AUX samples" "$out" || fail "stat: not $samples AUX samples"
+grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
+overlap=$(sed -n 's/.*overlapping the CPU.s previous snippet (\([0-9]*\).*/\1/p' "$out")
+[ "${overlap:-0}" -ge 90 ] || fail "stat: dense snippets overlap by only ${overlap:-0}%"
+
 # A file without AUX samples: a clear error.
 perf record -o "$tmp/plain.data" -e cpu-clock -- true > /dev/null 2>&1
 if perf auxsample script -i "$tmp/plain.data" > "$out" 2>&1; then
