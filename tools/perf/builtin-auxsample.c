@@ -43,6 +43,7 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
+		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object per sample (script)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

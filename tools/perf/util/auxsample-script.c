@@ -198,8 +198,88 @@ static void auxsample_script__print_addr(struct thread *thread, u64 addr)
 	addr_location__exit(&al);
 }
 
+static void auxsample_script__print_text(struct auxsample_script *s, struct thread *thread,
+					 struct perf_sample *sample, struct evsel *evsel, int nr);
+
+static void json_puts(const char *str)
+{
+	for (const char *c = str; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			putchar('\\');
+		if ((unsigned char)*c >= ' ')
+			putchar(*c);
+	}
+}
+
+/* A JSON string of the symbol at @addr, or null. */
+static void auxsample_script__json_sym(struct thread *thread, u64 addr)
+{
+	struct addr_location al;
+
+	addr_location__init(&al);
+	if (addr && thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al) && al.sym) {
+		putchar('"');
+		json_puts(al.sym->name);
+		printf("+%#" PRIx64 "\"", map__map_ip(al.map, addr) - al.sym->start);
+	} else {
+		printf("null");
+	}
+	addr_location__exit(&al);
+}
+
+/* One JSON object per line: the sample, its branches and its call chain. */
+static void auxsample_script__print_json(struct auxsample_script *s, struct thread *thread,
+					 struct perf_sample *sample, struct evsel *evsel,
+					 int nr)
+{
+	const struct auxsample_branch *br = NULL;
+	const u64 *chain = NULL;
+	int depth = 0;
+
+	printf("{\"comm\":\"");
+	json_puts(thread__comm_str(thread) ?: "");
+	printf("\",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":%" PRIu64 ",\"event\":\"",
+	       sample->pid, sample->tid, sample->cpu, sample->time);
+	json_puts(evsel__name(evsel));
+	printf("\",\"ip\":\"%#" PRIx64 "\",\"sym\":", sample->ip);
+	auxsample_script__json_sym(thread, sample->ip);
+	printf(",\"sync\":%s,\"branches\":[", nr == -AUXSAMPLE_ERR_NOSYNC ? "false" : "true");
+	if (nr != -AUXSAMPLE_ERR_NOSYNC) {
+		nr = auxsample_decoder__branches(s->dec, &br);
+		depth = auxsample_decoder__callchain(s->dec, &chain);
+	} else {
+		nr = 0;
+	}
+	for (int i = 0; i < nr; i++) {
+		printf("%s{\"from\":\"%#" PRIx64 "\",\"to\":", i ? "," : "", br[i].from);
+		if (br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN)
+			printf("null");
+		else
+			printf("\"%#" PRIx64 "\"", br[i].to);
+		printf(",\"kind\":\"%s\",\"from_sym\":", auxsample_branch_kind__name(br[i].kind));
+		auxsample_script__json_sym(thread, br[i].from);
+		printf(",\"to_sym\":");
+		auxsample_script__json_sym(thread, br[i].to);
+		printf("}");
+	}
+	printf("],\"callchain\":[");
+	for (int i = 0; i < depth; i++)
+		printf("%s\"%#" PRIx64 "\"", i ? "," : "", chain[i]);
+	printf("]}\n");
+}
+
 static void auxsample_script__print(struct auxsample_script *s, struct thread *thread,
 				    struct perf_sample *sample, struct evsel *evsel, int nr)
+{
+	if (s->opts->json) {
+		auxsample_script__print_json(s, thread, sample, evsel, nr);
+		return;
+	}
+	auxsample_script__print_text(s, thread, sample, evsel, nr);
+}
+
+static void auxsample_script__print_text(struct auxsample_script *s, struct thread *thread,
+					 struct perf_sample *sample, struct evsel *evsel, int nr)
 {
 	const struct auxsample_branch *br;
 	const u64 *chain;

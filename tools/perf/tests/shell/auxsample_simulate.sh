@@ -112,6 +112,20 @@ perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 40 > /dev/n
 python3 "$lib/auxsample_truth.py" --auxsample "$data" 1024 perf > "$out" 2>&1 ||
 	fail "depth 1024: perf auxsample script's virtual LBR is not the truth"
 
+# perf auxsample script --json: one valid object per sample, branches as in text.
+perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 20 > /dev/null 2>&1
+perf auxsample script -i "$data" --json > "$tmp/json" 2> /dev/null
+perf auxsample script -i "$data" > "$tmp/text" 2> /dev/null
+python3 - "$tmp/json" "$tmp/text" "$data.truth" > "$out" 2>&1 <<'PY' || fail "script --json"
+import json, sys
+objs = [json.loads(line) for line in open(sys.argv[1])]
+text = [l.split() for l in open(sys.argv[2]) if l.startswith('\tbranch')]
+truth = sum(1 for l in open(sys.argv[3]) if l.startswith('sample'))
+assert len(objs) == truth, (len(objs), truth)
+froms = [int(b['from'], 16) for o in objs for b in o['branches']]
+assert froms == [int(t[1], 16) for t in text], 'json and text differ'
+PY
+
 # perf auxsample stat: dense samples overlap, and every one is counted.
 perf auxsample simulate -o "$data" --no-tsc -c 100 -- "$wl" branches 10 > /dev/null 2>&1
 perf auxsample stat -i "$data" > "$out" 2>&1
