@@ -419,6 +419,7 @@ static int etm_tree_create(struct etm_state *etm)
 		return -AUXSAMPLE_ERR_NOMEM;
 	for (unsigned int i = 0; !err && i < etm->nr_src; i++)
 		err = etm_add_source(etm, i);
+	/* OpenCSD 1.3.3 never frees the 32-byte wrapper this allocates. */
 	if (!err && ocsd_dt_set_gen_elem_outfn(etm->tree, etm_elem_in, etm))
 		err = -AUXSAMPLE_ERR_INVALID;
 	if (!err && ocsd_dt_add_callback_mem_acc(etm->tree, 0, ~0ULL, OCSD_MEM_SPACE_ANY,
