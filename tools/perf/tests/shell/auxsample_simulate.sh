@@ -126,6 +126,21 @@ froms = [int(b['from'], 16) for o in objs for b in o['branches']]
 assert froms == [int(t[1], 16) for t in text], 'json and text differ'
 PY
 
+# perf report shows the virtual LBR as branch data: as many branches as
+# perf auxsample script decodes, the same count as perf's own --itrace=L64.
+perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 40 > /dev/null 2>&1
+branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null | sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
+perf report -i "$data" --stdio > "$out" 2>&1
+grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report: not $branches virtual LBR branches"
+grep -q 'Source Symbol.*Target Symbol' "$out" || fail "report: not in branch mode"
+grep -q '\[\.\] fib  *\[\.\] ' "$out" || fail "report: no branches from fib"
+perf report -i "$data" --stdio --itrace=L64 > "$out" 2>&1
+grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report --itrace=L64: not $branches branches"
+perf report -i "$data" --stdio --virtual-lbr 0 > "$out" 2>&1
+grep -q 'Source Symbol' "$out" && fail "report --virtual-lbr 0: still in branch mode"
+perf report -i "$data" --stdio --branch-history > "$out" 2>&1
+grep -q 'COND_BWD' "$out" || fail "report --branch-history: no branch flags"
+
 # perf auxsample stat: dense samples overlap, and every one is counted.
 perf auxsample simulate -o "$data" --no-tsc -c 100 -- "$wl" branches 10 > /dev/null 2>&1
 perf auxsample stat -i "$data" > "$out" 2>&1

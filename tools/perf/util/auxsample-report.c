@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Virtual LBR in perf report: libauxsample decodes each sample's AUX
+ * snippet into its last taken branches, attached to the sample as the
+ * branch stack that real LBR hardware would have given.
+ *
+ * It plugs in as the session's struct auxtrace, whose process_event sees
+ * every sample before the tool does, and in place of upstream's Intel PT
+ * decoder, which --itrace selects instead.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+#include <auxsample/auxsample.h>
+
+#include "auxsample.h"
+#include "auxsample-report.h"
+#include "auxtrace.h"
+#include "branch.h"
+#include "debug.h"
+#include "env.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "intel-pt.h"
+#include "machine.h"
+#include "sample.h"
+#include "session.h"
+#include "thread.h"
+#include "tool.h"
+
+struct auxsample_report {
+	struct auxtrace			auxtrace;
+	struct auxsample_config		config;
+	struct auxsample_decoder	*dec;
+	struct auxsample_mem		mem;
+	struct branch_stack		*bs;
+	unsigned int			depth;
+	u64				pmu_type;	/* of the AUX area events */
+	bool				have_config;
+	bool				warned;
+};
+
+static struct auxsample_report *to_report(struct perf_session *session)
+{
+	return container_of(session->auxtrace, struct auxsample_report, auxtrace);
+}
+
+static int auxsample_report__auxtrace_info(struct perf_session *session,
+					   union perf_event *event)
+{
+	struct auxsample_report *r = to_report(session);
+	struct perf_record_auxtrace_info *info = &event->auxtrace_info;
+	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
+	const char *cpuid = perf_env__cpuid(&session->header.env);
+	unsigned int family, model, stepping;
+
+	if (info->type != PERF_AUXTRACE_INTEL_PT) {
+		pr_warning("virtual LBR: AUX area data of type %u is not decoded yet: use --itrace\n",
+			   info->type);
+		return 0;
+	}
+	if (cpuid && sscanf(cpuid, "GenuineIntel,%u,%u,%u", &family, &model, &stepping) == 3) {
+		r->config.pt.family = family;
+		r->config.pt.model = model;
+		r->config.pt.stepping = stepping;
+	}
+	if (nr <= INTEL_PT_PMU_TYPE)
+		return -EINVAL;
+	if (nr > INTEL_PT_MAX_NONTURBO_RATIO) {
+		r->config.pt.cpuid_0x15_ebx = info->priv[INTEL_PT_TSC_CTC_N];
+		r->config.pt.cpuid_0x15_eax = info->priv[INTEL_PT_TSC_CTC_D];
+		r->config.pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
+	}
+	r->config.size = sizeof(r->config);
+	r->config.type = AUXSAMPLE_TRACE_INTEL_PT;
+	r->config.read_memory = auxsample_mem__read;
+	r->config.context = &r->mem;
+	r->pmu_type = info->priv[INTEL_PT_PMU_TYPE];
+	r->have_config = true;
+	/* Report the sampled events on their own, not under intel_pt//. */
+	unleader_auxtrace(session);
+	return 0;
+}
+
+static u8 auxsample_report__br_type(unsigned int kind)
+{
+	switch (kind) {
+	case AUXSAMPLE_BR_COND:		return PERF_BR_COND;
+	case AUXSAMPLE_BR_JUMP:		return PERF_BR_UNCOND;
+	case AUXSAMPLE_BR_IND_JUMP:	return PERF_BR_IND;
+	case AUXSAMPLE_BR_CALL:		return PERF_BR_CALL;
+	case AUXSAMPLE_BR_IND_CALL:	return PERF_BR_IND_CALL;
+	case AUXSAMPLE_BR_RET:		return PERF_BR_RET;
+	case AUXSAMPLE_BR_FAR:		return PERF_BR_SYSCALL;
+	case AUXSAMPLE_BR_INTR:		return PERF_BR_IRQ;
+	default:			return PERF_BR_UNKNOWN;
+	}
+}
+
+/* Decode @sample's snippet into r->bs. */
+static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
+				    struct perf_sample *sample)
+{
+	const struct auxsample_branch *br;
+	struct thread *thread;
+	int nr;
+
+	if (!r->dec) {
+		r->dec = auxsample_decoder__new(&r->config);
+		if (!r->dec)
+			return -ENOMEM;
+	}
+	r->mem.machine = &session->machines.host;
+	thread = machine__findnew_thread(r->mem.machine, sample->pid, sample->tid);
+	if (!thread)
+		return -ENOMEM;
+	r->mem.thread = thread;
+	nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
+				       sample->aux_sample.size, r->depth);
+	thread__put(thread);
+	r->mem.thread = NULL;
+	if (nr == -AUXSAMPLE_ERR_NOSYNC)
+		nr = 0;
+	if (nr < 0)
+		return nr;
+
+	auxsample_decoder__branches(r->dec, &br);
+	r->bs->nr = nr;
+	r->bs->hw_idx = -1ULL;
+	for (int i = 0; i < nr; i++) {
+		struct branch_entry *e = &r->bs->entries[i];
+
+		memset(e, 0, sizeof(*e));
+		e->from = br[i].from;
+		e->to = br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br[i].to;
+		e->flags.type = auxsample_report__br_type(br[i].kind);
+	}
+	return 0;
+}
+
+static int auxsample_report__process_event(struct perf_session *session,
+					   union perf_event *event,
+					   struct perf_sample *sample,
+					   const struct perf_tool *tool __maybe_unused)
+{
+	struct auxsample_report *r = to_report(session);
+	int err;
+
+	if (event->header.type != PERF_RECORD_SAMPLE || !sample->aux_sample.size ||
+	    sample->branch_stack || !r->have_config)
+		return 0;
+	err = auxsample_report__decode(r, session, sample);
+	if (err) {
+		/* One sample's trouble never costs the others theirs. */
+		if (!r->warned)
+			pr_warning("virtual LBR: %s\n", auxsample_strerror(err));
+		r->warned = true;
+		return 0;
+	}
+	sample->branch_stack = r->bs;
+	sample->no_hw_idx = false;
+	return 0;
+}
+
+static int auxsample_report__flush_events(struct perf_session *session __maybe_unused,
+					  const struct perf_tool *tool __maybe_unused)
+{
+	return 0;
+}
+
+static void auxsample_report__free_events(struct perf_session *session __maybe_unused)
+{
+}
+
+static void auxsample_report__free(struct perf_session *session)
+{
+	struct auxsample_report *r = to_report(session);
+
+	session->auxtrace = NULL;
+	auxsample_decoder__delete(r->dec);
+	free(r->bs);
+	free(r);
+}
+
+static bool auxsample_report__evsel_is_auxtrace(struct perf_session *session,
+						struct evsel *evsel)
+{
+	struct auxsample_report *r = to_report(session);
+
+	return r->have_config && evsel->core.attr.type == r->pmu_type;
+}
+
+static bool auxsample_report__has_aux_samples(struct evlist *evlist)
+{
+	struct evsel *evsel;
+
+	evlist__for_each_entry(evlist, evsel) {
+		if ((evsel->core.attr.sample_type & PERF_SAMPLE_AUX) &&
+		    evsel->core.attr.aux_sample_size)
+			return true;
+	}
+	return false;
+}
+
+int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
+			    struct itrace_synth_opts *itrace, unsigned int depth)
+{
+	struct auxsample_report *r;
+	struct evsel *evsel;
+
+	/* -D dumps the trace with perf's own packet decoder. */
+	if (!depth || dump_trace || itrace->set || session->auxtrace ||
+	    !auxsample_report__has_aux_samples(session->evlist))
+		return 0;
+
+	r = zalloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->bs = zalloc(sizeof(*r->bs) + depth * sizeof(r->bs->entries[0]));
+	if (!r->bs) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->depth = depth;
+	r->auxtrace.process_event = auxsample_report__process_event;
+	r->auxtrace.flush_events = auxsample_report__flush_events;
+	r->auxtrace.free_events = auxsample_report__free_events;
+	r->auxtrace.free = auxsample_report__free;
+	r->auxtrace.evsel_is_auxtrace = auxsample_report__evsel_is_auxtrace;
+	session->auxtrace = &r->auxtrace;
+	tool->auxtrace_info = auxsample_report__auxtrace_info;
+
+	/* The samples have branch stacks now, as with --itrace=L. */
+	itrace->set = true;
+	itrace->add_last_branch = true;
+	itrace->last_branch_sz = depth;
+	evlist__for_each_entry(session->evlist, evsel)
+		evsel->synth_sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	return 0;
+}

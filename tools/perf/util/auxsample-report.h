@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_AUXSAMPLE_REPORT_H
+#define __PERF_AUXSAMPLE_REPORT_H
+
+#include <linux/compiler.h>
+
+struct itrace_synth_opts;
+struct perf_session;
+struct perf_tool;
+
+/*
+ * The virtual LBR for tools that read samples (perf report): when the
+ * file's samples carry AUX area data and no --itrace was asked for, every
+ * such sample gets the branch stack that libauxsample decodes from its
+ * snippet, @depth branches deep, as real LBR data would be.  Returns 0 also
+ * when it does not apply (depth 0, --itrace given, no AUX samples).
+ */
+#define AUXSAMPLE_REPORT_DEPTH	64
+
+#ifdef HAVE_AUXSAMPLE_SUPPORT
+int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
+			    struct itrace_synth_opts *itrace, unsigned int depth);
+#else
+static inline int auxsample_report__setup(struct perf_session *session __maybe_unused,
+					  struct perf_tool *tool __maybe_unused,
+					  struct itrace_synth_opts *itrace __maybe_unused,
+					  unsigned int depth __maybe_unused)
+{
+	return 0;
+}
+#endif
+
+#endif /* __PERF_AUXSAMPLE_REPORT_H */
