@@ -20,6 +20,7 @@
 #include "auxsample-report.h"
 #include "auxtrace.h"
 #include "branch.h"
+#include "callchain.h"
 #include "debug.h"
 #include "env.h"
 #include "evlist.h"
@@ -37,6 +38,8 @@ struct auxsample_report {
 	struct auxsample_decoder	*dec;
 	struct auxsample_mem		mem;
 	struct branch_stack		*bs;
+	struct ip_callchain		*chain;		/* context, ip, callers */
+	unsigned int			chain_max;
 	unsigned int			depth;
 	u64				pmu_type;	/* of the AUX area events */
 	bool				have_config;
@@ -100,7 +103,23 @@ static u8 auxsample_report__br_type(unsigned int kind)
 	}
 }
 
-/* Decode @sample's snippet into r->bs. */
+/*
+ * The call chain the snippet shows: the sample's IP, then the return
+ * addresses of the calls still open, innermost first.
+ */
+static void auxsample_report__callchain(struct auxsample_report *r, struct perf_sample *sample)
+{
+	const u64 *ips;
+	int depth = auxsample_decoder__callchain(r->dec, &ips);
+
+	depth = min_t(int, depth, r->chain_max - 2);
+	r->chain->ips[0] = PERF_CONTEXT_USER;
+	r->chain->ips[1] = sample->ip;
+	memcpy(&r->chain->ips[2], ips, depth * sizeof(*ips));
+	r->chain->nr = depth + 2;
+}
+
+/* Decode @sample's snippet into r->bs and r->chain. */
 static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
 				    struct perf_sample *sample)
 {
@@ -122,11 +141,15 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 				       sample->aux_sample.size, r->depth);
 	thread__put(thread);
 	r->mem.thread = NULL;
-	if (nr == -AUXSAMPLE_ERR_NOSYNC)
-		nr = 0;
+	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
+		r->bs->nr = 0;
+		r->chain->nr = 0;
+		return 0;
+	}
 	if (nr < 0)
 		return nr;
 
+	auxsample_report__callchain(r, sample);
 	auxsample_decoder__branches(r->dec, &br);
 	r->bs->nr = nr;
 	r->bs->hw_idx = -1ULL;
@@ -162,6 +185,8 @@ static int auxsample_report__process_event(struct perf_session *session,
 	}
 	sample->branch_stack = r->bs;
 	sample->no_hw_idx = false;
+	if (!sample->callchain && r->chain->nr)
+		sample->callchain = r->chain;
 	return 0;
 }
 
@@ -182,6 +207,7 @@ static void auxsample_report__free(struct perf_session *session)
 	session->auxtrace = NULL;
 	auxsample_decoder__delete(r->dec);
 	free(r->bs);
+	free(r->chain);
 	free(r);
 }
 
@@ -219,8 +245,12 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 	r = zalloc(sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->chain_max = PERF_MAX_STACK_DEPTH;
 	r->bs = zalloc(sizeof(*r->bs) + depth * sizeof(r->bs->entries[0]));
-	if (!r->bs) {
+	r->chain = zalloc(sizeof(*r->chain) + r->chain_max * sizeof(r->chain->ips[0]));
+	if (!r->bs || !r->chain) {
+		free(r->bs);
+		free(r->chain);
 		free(r);
 		return -ENOMEM;
 	}
@@ -233,11 +263,13 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 	session->auxtrace = &r->auxtrace;
 	tool->auxtrace_info = auxsample_report__auxtrace_info;
 
-	/* The samples have branch stacks now, as with --itrace=L. */
+	/* The samples have branch stacks and call chains now, as with --itrace=LG. */
 	itrace->set = true;
 	itrace->add_last_branch = true;
 	itrace->last_branch_sz = depth;
+	itrace->add_callchain = true;
+	itrace->callchain_sz = r->chain_max;
 	evlist__for_each_entry(session->evlist, evsel)
-		evsel->synth_sample_type |= PERF_SAMPLE_BRANCH_STACK;
+		evsel->synth_sample_type |= PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_CALLCHAIN;
 	return 0;
 }

@@ -140,6 +140,11 @@ perf report -i "$data" --stdio --virtual-lbr 0 > "$out" 2>&1
 grep -q 'Source Symbol' "$out" && fail "report --virtual-lbr 0: still in branch mode"
 perf report -i "$data" --stdio --branch-history > "$out" 2>&1
 grep -q 'COND_BWD' "$out" || fail "report --branch-history: no branch flags"
+# The call chains that the snippets show: fib called from branches from main.
+perf report -i "$data" --stdio --no-branch-stack --no-children > "$out" 2>&1
+awk '/\[\.\] fib$/ { p = 1; next } p && /^ +[0-9.]+%/ { exit } p' "$out" > "$tmp/fib"
+grep -q 'branches$' "$tmp/fib" || fail "report -g: fib not called from branches"
+grep -q ' main$' "$tmp/fib" || fail "report -g: branches not called from main"
 
 # perf auxsample stat: dense samples overlap, and every one is counted.
 perf auxsample simulate -o "$data" --no-tsc -c 100 -- "$wl" branches 10 > /dev/null 2>&1
