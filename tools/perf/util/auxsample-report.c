@@ -35,8 +35,8 @@
 struct auxsample_report {
 	struct auxtrace			auxtrace;
 	struct auxsample_config		config;
-	struct auxsample_decoder	*dec;
-	struct auxsample_mem		mem;
+	struct auxsample_decoder	*dec;	/* proc's, for the sample at hand */
+	struct auxsample_proc		proc;
 	struct branch_stack		*bs;
 	struct ip_callchain		*chain;		/* context, ip, callers */
 	unsigned int			chain_max;
@@ -80,7 +80,6 @@ static int auxsample_report__auxtrace_info(struct perf_session *session,
 	r->config.size = sizeof(r->config);
 	r->config.type = AUXSAMPLE_TRACE_INTEL_PT;
 	r->config.read_memory = auxsample_mem__read;
-	r->config.context = &r->mem;
 	r->pmu_type = info->priv[INTEL_PT_PMU_TYPE];
 	r->have_config = true;
 	/* Report the sampled events on their own, not under intel_pt//. */
@@ -127,20 +126,17 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	struct thread *thread;
 	int nr;
 
-	if (!r->dec) {
-		r->dec = auxsample_decoder__new(&r->config);
-		if (!r->dec)
-			return -ENOMEM;
-	}
-	r->mem.machine = &session->machines.host;
-	thread = machine__findnew_thread(r->mem.machine, sample->pid, sample->tid);
+	thread = machine__findnew_thread(&session->machines.host, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
-	r->mem.thread = thread;
+	r->dec = auxsample_proc__decoder(&r->proc, &r->config, &session->machines.host, thread);
+	if (!r->dec) {
+		thread__put(thread);
+		return -ENOMEM;
+	}
 	nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
 				       sample->aux_sample.size, r->depth);
 	thread__put(thread);
-	r->mem.thread = NULL;
 	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
 		r->bs->nr = 0;
 		r->chain->nr = 0;
@@ -205,7 +201,7 @@ static void auxsample_report__free(struct perf_session *session)
 	struct auxsample_report *r = to_report(session);
 
 	session->auxtrace = NULL;
-	auxsample_decoder__delete(r->dec);
+	auxsample_proc__exit(&r->proc);
 	free(r->bs);
 	free(r->chain);
 	free(r);

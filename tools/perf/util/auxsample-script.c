@@ -46,8 +46,8 @@ struct auxsample_script {
 	struct perf_tool			tool;
 	const struct auxsample_script_opts	*opts;
 	struct perf_session			*session;
-	struct auxsample_decoder		*dec;
-	struct auxsample_mem			mem;
+	struct auxsample_decoder		*dec;	/* proc's, for the sample at hand */
+	struct auxsample_proc			proc;
 	struct auxsample_config			config;
 	bool					have_config;
 	u64					samples;
@@ -178,7 +178,6 @@ static int auxsample_script__auxtrace_info(struct perf_session *session,
 	s->config.size = sizeof(s->config);
 	s->config.type = AUXSAMPLE_TRACE_INTEL_PT;
 	s->config.read_memory = auxsample_mem__read;
-	s->config.context = &s->mem;
 	s->have_config = true;
 	return 0;
 }
@@ -325,16 +324,14 @@ static int auxsample_script__sample(const struct perf_tool *tool,
 		pr_err("perf auxsample script: AUX samples without AUXTRACE_INFO: a broken perf.data?\n");
 		return -EINVAL;
 	}
-	if (!s->dec) {
-		s->dec = auxsample_decoder__new(&s->config);
-		if (!s->dec)
-			return -ENOMEM;
-	}
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
-	s->mem.machine = machine;
-	s->mem.thread = thread;
+	s->dec = auxsample_proc__decoder(&s->proc, &s->config, machine, thread);
+	if (!s->dec) {
+		thread__put(thread);
+		return -ENOMEM;
+	}
 	/* Statistics want the whole snippet decoded: depth 0. */
 	nr = auxsample_decoder__decode(s->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       s->opts->stat ? 0 : s->opts->depth);
@@ -399,7 +396,7 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 			free(s.prev[i].data);
 		free(s.prev);
 	}
-	auxsample_decoder__delete(s.dec);
+	auxsample_proc__exit(&s.proc);
 	perf_session__delete(s.session);
 	return err;
 }

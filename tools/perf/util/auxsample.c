@@ -3,8 +3,11 @@
  * Glue between perf and libauxsample: the decoder reads the traced code
  * through the sampled thread's maps, as perf's own Intel PT decoder does.
  */
+#include <unistd.h>
 #include <linux/kernel.h>
 #include <linux/types.h>
+#include <sys/mman.h>
+#include <auxsample/auxsample.h>
 
 #include "addr_location.h"
 #include "auxsample.h"
@@ -12,6 +15,7 @@
 #include "event.h"
 #include "machine.h"
 #include "map.h"
+#include "maps.h"
 #include "thread.h"
 
 int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context)
@@ -40,4 +44,57 @@ int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context)
 out:
 	addr_location__exit(&al);
 	return len > 0 ? (int)len : -1;
+}
+
+/* A map of a readable file: a section of the image. */
+static int auxsample_proc__add_map(struct map *map, void *data)
+{
+	struct auxsample_image *image = data;
+	struct dso *dso = map__dso(map);
+	const char *name = dso ? dso__long_name(dso) : NULL;
+
+	if (!name || name[0] != '/' || !(map__prot(map) & PROT_EXEC) || access(name, R_OK))
+		return 0;
+	/* A file that will not load leaves its code to the callback. */
+	auxsample_image__add_file(image, name, map__pgoff(map), map__size(map),
+				  map__start(map));
+	return 0;
+}
+
+struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
+						   const struct auxsample_config *config,
+						   struct machine *machine, struct thread *thread)
+{
+	struct maps *maps = thread__maps(thread);
+	unsigned int nr_maps = maps ? maps__nr_maps(maps) : 0;
+	struct auxsample_config cfg = *config;
+
+	proc->mem.machine = machine;
+	proc->mem.thread = thread;
+	if (proc->dec && proc->pid == thread__pid(thread) && proc->nr_maps == nr_maps)
+		return proc->dec;
+
+	auxsample_proc__exit(proc);
+	proc->image = auxsample_image__new();
+	if (!proc->image)
+		return NULL;
+	if (maps)
+		maps__for_each_map(maps, auxsample_proc__add_map, proc->image);
+	cfg.image = proc->image;
+	cfg.read_memory = auxsample_mem__read;
+	cfg.context = &proc->mem;
+	proc->dec = auxsample_decoder__new(&cfg);
+	proc->pid = thread__pid(thread);
+	proc->nr_maps = nr_maps;
+	proc->mem.machine = machine;
+	proc->mem.thread = thread;
+	return proc->dec;
+}
+
+void auxsample_proc__exit(struct auxsample_proc *proc)
+{
+	auxsample_decoder__delete(proc->dec);
+	proc->dec = NULL;
+	auxsample_image__put(proc->image);
+	proc->image = NULL;
 }

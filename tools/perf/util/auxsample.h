@@ -4,6 +4,7 @@
 
 #include <linux/types.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct machine;
 struct thread;
@@ -20,5 +21,29 @@ struct auxsample_mem {
 
 /* An auxsample_read_memory_fn: @context is a struct auxsample_mem. */
 int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context);
+
+struct auxsample_config;
+struct auxsample_decoder;
+struct auxsample_image;
+
+/*
+ * A decoder for the process being decoded, with the files of its maps in
+ * a libauxsample image (a shared section cache: much faster than reading
+ * code through the maps for every block), made again when the process or
+ * its number of maps changes.  Code outside files comes through
+ * auxsample_mem__read().
+ */
+struct auxsample_proc {
+	struct auxsample_mem	mem;
+	pid_t			pid;
+	unsigned int		nr_maps;
+	struct auxsample_image	*image;
+	struct auxsample_decoder *dec;
+};
+
+struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
+						   const struct auxsample_config *config,
+						   struct machine *machine, struct thread *thread);
+void auxsample_proc__exit(struct auxsample_proc *proc);
 
 #endif /* __PERF_AUXSAMPLE_H */
