@@ -22,10 +22,8 @@
 #include "branch.h"
 #include "callchain.h"
 #include "debug.h"
-#include "env.h"
 #include "evlist.h"
 #include "evsel.h"
-#include "intel-pt.h"
 #include "machine.h"
 #include "sample.h"
 #include "session.h"
@@ -55,32 +53,16 @@ static int auxsample_report__auxtrace_info(struct perf_session *session,
 					   union perf_event *event)
 {
 	struct auxsample_report *r = to_report(session);
-	struct perf_record_auxtrace_info *info = &event->auxtrace_info;
-	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
-	const char *cpuid = perf_env__cpuid(&session->header.env);
-	unsigned int family, model, stepping;
+	int err = auxsample_config__from_auxtrace_info(&r->config, session, event,
+							&r->pmu_type);
 
-	if (info->type != PERF_AUXTRACE_INTEL_PT) {
+	if (err == -EOPNOTSUPP) {
 		pr_warning("virtual LBR: AUX area data of type %u is not decoded yet: use --itrace\n",
-			   info->type);
+			   event->auxtrace_info.type);
 		return 0;
 	}
-	if (cpuid && sscanf(cpuid, "GenuineIntel,%u,%u,%u", &family, &model, &stepping) == 3) {
-		r->config.pt.family = family;
-		r->config.pt.model = model;
-		r->config.pt.stepping = stepping;
-	}
-	if (nr <= INTEL_PT_PMU_TYPE)
-		return -EINVAL;
-	if (nr > INTEL_PT_MAX_NONTURBO_RATIO) {
-		r->config.pt.cpuid_0x15_ebx = info->priv[INTEL_PT_TSC_CTC_N];
-		r->config.pt.cpuid_0x15_eax = info->priv[INTEL_PT_TSC_CTC_D];
-		r->config.pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
-	}
-	r->config.size = sizeof(r->config);
-	r->config.type = AUXSAMPLE_TRACE_INTEL_PT;
-	r->config.read_memory = auxsample_mem__read;
-	r->pmu_type = info->priv[INTEL_PT_PMU_TYPE];
+	if (err)
+		return err;
 	r->have_config = true;
 	/* Report the sampled events on their own, not under intel_pt//. */
 	unleader_auxtrace(session);

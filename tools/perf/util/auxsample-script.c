@@ -17,14 +17,11 @@
 #include "addr_location.h"
 #include "auxsample.h"
 #include "auxsample-script.h"
-#include "auxtrace.h"
 #include "data.h"
 #include "debug.h"
-#include "env.h"
 #include "event.h"
 #include "evsel.h"
 #include "header.h"
-#include "intel-pt.h"
 #include "machine.h"
 #include "map.h"
 #include "sample.h"
@@ -155,46 +152,46 @@ static int auxsample_script__auxtrace_info(struct perf_session *session,
 					   union perf_event *event)
 {
 	struct auxsample_script *s = container_of(session->tool, struct auxsample_script, tool);
-	struct perf_record_auxtrace_info *info = &event->auxtrace_info;
-	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
-	const char *cpuid = perf_env__cpuid(&session->header.env);
-	unsigned int family = 0, model = 0, stepping = 0;
+	u64 pmu_type;
+	int err = auxsample_config__from_auxtrace_info(&s->config, session, event, &pmu_type);
 
-	if (info->type != PERF_AUXTRACE_INTEL_PT) {
+	if (err == -EOPNOTSUPP)
 		pr_err("perf auxsample script: AUX area data of type %u: only Intel PT is decoded so far\n",
-		       info->type);
-		return -EOPNOTSUPP;
-	}
-	if (cpuid && sscanf(cpuid, "GenuineIntel,%u,%u,%u", &family, &model, &stepping) == 3) {
-		s->config.pt.family = family;
-		s->config.pt.model = model;
-		s->config.pt.stepping = stepping;
-	}
-	if (nr > INTEL_PT_MAX_NONTURBO_RATIO) {
-		s->config.pt.cpuid_0x15_ebx = info->priv[INTEL_PT_TSC_CTC_N];
-		s->config.pt.cpuid_0x15_eax = info->priv[INTEL_PT_TSC_CTC_D];
-		s->config.pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
-	}
-	s->config.size = sizeof(s->config);
-	s->config.type = AUXSAMPLE_TRACE_INTEL_PT;
-	s->config.read_memory = auxsample_mem__read;
+		       event->auxtrace_info.type);
+	if (err)
+		return err;
 	s->have_config = true;
 	return 0;
 }
 
-static void auxsample_script__print_addr(struct thread *thread, u64 addr)
+/* The symbol at @addr and the offset into it, or NULL. */
+static const char *auxsample_script__sym(struct thread *thread, u64 addr, u64 *offset)
 {
 	struct addr_location al;
+	const char *name = NULL;
+
+	addr_location__init(&al);
+	if (addr && thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al) && al.sym) {
+		name = al.sym->name;
+		*offset = map__map_ip(al.map, addr) - al.sym->start;
+	}
+	addr_location__exit(&al);
+	return name;
+}
+
+static void auxsample_script__print_addr(struct thread *thread, u64 addr)
+{
+	const char *name;
+	u64 offset;
 
 	if (!addr) {
 		printf("%16s", "?");
 		return;
 	}
-	addr_location__init(&al);
 	printf("%16" PRIx64, addr);
-	if (thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al) && al.sym)
-		printf(" %s+%#" PRIx64, al.sym->name, map__map_ip(al.map, addr) - al.sym->start);
-	addr_location__exit(&al);
+	name = auxsample_script__sym(thread, addr, &offset);
+	if (name)
+		printf(" %s+%#" PRIx64, name, offset);
 }
 
 static void auxsample_script__print_text(struct auxsample_script *s, struct thread *thread,
@@ -213,17 +210,16 @@ static void json_puts(const char *str)
 /* A JSON string of the symbol at @addr, or null. */
 static void auxsample_script__json_sym(struct thread *thread, u64 addr)
 {
-	struct addr_location al;
+	u64 offset;
+	const char *name = auxsample_script__sym(thread, addr, &offset);
 
-	addr_location__init(&al);
-	if (addr && thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al) && al.sym) {
-		putchar('"');
-		json_puts(al.sym->name);
-		printf("+%#" PRIx64 "\"", map__map_ip(al.map, addr) - al.sym->start);
-	} else {
+	if (!name) {
 		printf("null");
+		return;
 	}
-	addr_location__exit(&al);
+	putchar('"');
+	json_puts(name);
+	printf("+%#" PRIx64 "\"", offset);
 }
 
 /* One JSON object per line: the sample, its branches and its call chain. */

@@ -3,6 +3,9 @@
  * Glue between perf and libauxsample: the decoder reads the traced code
  * through the sampled thread's maps, as perf's own Intel PT decoder does.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <linux/kernel.h>
 #include <linux/types.h>
@@ -11,11 +14,16 @@
 
 #include "addr_location.h"
 #include "auxsample.h"
+#include "auxtrace.h"
+#include "debug.h"
 #include "dso.h"
+#include "env.h"
 #include "event.h"
+#include "intel-pt.h"
 #include "machine.h"
 #include "map.h"
 #include "maps.h"
+#include "session.h"
 #include "thread.h"
 
 int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context)
@@ -97,4 +105,40 @@ void auxsample_proc__exit(struct auxsample_proc *proc)
 	proc->dec = NULL;
 	auxsample_image__put(proc->image);
 	proc->image = NULL;
+}
+
+int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
+					 struct perf_session *session,
+					 union perf_event *event, u64 *pmu_type)
+{
+	struct perf_record_auxtrace_info *info = &event->auxtrace_info;
+	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
+	const char *cpuid = perf_env__cpuid(&session->header.env);
+	unsigned int family, model, stepping;
+
+	if (info->type != PERF_AUXTRACE_INTEL_PT)
+		return -EOPNOTSUPP;
+	if (nr <= INTEL_PT_PMU_TYPE) {
+		pr_err("AUXTRACE_INFO record is too short (%zu fields): the perf.data file is damaged\n",
+		       nr);
+		return -EINVAL;
+	}
+
+	memset(config, 0, sizeof(*config));
+	config->size = sizeof(*config);
+	config->type = AUXSAMPLE_TRACE_INTEL_PT;
+	config->read_memory = auxsample_mem__read;
+	/* The CPU only selects errata workarounds: none when unknown. */
+	if (cpuid && sscanf(cpuid, "GenuineIntel,%u,%u,%u", &family, &model, &stepping) == 3) {
+		config->pt.family = family;
+		config->pt.model = model;
+		config->pt.stepping = stepping;
+	}
+	if (nr > INTEL_PT_MAX_NONTURBO_RATIO) {
+		config->pt.cpuid_0x15_ebx = info->priv[INTEL_PT_TSC_CTC_N];
+		config->pt.cpuid_0x15_eax = info->priv[INTEL_PT_TSC_CTC_D];
+		config->pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
+	}
+	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
+	return 0;
 }

@@ -25,6 +25,17 @@ int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context);
 struct auxsample_config;
 struct auxsample_decoder;
 struct auxsample_image;
+struct perf_session;
+union perf_event;
+
+/*
+ * Intel PT's trace configuration from an AUXTRACE_INFO event and the
+ * header's cpuid, and the PMU type of its events.  -EOPNOTSUPP for other
+ * AUX area data, -EINVAL for a short event.
+ */
+int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
+					 struct perf_session *session,
+					 union perf_event *event, u64 *pmu_type);
 
 /*
  * A decoder for the process being decoded, with the files of its maps in

@@ -25,8 +25,8 @@ struct auxsample_pt_writer_config {
 	uint8_t		mtc_period;	/* an MTC every 2^mtc_period CTC ticks */
 	uint32_t	tsc_per_ctc;	/* TSC ticks per CTC tick (CPUID.15H) */
 	uint8_t		cyc;		/* CYC packets, CBR in PSB+ */
-	uint8_t		cbr;		/* core:bus ratio: cycles = TSC ticks *
-					 * cbr / max non-turbo ratio */
+	/* core:bus ratio: cycles = TSC ticks * cbr / max non-turbo ratio */
+	uint8_t		cbr;
 	uint8_t		nom_freq;	/* max non-turbo ratio */
 };
 
