@@ -92,14 +92,14 @@ struct perf_pmu *perf_pmus__find_persistent(const char *name)
 	if (strcmp(name, PERSISTENT_PMU_NAME) || persistent__kernel_pmu())
 		return NULL;
 
-	dirfd = open(persistent__dir(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	if (dirfd < 0)
-		return NULL;
-
 	/* Only a holder's directory: it has the PMU's type file. */
 	scnprintf(path, sizeof(path), "%s/type", PERSISTENT_PMU_NAME);
-	if (faccessat(dirfd, path, F_OK, 0)) {
-		close(dirfd);
+	dirfd = open(persistent__dir(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (dirfd < 0 || faccessat(dirfd, path, F_OK, 0)) {
+		if (dirfd >= 0)
+			close(dirfd);
+		pr_warning_once("No persistent events: this kernel has no persistent PMU and no holder runs in %s.\n"
+				"'perf persistent detach -e <event>' makes one.\n", persistent__dir());
 		return NULL;
 	}
 	pmu = perf_pmus__add_test_pmu(dirfd, PERSISTENT_PMU_NAME);
