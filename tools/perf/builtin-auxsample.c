@@ -2,18 +2,43 @@
 /*
  * perf auxsample: the AUX-sample toolbox.
  *
+ *   perf auxsample script [<options>]
+ *   perf auxsample stat [<options>]
+ *   perf auxsample inject [<options>] -o <file>
  *   perf auxsample simulate [<options>] -- <command> [<args>]
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/err.h>
 #include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include <linux/string.h>
+#include <linux/zalloc.h>
+#include <internal/lib.h>
 #include <subcmd/parse-options.h>
 
 #include "builtin.h"
+#include "util/auxsample-report.h"
 #include "util/auxsample-script.h"
 #include "util/auxsample-sim.h"
+#include "util/auxtrace.h"
+#include "util/branch.h"
+#include "util/data.h"
 #include "util/debug.h"
+#include "util/event.h"
+#include "util/evlist.h"
+#include "util/evsel.h"
+#include "util/header.h"
+#include "util/sample.h"
+#include "util/session.h"
+#include "util/symbol.h"
+#include "util/synthetic-events.h"
+#include "util/tool.h"
 #include "util/units.h"
 
 #define SIM_DEFAULT_AUX_SAMPLE_SIZE	4096
@@ -24,6 +49,7 @@
 static const char * const auxsample_usage[] = {
 	"perf auxsample script [<options>]",
 	"perf auxsample stat [<options>]",
+	"perf auxsample inject [<options>] -o <file>",
 	"perf auxsample simulate [<options>] -- <command> [<args>]",
 	NULL
 };
@@ -58,6 +84,534 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	       stat ? "stat" : "script");
 	return 1;
 #endif
+}
+
+/*
+ * perf auxsample inject: the input's events, with the samples that carry
+ * AUX area data rewritten to carry the virtual LBR that perf report shows
+ * for them as a branch stack (and, with -g, the call chain their snippet
+ * shows) instead of the trace.  The decoding is perf report's
+ * (util/auxsample-report.c); the rewriting and the header are perf
+ * inject's way: perf_event__synthesize_sample() for each sample, and the
+ * attrs changed only when the header is written, after the last input
+ * sample is parsed.
+ */
+struct auxsample_inject {
+	struct perf_tool	tool;
+	struct perf_session	*session;
+	struct perf_data	output;
+	struct feat_copier	fc;
+	const char		*input;
+	union perf_event	*event;		/* the sample being rewritten */
+	unsigned int		depth;
+	bool			callchain;
+	bool			force;
+	u64			data_offset;
+	u64			bytes_written;
+	u64			samples;	/* AUX samples rewritten */
+	u64			decoded;	/* ... with a branch in their stack */
+	/* The input's feature sections, copied into the output. */
+	struct perf_file_section secs[HEADER_FEAT_BITS];
+};
+
+/* What the virtual LBR is: every kind of taken branch, with its type. */
+#define AUXSAMPLE_INJECT_BRANCH_TYPE	(PERF_SAMPLE_BRANCH_ANY |		\
+					 PERF_SAMPLE_BRANCH_TYPE_SAVE |		\
+					 PERF_SAMPLE_BRANCH_HW_INDEX)
+
+static bool auxsample_inject__has_aux(const struct evsel *evsel)
+{
+	return (evsel->core.attr.sample_type & PERF_SAMPLE_AUX) &&
+	       evsel->core.attr.aux_sample_size;
+}
+
+/* The sample_type of @evsel's samples in the output. */
+static u64 auxsample_inject__sample_type(const struct auxsample_inject *inject,
+					 const struct evsel *evsel)
+{
+	u64 type = evsel->core.attr.sample_type;
+
+	if (!auxsample_inject__has_aux(evsel))
+		return type;
+	type &= ~(u64)PERF_SAMPLE_AUX;
+	type |= PERF_SAMPLE_BRANCH_STACK;
+	if (inject->callchain)
+		type |= PERF_SAMPLE_CALLCHAIN;
+	return type;
+}
+
+static int auxsample_inject__write(struct auxsample_inject *inject, const void *buf,
+				   size_t size)
+{
+	ssize_t n = perf_data__write(&inject->output, (void *)buf, size);
+
+	if (n < 0)
+		return -errno;
+	inject->bytes_written += n;
+	return 0;
+}
+
+static int auxsample_inject__repipe(const struct perf_tool *tool, union perf_event *event,
+				    struct perf_sample *sample __maybe_unused,
+				    struct machine *machine __maybe_unused)
+{
+	struct auxsample_inject *inject = container_of(tool, struct auxsample_inject, tool);
+
+	return auxsample_inject__write(inject, event, event->header.size);
+}
+
+static int auxsample_inject__read(const struct perf_tool *tool, union perf_event *event,
+				  struct perf_sample *sample, struct evsel *evsel __maybe_unused,
+				  struct machine *machine)
+{
+	return auxsample_inject__repipe(tool, event, sample, machine);
+}
+
+static int auxsample_inject__repipe_op2(struct perf_session *session, union perf_event *event)
+{
+	return auxsample_inject__repipe(session->tool, event, NULL, NULL);
+}
+
+static int auxsample_inject__repipe_attr(const struct perf_tool *tool, union perf_event *event,
+					 struct evlist **pevlist __maybe_unused)
+{
+	return auxsample_inject__repipe(tool, event, NULL, NULL);
+}
+
+static int auxsample_inject__drop(const struct perf_tool *tool __maybe_unused,
+				  union perf_event *event __maybe_unused,
+				  struct perf_sample *sample __maybe_unused,
+				  struct machine *machine __maybe_unused)
+{
+	return 0;
+}
+
+/*
+ * Sideband that the decoder needs (threads, maps) and the output keeps:
+ * processed as perf report does, then written.
+ */
+#define AUXSAMPLE_INJECT_PROCESS(name)						\
+static int auxsample_inject__##name(const struct perf_tool *tool,		\
+				    union perf_event *event,			\
+				    struct perf_sample *sample,			\
+				    struct machine *machine)			\
+{										\
+	int err = perf_event__process_##name(tool, event, sample, machine);	\
+										\
+	return err ?: auxsample_inject__repipe(tool, event, sample, machine);	\
+}
+
+AUXSAMPLE_INJECT_PROCESS(mmap)
+AUXSAMPLE_INJECT_PROCESS(mmap2)
+AUXSAMPLE_INJECT_PROCESS(comm)
+AUXSAMPLE_INJECT_PROCESS(namespaces)
+AUXSAMPLE_INJECT_PROCESS(cgroup)
+AUXSAMPLE_INJECT_PROCESS(fork)
+AUXSAMPLE_INJECT_PROCESS(exit)
+AUXSAMPLE_INJECT_PROCESS(lost)
+AUXSAMPLE_INJECT_PROCESS(lost_samples)
+AUXSAMPLE_INJECT_PROCESS(switch)
+AUXSAMPLE_INJECT_PROCESS(ksymbol)
+AUXSAMPLE_INJECT_PROCESS(bpf)
+AUXSAMPLE_INJECT_PROCESS(text_poke)
+
+static int auxsample_inject__id_index(struct perf_session *session, union perf_event *event)
+{
+	int err = perf_event__process_id_index(session, event);
+
+	return err ?: auxsample_inject__repipe_op2(session, event);
+}
+
+/* perf inject -b puts build-ids among the events: the decoder needs them too. */
+static int auxsample_inject__build_id(struct perf_session *session, union perf_event *event)
+{
+	int err = perf_event__process_build_id(session, event);
+
+	return err ?: auxsample_inject__repipe_op2(session, event);
+}
+
+/*
+ * The events up to the round's end have been written, in time order, by
+ * the flush: the output's rounds are the input's.
+ */
+static int auxsample_inject__finished_round(const struct perf_tool *tool,
+					    union perf_event *event,
+					    struct ordered_events *oe)
+{
+	int err = perf_event__process_finished_round(tool, event, oe);
+
+	return err ?: auxsample_inject__repipe(tool, event, NULL, NULL);
+}
+
+static int auxsample_inject__sample(const struct perf_tool *tool, union perf_event *event,
+				    struct perf_sample *sample, struct evsel *evsel,
+				    struct machine *machine __maybe_unused)
+{
+	struct auxsample_inject *inject = container_of(tool, struct auxsample_inject, tool);
+	u64 type = auxsample_inject__sample_type(inject, evsel);
+	u64 read_format = evsel->core.attr.read_format;
+	struct branch_stack no_branches = { .nr = 0, .hw_idx = -1ULL };
+	u64 ip_only[3];		/* a struct ip_callchain: the sample's IP */
+	struct perf_sample out;
+	size_t size;
+
+	if (!auxsample_inject__has_aux(evsel))
+		return auxsample_inject__write(inject, event, event->header.size);
+
+	/* perf report's decoder has set the branch stack, unless it failed. */
+	out = *sample;
+	inject->samples++;
+	if (sample->branch_stack && sample->branch_stack->nr)
+		inject->decoded++;
+	else
+		out.branch_stack = &no_branches;
+	if ((type & PERF_SAMPLE_CALLCHAIN) && !out.callchain) {
+		ip_only[0] = 2;
+		ip_only[1] = sample->cpumode == PERF_RECORD_MISC_KERNEL ?
+			     PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
+		ip_only[2] = sample->ip;
+		out.callchain = (struct ip_callchain *)ip_only;
+	}
+	out.aux_sample.size = 0;
+	out.aux_sample.data = NULL;
+
+	size = perf_event__sample_event_size(&out, type, read_format);
+	if (size >= PERF_SAMPLE_MAX_SIZE) {
+		pr_err("perf auxsample inject: a sample with %" PRIu64 " branches does not fit in a perf event: use a smaller --depth\n",
+		       (u64)out.branch_stack->nr);
+		return -E2BIG;
+	}
+	inject->event->header = event->header;
+	inject->event->header.size = size;
+	perf_event__synthesize_sample(inject->event, type, read_format, &out);
+	return auxsample_inject__write(inject, inject->event, size);
+}
+
+static void auxsample_inject__init_tool(struct auxsample_inject *inject)
+{
+	struct perf_tool *tool = &inject->tool;
+
+	/* In time order, so that the decoder sees each sample's maps. */
+	perf_tool__init(tool, /*ordered_events=*/true);
+	tool->sample		= auxsample_inject__sample;
+	tool->read		= auxsample_inject__read;
+	tool->mmap		= auxsample_inject__mmap;
+	tool->mmap2		= auxsample_inject__mmap2;
+	tool->comm		= auxsample_inject__comm;
+	tool->namespaces	= auxsample_inject__namespaces;
+	tool->cgroup		= auxsample_inject__cgroup;
+	tool->fork		= auxsample_inject__fork;
+	tool->exit		= auxsample_inject__exit;
+	tool->lost		= auxsample_inject__lost;
+	tool->lost_samples	= auxsample_inject__lost_samples;
+	tool->context_switch	= auxsample_inject__switch;
+	tool->ksymbol		= auxsample_inject__ksymbol;
+	tool->bpf		= auxsample_inject__bpf;
+	tool->text_poke		= auxsample_inject__text_poke;
+	tool->throttle		= auxsample_inject__repipe;
+	tool->unthrottle	= auxsample_inject__repipe;
+	tool->event_update	= auxsample_inject__repipe_attr;
+	tool->finished_round	= auxsample_inject__finished_round;
+	tool->id_index		= auxsample_inject__id_index;
+	tool->build_id		= auxsample_inject__build_id;
+	tool->time_conv		= auxsample_inject__repipe_op2;
+	tool->thread_map	= auxsample_inject__repipe_op2;
+	tool->cpu_map		= auxsample_inject__repipe_op2;
+	tool->stat_config	= auxsample_inject__repipe_op2;
+	tool->stat		= auxsample_inject__repipe_op2;
+	tool->stat_round	= auxsample_inject__repipe_op2;
+	tool->finished_init	= auxsample_inject__repipe_op2;
+	/* The AUX area's events go with its data; auxtrace_info is the decoder's. */
+	tool->aux		= auxsample_inject__drop;
+	tool->itrace_start	= auxsample_inject__drop;
+	tool->aux_output_hw_id	= auxsample_inject__drop;
+	/* A group's sample is one event, written once. */
+	tool->dont_split_sample_group = true;
+}
+
+static int auxsample_inject__check_input(struct auxsample_inject *inject)
+{
+	struct perf_session *session = inject->session;
+	struct perf_header *header = &session->header;
+	struct evsel *evsel;
+	bool aux = false;
+	struct stat st;
+
+	if (perf_data__is_pipe(session->data)) {
+		pr_err("perf auxsample inject: cannot read a pipe: give the input file with -i\n");
+		return -EINVAL;
+	}
+	if (fstat(perf_data__fd(session->data), &st))
+		return -errno;
+	if (header->data_offset + header->data_size > (u64)st.st_size) {
+		pr_err("perf auxsample inject: %s is truncated: it has %" PRIu64 " bytes, its header promises %" PRIu64 "\n",
+		       inject->input, (u64)st.st_size, header->data_offset + header->data_size);
+		return -EINVAL;
+	}
+	evlist__for_each_entry(session->evlist, evsel) {
+		if (!auxsample_inject__has_aux(evsel))
+			continue;
+		if (evsel->core.attr.sample_type & PERF_SAMPLE_BRANCH_STACK) {
+			pr_err("perf auxsample inject: the %s samples of %s have branch stacks already\n",
+			       evsel__name(evsel), inject->input);
+			return -EINVAL;
+		}
+		aux = true;
+	}
+	if (!aux) {
+		pr_err("perf auxsample inject: %s has no AUX area samples: record with perf record -A (see perf-record(1))\n",
+		       inject->input);
+		return -ENODATA;
+	}
+	return 0;
+}
+
+static int auxsample_inject__save_section(struct perf_file_section *section,
+					  struct perf_header *ph __maybe_unused,
+					  int feat, int fd __maybe_unused, void *data)
+{
+	struct auxsample_inject *inject = data;
+
+	inject->secs[feat] = *section;
+	return 0;
+}
+
+/* The features that describe the events are written anew. */
+static bool auxsample_inject__feat_rewritten(int feat)
+{
+	switch (feat) {
+	case HEADER_CMDLINE:
+	case HEADER_EVENT_DESC:
+	case HEADER_BRANCH_STACK:
+	case HEADER_GROUP_DESC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The others are the input's, describing the machine it was recorded on. */
+static int auxsample_inject__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *fw)
+{
+	struct auxsample_inject *inject = container_of(fc, struct auxsample_inject, fc);
+	const struct perf_file_section *sec = &inject->secs[feat];
+	void *buf;
+	int err;
+
+	if (!sec->size || auxsample_inject__feat_rewritten(feat))
+		return 0;
+	buf = malloc(sec->size);
+	if (!buf)
+		return -ENOMEM;
+	if (preadn(perf_data__fd(inject->session->data), buf, sec->size, sec->offset) !=
+	    (ssize_t)sec->size) {
+		err = -EIO;
+		goto out_free;
+	}
+	err = fw->write(fw, buf, sec->size);
+out_free:
+	free(buf);
+	return err < 0 ? err : 1;
+}
+
+/* The attrs of the rewritten samples, now that no input sample is left to parse. */
+static int auxsample_inject__write_header(struct auxsample_inject *inject)
+{
+	struct perf_session *session = inject->session;
+	struct perf_header *header = &session->header;
+	struct evsel *evsel;
+
+	evlist__for_each_entry(session->evlist, evsel) {
+		struct perf_event_attr *attr = &evsel->core.attr;
+
+		if (!auxsample_inject__has_aux(evsel))
+			continue;
+		attr->sample_type = auxsample_inject__sample_type(inject, evsel);
+		/* perf_event__synthesize_sample() writes hw_idx. */
+		attr->branch_sample_type |= AUXSAMPLE_INJECT_BRANCH_TYPE;
+		attr->aux_sample_size = 0;
+	}
+	perf_header__set_feat(header, HEADER_BRANCH_STACK);
+	perf_header__clear_feat(header, HEADER_AUXTRACE);
+	/* One file, events uncompressed. */
+	perf_header__clear_feat(header, HEADER_DIR_FORMAT);
+	perf_header__clear_feat(header, HEADER_COMPRESSED);
+	header->data_offset = inject->data_offset;
+	header->data_size = inject->bytes_written;
+	inject->fc.copy = auxsample_inject__copy_feat;
+	return perf_session__inject_header(session, session->evlist,
+					   perf_data__fd(&inject->output), &inject->fc,
+					   /*write_attrs_after_data=*/false);
+}
+
+static int auxsample_inject__open_output(struct auxsample_inject *inject)
+{
+	const char *path = inject->output.path;
+	char sbuf[STRERR_BUFSIZE];
+	struct stat in, out;
+
+	if (!strcmp(path, "-")) {
+		pr_err("perf auxsample inject: cannot write a pipe: give the output file with -o\n");
+		return -EINVAL;
+	}
+	if (!stat(path, &out)) {
+		if (!fstat(perf_data__fd(inject->session->data), &in) &&
+		    in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+			pr_err("perf auxsample inject: %s is the input: write to another file\n",
+			       path);
+			return -EINVAL;
+		}
+		if (!inject->force) {
+			pr_err("perf auxsample inject: %s exists: use -f to overwrite it\n", path);
+			return -EEXIST;
+		}
+		/* Overwritten, not kept as perf.data.old. */
+		if (unlink(path)) {
+			pr_err("perf auxsample inject: cannot remove %s: %s\n", path,
+			       str_error_r(errno, sbuf, sizeof(sbuf)));
+			return -errno;
+		}
+	}
+	if (perf_data__open(&inject->output)) {
+		pr_err("perf auxsample inject: cannot create %s: %s\n", path,
+		       str_error_r(errno, sbuf, sizeof(sbuf)));
+		return -errno;
+	}
+	inject->data_offset = perf_session__data_offset(inject->session->evlist);
+	if (lseek(perf_data__fd(&inject->output), inject->data_offset, SEEK_SET) < 0) {
+		int err = -errno;
+
+		perf_data__close(&inject->output);
+		unlink(path);
+		return err;
+	}
+	return 0;
+}
+
+/* perf report's virtual LBR, attached to each AUX sample before the tool sees it. */
+static int auxsample_inject__setup_decoder(struct auxsample_inject *inject)
+{
+	struct itrace_synth_opts itrace = { .set = false };
+	int err;
+
+	err = auxsample_report__setup(inject->session, &inject->tool, &itrace, inject->depth);
+	if (err)
+		return err;
+	if (!inject->session->auxtrace) {
+		pr_err("perf auxsample inject needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int auxsample_inject__process(struct auxsample_inject *inject)
+{
+	int err = perf_session__process_events(inject->session);
+
+	if (err)
+		return err;
+	if (!inject->decoded) {
+		pr_err("perf auxsample inject: none of the %" PRIu64 " AUX samples of %s decoded into branches\n",
+		       inject->samples, inject->input);
+		return -ENODATA;
+	}
+	return auxsample_inject__write_header(inject);
+}
+
+static int auxsample_inject__run(struct auxsample_inject *inject)
+{
+	struct perf_data data = {
+		.path	= inject->input,
+		.mode	= PERF_DATA_MODE_READ,
+		.force	= inject->force,
+	};
+	struct perf_session *session;
+	int err;
+
+	auxsample_inject__init_tool(inject);
+	session = perf_session__new(&data, &inject->tool);
+	if (IS_ERR(session))
+		return PTR_ERR(session);
+	inject->session = session;
+
+	err = auxsample_inject__check_input(inject);
+	if (err)
+		goto out_delete;
+	err = symbol__init(&session->header.env);
+	if (err)
+		goto out_delete;
+	err = auxsample_inject__setup_decoder(inject);
+	if (err)
+		goto out_delete;
+	/* Where the input's features are, before the feature bits change. */
+	err = perf_header__process_sections(&session->header, perf_data__fd(&data), inject,
+					    auxsample_inject__save_section);
+	if (err)
+		goto out_delete;
+	inject->event = zalloc(PERF_SAMPLE_MAX_SIZE);
+	if (!inject->event) {
+		err = -ENOMEM;
+		goto out_delete;
+	}
+	err = auxsample_inject__open_output(inject);
+	if (err)
+		goto out_free_event;
+
+	err = auxsample_inject__process(inject);
+	perf_data__close(&inject->output);
+	if (err) {
+		/* No partial output left behind. */
+		unlink(inject->output.path);
+		goto out_free_event;
+	}
+	fprintf(stderr, "[ perf auxsample inject: %" PRIu64 " samples written to %s, %" PRIu64 " decoded, %" PRIu64 " failed (empty branch stack) ]\n",
+		inject->samples, inject->output.path, inject->decoded,
+		inject->samples - inject->decoded);
+out_free_event:
+	zfree(&inject->event);
+out_delete:
+	perf_session__delete(session);
+	return err;
+}
+
+static int cmd_auxsample_inject(int argc, const char **argv)
+{
+	struct auxsample_inject inject = {
+		.input	= "perf.data",
+		.depth	= AUXSAMPLE_REPORT_DEPTH,
+		.output	= {
+			.mode	= PERF_DATA_MODE_WRITE,
+		},
+	};
+	const char * const usage[] = {
+		"perf auxsample inject [<options>] -o <file>",
+		NULL
+	};
+	const struct option options[] = {
+		OPT_STRING('i', "input", &inject.input, "file", "input file name"),
+		OPT_STRING('o', "output", &inject.output.path, "file", "output file name"),
+		OPT_UINTEGER(0, "depth", &inject.depth,
+			     "branches of the virtual LBR per sample (default 64)"),
+		OPT_BOOLEAN('g', "callchain", &inject.callchain,
+			    "add the call chain each snippet shows to samples recorded without one"),
+		OPT_BOOLEAN('f', "force", &inject.force,
+			    "overwrite the output file; don't complain about the input's owner"),
+		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, usage, 0);
+	if (argc)
+		usage_with_options(usage, options);
+	if (!inject.output.path) {
+		pr_err("perf auxsample inject: no output file: give it with -o\n");
+		usage_with_options(usage, options);
+	}
+	if (!inject.depth) {
+		pr_err("perf auxsample inject: --depth must be at least 1\n");
+		return 1;
+	}
+	return auxsample_inject__run(&inject) ? 1 : 0;
 }
 
 static int parse_size(const struct option *opt, const char *str, int unset)
@@ -142,7 +696,9 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 
 int cmd_auxsample(int argc, const char **argv)
 {
-	static const char * const subcommands[] = { "script", "simulate", "stat", NULL };
+	static const char * const subcommands[] = {
+		"inject", "script", "simulate", "stat", NULL
+	};
 	const struct option options[] = {
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
@@ -158,6 +714,8 @@ int cmd_auxsample(int argc, const char **argv)
 		return cmd_auxsample_script(argc, argv, false);
 	if (!strcmp(argv[0], "stat"))
 		return cmd_auxsample_script(argc, argv, true);
+	if (!strcmp(argv[0], "inject"))
+		return cmd_auxsample_inject(argc, argv);
 	pr_err("unknown command: perf auxsample %s\n", argv[0]);
 	usage_with_options(auxsample_usage, options);
 	return -1;
