@@ -40,9 +40,11 @@
 #include "evlist.h"
 #include "evsel.h"
 #include "evsel_fprintf.h"
+#include "header.h"
 #include "persistent.h"
 #include "pmu.h"
 #include "pmus.h"
+#include "trace-event.h"
 #include "string2.h"
 #include "util.h"
 
@@ -861,8 +863,10 @@ static int persistent_evsel__open(struct persistent_evsel *pevsel, struct evlist
 	if (err)
 		return err;
 
-	if (!conn->kernel)
+	if (!conn->kernel) {
 		evsel->core.attr = conn->attr;
+		evsel__calc_id_pos(evsel);
+	}
 	nr = perf_cpu_map__nr(conn->cpus);
 	pevsel->bufs = calloc(nr, sizeof(*pevsel->bufs));
 	if (!pevsel->bufs)
@@ -900,7 +904,8 @@ static int persistent_evsel__open(struct persistent_evsel *pevsel, struct evlist
 	return 0;
 }
 
-int persistent_evlist__open(struct persistent_evlist *pevlist, struct evlist *evlist)
+int persistent_evlist__open(struct persistent_evlist *pevlist, struct evlist *evlist,
+			    struct perf_header *header)
 {
 	int i, err;
 
@@ -909,6 +914,11 @@ int persistent_evlist__open(struct persistent_evlist *pevlist, struct evlist *ev
 		if (err)
 			return err;
 	}
+#ifdef HAVE_LIBTRACEEVENT
+	/* The header was set up without them: now they are tracepoints. */
+	if (have_tracepoints(&evlist->core.entries))
+		perf_header__set_feat(header, HEADER_TRACING_DATA);
+#endif
 	return 0;
 }
 

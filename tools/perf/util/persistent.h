@@ -11,6 +11,7 @@
 struct evlist;
 struct evsel;
 struct perf_cpu_map;
+struct perf_header;
 struct perf_pmu;
 union perf_event;
 
@@ -143,7 +144,8 @@ int persistent_holder__clean_stale(void);
 struct persistent_evlist;
 
 int persistent_evlist__split(struct evlist *evlist, struct persistent_evlist **pevlist);
-int persistent_evlist__open(struct persistent_evlist *pevlist, struct evlist *evlist);
+int persistent_evlist__open(struct persistent_evlist *pevlist, struct evlist *evlist,
+			    struct perf_header *header);
 int persistent_evlist__read(struct persistent_evlist *pevlist,
 			    int (*write)(void *arg, void *buf, size_t size), void *arg);
 void persistent_evlist__delete(struct persistent_evlist *pevlist);

@@ -125,6 +125,15 @@ test_record_stat() {
 	perf evlist -i "$tmp/r.data" > "$out" 2>&1
 	grep -q 'persistent/cpu_clock/' "$out" || fail "perf.data lacks the event's name"
 
+	# A persistent tracepoint beside an event of perf record's own.
+	perf record -o "$tmp/r2.data" -e task-clock -e persistent/sw/ -- \
+		sh -c 'for i in 1 2 3 4 5; do sleep 0.05; done' > "$out" 2>&1 ||
+		fail "perf record -e task-clock -e persistent/sw/"
+	perf script -i "$tmp/r2.data" > "$out" 2>&1 || fail "perf script of the mixed record"
+	grep -q 'task-clock:' "$out" || fail "the mixed record lacks task-clock samples"
+	grep -q 'persistent/sw/: prev_comm=sleep' "$out" ||
+		fail "the mixed record lacks the formatted sched_switch of the sleeps"
+
 	perf stat -x, -e persistent/cpu_clock/ sleep 0.5 > "$out" 2>&1 ||
 		fail "perf stat -e persistent/cpu_clock/"
 	local count
