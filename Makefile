@@ -64,6 +64,9 @@ libauxsample:
 check: perf libauxsample
 	@scripts/run-tests $(BUILD)
 
+demo: perf
+	@scripts/demo $(BUILD)
+
 patches:
 	@scripts/export-patches $(BUILD)
 
@@ -77,4 +80,4 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf libauxsample check patches install clean distclean FORCE
+.PHONY: all assemble perf libauxsample check demo patches install clean distclean FORCE
