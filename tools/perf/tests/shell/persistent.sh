@@ -224,6 +224,24 @@ test_kill() {
 	perf persistent kill --all > "$out" 2>&1 || fail "kill --all"
 	sleep 0.5
 	[ ! -e "$PERF_PERSISTENT_DIR" ] || fail "the holder did not go with its last event"
+
+	# A holder run by hand stays until SIGTERM, then closes all and cleans up.
+	perf persistent daemon > "$out" 2>&1 &
+	local pid=$! _
+	for _ in $(seq 1 50); do
+		[ -S "$PERF_PERSISTENT_DIR/holder.sock" ] && break
+		sleep 0.1
+	done
+	perf persistent detach -e cpu-clock --name byid > /dev/null 2>&1 || fail "detach to the daemon"
+	local id
+	id=$(perf persistent list --json | python3 -c \
+		'import json,sys; print([e for e in json.load(sys.stdin) if e["name"] == "byid"][0]["id"])')
+	perf persistent attach "$id" -o "$tmp/id.data" --duration 1 > "$out" 2>&1 ||
+		fail "attach by id $id"
+	[ "$(nsamples "$tmp/id.data" 'cpu-clock:')" -gt 0 ] || fail "attach by id got no samples"
+	kill -TERM $pid
+	wait $pid || fail "the daemon did not exit cleanly on SIGTERM"
+	[ ! -e "$PERF_PERSISTENT_DIR" ] || fail "the daemon left its directory behind"
 }
 
 # The kernel ABI on a fake sysfs: what is opened and ioctl()ed, and the
