@@ -33,6 +33,7 @@
 #include "util/event.h"
 #include "util/evlist.h"
 #include "util/evsel.h"
+#include "ui/progress.h"
 #include "util/header.h"
 #include "util/sample.h"
 #include "util/session.h"
@@ -694,6 +695,43 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 #endif
 }
 
+/*
+ * Decoding a large file takes a while: say how far it got on a terminal,
+ * on stderr, as perf's TUI does for perf report.  perf session's reader
+ * drives it ("Processing events...", by file offset).
+ */
+static int auxsample_progress__percent = -1;
+
+static void auxsample_progress__update(struct ui_progress *p)
+{
+	int percent = p->total ? (int)(p->curr * 100 / p->total) : 0;
+
+	if (percent == auxsample_progress__percent)
+		return;
+	auxsample_progress__percent = percent;
+	fprintf(stderr, "\r[ perf auxsample: decoding, %3d%% of the file read ]", percent);
+}
+
+static void auxsample_progress__finish(void)
+{
+	if (auxsample_progress__percent >= 0)
+		fprintf(stderr, "\r\033[K");
+	auxsample_progress__percent = -1;
+}
+
+static struct ui_progress_ops auxsample_progress__ops = {
+	.update	= auxsample_progress__update,
+	.finish	= auxsample_progress__finish,
+};
+
+static void auxsample_progress__setup(bool output_to_stdout)
+{
+	if (quiet || verbose > 0 || !isatty(STDERR_FILENO) ||
+	    (output_to_stdout && isatty(STDOUT_FILENO)))
+		return;
+	ui_progress__ops = &auxsample_progress__ops;
+}
+
 int cmd_auxsample(int argc, const char **argv)
 {
 	static const char * const subcommands[] = {
@@ -710,6 +748,7 @@ int cmd_auxsample(int argc, const char **argv)
 		usage_with_options(auxsample_usage, options);
 	if (!strcmp(argv[0], "simulate"))
 		return cmd_auxsample_simulate(argc, argv);
+	auxsample_progress__setup(!strcmp(argv[0], "script"));
 	if (!strcmp(argv[0], "script"))
 		return cmd_auxsample_script(argc, argv, false);
 	if (!strcmp(argv[0], "stat"))
