@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/utsname.h>
 #include <linux/list.h>
 #include <linux/string.h>
@@ -31,6 +32,7 @@
 #include "evsel.h"
 #include "evsel_config.h"
 #include "parse-events.h"
+#include "perf-sys.h"
 #include "perf_api_probe.h"
 #include "pmu.h"
 #include "pmus.h"
@@ -47,6 +49,11 @@ struct aux_pmu_info {
 	unsigned int	(*min_size)(struct perf_pmu *pmu, struct evsel *leader);
 	/* What to do instead when it cannot be sampled. */
 	const char	*instead;
+	/*
+	 * Instead, record the trace in full beside the sampled events, for
+	 * the decoders to give each sample the trace window before it.
+	 */
+	bool		full_trace;
 };
 
 /* State between the option callback and auxsample_record__setup(). */
@@ -56,6 +63,7 @@ struct aux_group {
 	char				*spec;
 	char				*size;
 	bool				modifiers;
+	bool				full_trace;
 };
 
 static unsigned int intel_pt_min_size(struct perf_pmu *pmu, struct evsel *leader);
@@ -68,6 +76,7 @@ static const struct aux_pmu_info aux_pmus[] = {
 	{
 		.name = "cs_etm", .what = "CoreSight ETM/ETE",
 		.instead = "record the trace in full (perf record -e cs_etm//u ...) or in snapshot mode (-S) and decode it with perf report or perf script --itrace",
+		.full_trace = true,
 	},
 	{
 		.name = "arm_spe", .what = "Arm Statistical Profiling Extension",
@@ -148,12 +157,16 @@ static const struct aux_pmu_info *aux_pmu__pick(void)
 		if (aux_pmus[i].can_sample && perf_pmus__find(aux_pmus[i].name))
 			return &aux_pmus[i];
 	}
+	for (size_t i = 0; i < ARRAY_SIZE(aux_pmus); i++) {
+		if (aux_pmus[i].full_trace && perf_pmus__find(aux_pmus[i].name))
+			return &aux_pmus[i];
+	}
 
 	strbuf_init(&looked, 64);
 	strbuf_init(&aux, 64);
 	strbuf_init(&all, 256);
 	for (size_t i = 0; i < ARRAY_SIZE(aux_pmus); i++) {
-		if (aux_pmus[i].can_sample)
+		if (aux_pmus[i].can_sample || aux_pmus[i].full_trace)
 			strbuf_addf(&looked, "%s%s (%s)", looked.len ? ", " : "",
 				    aux_pmus[i].name, aux_pmus[i].what);
 	}
@@ -230,7 +243,9 @@ static int aux_group__check_pmu(struct aux_group *grp)
 	char name[64];
 
 	scnprintf(name, sizeof(name), "%.*s", (int)strcspn(grp->spec, "/"), grp->spec);
-	if (info && !info->can_sample) {
+	/* Sampled if the kernel can (a probe tells), else traced in full. */
+	grp->full_trace = info && !info->can_sample && info->full_trace;
+	if (info && !info->can_sample && !info->full_trace) {
 		pr_err("-A%s: no kernel implements AUX area sampling for %s (%s) yet: its driver has no snapshot_aux.\n"
 		       "Instead, %s.\n", name, info->name, info->what, info->instead);
 		return -EOPNOTSUPP;
@@ -269,7 +284,8 @@ static int aux_group__add_leader(struct aux_group *grp, struct evlist *evlist)
 		ret = -EINVAL;
 		goto out;
 	}
-	if (!evsel__is_aux_event(leader)) {
+	/* perf marks AUX PMUs by arch: know ours by name on any. */
+	if (!evsel__is_aux_event(leader) && !grp->info) {
 		struct strbuf aux;
 
 		strbuf_init(&aux, 64);
@@ -473,6 +489,66 @@ static void aux_group__describe(struct aux_group *grp, struct evlist *evlist,
 	strbuf_release(&sb);
 }
 
+/*
+ * Whether the kernel takes PERF_SAMPLE_AUX from the AUX event's PMU: it
+ * refuses a member's aux_sample_size at open time when the PMU has no
+ * snapshot_aux, so open the two, as -A would, and see.
+ */
+static bool aux_group__kernel_samples(struct aux_group *grp)
+{
+	struct perf_event_attr aux = grp->leader->core.attr;
+	struct perf_event_attr member = {
+		.type		= PERF_TYPE_SOFTWARE,
+		.size		= sizeof(member),
+		.config		= PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period	= 1000000,
+		.sample_type	= PERF_SAMPLE_IP | PERF_SAMPLE_AUX,
+		.aux_sample_size = 4096,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	int fd, member_fd;
+
+	aux.size = sizeof(aux);
+	aux.disabled = 1;
+	aux.exclude_kernel = 1;
+	aux.exclude_hv = 1;
+	fd = sys_perf_event_open(&aux, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	member_fd = sys_perf_event_open(&member, 0, -1, fd, PERF_FLAG_FD_CLOEXEC);
+	if (member_fd >= 0)
+		close(member_fd);
+	close(fd);
+	return member_fd >= 0;
+}
+
+/*
+ * No snapshot_aux: trace in full, with timestamps, beside the sampled
+ * events, so that decoding can place each sample in the trace.
+ */
+static int aux_group__setup_full_trace(struct aux_group *grp, struct evlist *evlist)
+{
+	struct perf_pmu *pmu = grp->leader->pmu;
+	__u64 timestamp = pmu ? perf_pmu__format_bits(pmu, "timestamp") : 0;
+
+	if (!timestamp) {
+		pr_err("-A%s: %s publishes no timestamp format: cannot place samples in its trace\n",
+		       grp->info->name, grp->info->name);
+		return -EINVAL;
+	}
+	grp->leader->core.attr.config |= timestamp;
+	aux_group__set_filtering(grp, evlist);
+	if (grp->size)
+		pr_warning("-A%s: the trace is recorded in full; the window each sample gets (%s) is chosen when decoding\n",
+			   grp->info->name, grp->size);
+	pr_info("-A%s: this kernel has no AUX area sampling for %s (no snapshot_aux):\n"
+		"recording its trace in full, with timestamps, beside the sampled events.\n"
+		"Decode it with perf report or perf script --itrace.\n",
+		grp->info->name, grp->info->what);
+	return 0;
+}
+
 int auxsample_record__setup(struct evlist *evlist, struct record_opts *opts)
 {
 	struct aux_group *grp = opts->aux_group;
@@ -481,7 +557,9 @@ int auxsample_record__setup(struct evlist *evlist, struct record_opts *opts)
 	if (!grp)
 		return 0;
 
-	ret = aux_sampling__check_kernel();
+	if (grp->full_trace && aux_group__kernel_samples(grp))
+		grp->full_trace = false;
+	ret = grp->full_trace ? 0 : aux_sampling__check_kernel();
 	if (ret)
 		goto out;
 	ret = aux_group__check_events(grp, evlist);
@@ -497,6 +575,10 @@ int auxsample_record__setup(struct evlist *evlist, struct record_opts *opts)
 		}
 	}
 
+	if (grp->full_trace) {
+		ret = aux_group__setup_full_trace(grp, evlist);
+		goto out;
+	}
 	aux_group__regroup(grp, evlist);
 	aux_group__set_filtering(grp, evlist);
 	ret = aux_group__set_size(grp, opts);
