@@ -39,17 +39,42 @@ struct auxsample_prev {
 	size_t	size;
 };
 
+struct auxsample_walk;
+
+/*
+ * One AUX sample of the file, decoded: @nr is what auxsample_decoder__decode()
+ * returned, the number of branches or -AUXSAMPLE_ERR_NOSYNC; the results are
+ * w->dec's until the next sample.
+ */
+typedef int (*auxsample_walk__sample_fn)(struct auxsample_walk *w, struct thread *thread,
+					  struct perf_sample *sample, struct evsel *evsel,
+					  int nr);
+
+/*
+ * The walk that script, stat and report share: every sample of the file
+ * that carries AUX area data, decoded by the decoder of its process.
+ */
+struct auxsample_walk {
+	struct perf_tool		tool;
+	const char			*cmd;	/* "script", ...: for messages */
+	const char			*input;
+	unsigned int			depth;	/* branches per sample, 0: all */
+	auxsample_walk__sample_fn	sample;
+	/* after the last event, while the session (its symbols) lives */
+	int				(*done)(struct auxsample_walk *w);
+	struct perf_session		*session;
+	struct auxsample_decoder	*dec;	/* proc's, for the sample at hand */
+	struct auxsample_proc		proc;
+	struct auxsample_config		config;
+	bool				have_config;
+	u64				samples;
+	u64				nosync;
+	u64				errors;		/* decode errors */
+};
+
 struct auxsample_script {
-	struct perf_tool			tool;
+	struct auxsample_walk			walk;
 	const struct auxsample_script_opts	*opts;
-	struct perf_session			*session;
-	struct auxsample_decoder		*dec;	/* proc's, for the sample at hand */
-	struct auxsample_proc			proc;
-	struct auxsample_config			config;
-	bool					have_config;
-	u64					samples;
-	u64					nosync;
-	u64					errors;
 	u64					branches;
 	/* perf auxsample stat */
 	u64					bytes;
@@ -96,12 +121,12 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 	struct auxsample_prev *prev;
 	int nr;
 
-	auxsample_decoder__stats(s->dec, &stats, sizeof(stats));
+	auxsample_decoder__stats(s->walk.dec, &stats, sizeof(stats));
 	s->bytes += sample->aux_sample.size;
 	s->bytes_before_sync += stats.bytes_before_sync;
 	s->syncs += stats.syncs;
 	s->gaps += stats.gaps;
-	nr = auxsample_decoder__errors(s->dec, &errs);
+	nr = auxsample_decoder__errors(s->walk.dec, &errs);
 	for (int i = 0; i < nr; i++) {
 		unsigned int e = -errs[i].error;
 
@@ -125,21 +150,21 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 
 static void auxsample_script__print_stat(struct auxsample_script *s)
 {
-	u64 n = s->samples ?: 1;
+	u64 n = s->walk.samples ?: 1;
 
-	printf("%12" PRIu64 "  AUX samples\n", s->samples);
+	printf("%12" PRIu64 "  AUX samples\n", s->walk.samples);
 	printf("%12" PRIu64 "  bytes of trace (%" PRIu64 " per sample)\n", s->bytes, s->bytes / n);
 	printf("%12" PRIu64 "  bytes before the first sync point, not decodable (%.1f%%)\n",
 	       s->bytes_before_sync, s->bytes ? 100.0 * s->bytes_before_sync / s->bytes : 0.0);
 	printf("%12" PRIu64 "  decodes from a sync point, resyncs included (%.1f per sample)\n",
 	       s->syncs, (double)s->syncs / n);
-	printf("%12" PRIu64 "  samples without a sync point\n", s->nosync);
+	printf("%12" PRIu64 "  samples without a sync point\n", s->walk.nosync);
 	printf("%12" PRIu64 "  bytes overlapping the CPU's previous snippet (%.1f%%)\n",
 	       s->overlap, s->bytes ? 100.0 * s->overlap / s->bytes : 0.0);
 	printf("%12" PRIu64 "  taken branches (%.1f per sample)\n", s->branches,
 	       (double)s->branches / n);
 	printf("%12" PRIu64 "  trace gaps\n", s->gaps);
-	printf("%12" PRIu64 "  decode errors\n", s->errors);
+	printf("%12" PRIu64 "  decode errors\n", s->walk.errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(s->errors_by_kind); e++) {
 		if (s->errors_by_kind[e])
 			printf("%12" PRIu64 "    %s\n", s->errors_by_kind[e],
@@ -148,19 +173,19 @@ static void auxsample_script__print_stat(struct auxsample_script *s)
 }
 
 /* Intel PT's trace configuration, from AUXTRACE_INFO and the cpuid. */
-static int auxsample_script__auxtrace_info(struct perf_session *session,
-					   union perf_event *event)
+static int auxsample_walk__auxtrace_info(struct perf_session *session,
+					 union perf_event *event)
 {
-	struct auxsample_script *s = container_of(session->tool, struct auxsample_script, tool);
+	struct auxsample_walk *w = container_of(session->tool, struct auxsample_walk, tool);
 	u64 pmu_type;
-	int err = auxsample_config__from_auxtrace_info(&s->config, session, event, &pmu_type);
+	int err = auxsample_config__from_auxtrace_info(&w->config, session, event, &pmu_type);
 
 	if (err == -EOPNOTSUPP)
-		pr_err("perf auxsample script: AUX area data of type %u: only Intel PT is decoded so far\n",
-		       event->auxtrace_info.type);
+		pr_err("perf auxsample %s: AUX area data of type %u: only Intel PT is decoded so far\n",
+		       w->cmd, event->auxtrace_info.type);
 	if (err)
 		return err;
-	s->have_config = true;
+	w->have_config = true;
 	return 0;
 }
 
@@ -240,8 +265,8 @@ static void auxsample_script__print_json(struct auxsample_script *s, struct thre
 	auxsample_script__json_sym(thread, sample->ip);
 	printf(",\"sync\":%s,\"branches\":[", nr == -AUXSAMPLE_ERR_NOSYNC ? "false" : "true");
 	if (nr != -AUXSAMPLE_ERR_NOSYNC) {
-		nr = auxsample_decoder__branches(s->dec, &br);
-		depth = auxsample_decoder__callchain(s->dec, &chain);
+		nr = auxsample_decoder__branches(s->walk.dec, &br);
+		depth = auxsample_decoder__callchain(s->walk.dec, &chain);
 	} else {
 		nr = 0;
 	}
@@ -288,7 +313,7 @@ static void auxsample_script__print_text(struct auxsample_script *s, struct thre
 		printf("\tno sync point in the %" PRIu64 " bytes of trace\n", sample->aux_sample.size);
 		return;
 	}
-	nr = auxsample_decoder__branches(s->dec, &br);
+	nr = auxsample_decoder__branches(s->walk.dec, &br);
 	for (int i = 0; i < nr; i++) {
 		printf("\tbranch ");
 		auxsample_script__print_addr(thread, br[i].from);
@@ -296,7 +321,7 @@ static void auxsample_script__print_text(struct auxsample_script *s, struct thre
 		auxsample_script__print_addr(thread, br[i].to);
 		printf(" %s\n", auxsample_branch_kind__name(br[i].kind));
 	}
-	depth = auxsample_decoder__callchain(s->dec, &chain);
+	depth = auxsample_decoder__callchain(s->walk.dec, &chain);
 	for (int i = 0; i < depth; i++) {
 		printf("\tcaller ");
 		auxsample_script__print_addr(thread, chain[i]);
@@ -304,95 +329,143 @@ static void auxsample_script__print_text(struct auxsample_script *s, struct thre
 	}
 }
 
-static int auxsample_script__sample(const struct perf_tool *tool,
-				    union perf_event *event __maybe_unused,
-				    struct perf_sample *sample, struct evsel *evsel,
-				    struct machine *machine)
+static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *sample,
+				  struct evsel *evsel, struct machine *machine,
+				  struct thread *thread)
 {
-	struct auxsample_script *s = container_of(tool, struct auxsample_script, tool);
 	struct auxsample_stats stats;
-	struct thread *thread;
 	int nr;
+
+	w->dec = auxsample_proc__decoder(&w->proc, &w->config, machine, thread);
+	if (!w->dec)
+		return -ENOMEM;
+	nr = auxsample_decoder__decode(w->dec, sample->aux_sample.data, sample->aux_sample.size,
+				       w->depth);
+	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
+		w->nosync++;
+	} else if (nr < 0) {
+		pr_err("perf auxsample %s: %s\n", w->cmd, auxsample_strerror(nr));
+		return nr;
+	}
+	auxsample_decoder__stats(w->dec, &stats, sizeof(stats));
+	w->errors += stats.errors;
+	return w->sample(w, thread, sample, evsel, nr);
+}
+
+static int auxsample_walk__process_sample(const struct perf_tool *tool,
+					  union perf_event *event __maybe_unused,
+					  struct perf_sample *sample, struct evsel *evsel,
+					  struct machine *machine)
+{
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+	struct thread *thread;
+	int err = 0;
 
 	if (!sample->aux_sample.size)
 		return 0;
-	if (!s->have_config) {
-		pr_err("perf auxsample script: AUX samples without AUXTRACE_INFO: a broken perf.data?\n");
+	if (!w->have_config) {
+		pr_err("perf auxsample %s: AUX samples without AUXTRACE_INFO: a broken perf.data?\n",
+		       w->cmd);
 		return -EINVAL;
 	}
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
-	s->dec = auxsample_proc__decoder(&s->proc, &s->config, machine, thread);
-	if (!s->dec) {
-		thread__put(thread);
-		return -ENOMEM;
+	w->samples++;
+	err = auxsample_walk__decode(w, sample, evsel, machine, thread);
+	thread__put(thread);
+	return err;
+}
+
+/*
+ * Decode every AUX sample of w->input and hand it to w->sample(), then
+ * call w->done().  Errors are negative errnos or -AUXSAMPLE_ERR_*, and
+ * have been reported.
+ */
+static int auxsample_walk__run(struct auxsample_walk *w)
+{
+	struct perf_data data = {
+		.path = w->input,
+		.mode = PERF_DATA_MODE_READ,
+	};
+	int err;
+
+	perf_tool__init(&w->tool, /*ordered_events=*/true);
+	w->tool.sample = auxsample_walk__process_sample;
+	w->tool.mmap = perf_event__process_mmap;
+	w->tool.mmap2 = perf_event__process_mmap2;
+	w->tool.comm = perf_event__process_comm;
+	w->tool.fork = perf_event__process_fork;
+	w->tool.exit = perf_event__process_exit;
+	w->tool.id_index = perf_event__process_id_index;
+	w->tool.auxtrace_info = auxsample_walk__auxtrace_info;
+
+	w->session = perf_session__new(&data, &w->tool);
+	if (IS_ERR(w->session))
+		return PTR_ERR(w->session);
+	err = symbol__init(&w->session->header.env);
+	if (!err)
+		err = perf_session__process_events(w->session);
+	if (!err && !w->samples) {
+		pr_err("perf auxsample %s: %s has no samples with AUX area data; record them with perf record -A\n",
+		       w->cmd, w->input);
+		err = -ENODATA;
 	}
-	/* Statistics want the whole snippet decoded: depth 0. */
-	nr = auxsample_decoder__decode(s->dec, sample->aux_sample.data, sample->aux_sample.size,
-				       s->opts->stat ? 0 : s->opts->depth);
-	s->samples++;
-	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
-		s->nosync++;
-	} else if (nr < 0) {
-		pr_err("perf auxsample script: %s\n", auxsample_strerror(nr));
-		thread__put(thread);
-		return nr;
-	}
-	auxsample_decoder__stats(s->dec, &stats, sizeof(stats));
-	s->errors += stats.errors;
+	if (!err && w->done)
+		err = w->done(w);
+	auxsample_proc__exit(&w->proc);
+	perf_session__delete(w->session);
+	w->session = NULL;
+	return err;
+}
+
+static int auxsample_script__sample(struct auxsample_walk *w, struct thread *thread,
+				    struct perf_sample *sample, struct evsel *evsel, int nr)
+{
+	struct auxsample_script *s = container_of(w, struct auxsample_script, walk);
+	struct auxsample_stats stats;
+
 	if (s->opts->stat) {
+		auxsample_decoder__stats(w->dec, &stats, sizeof(stats));
 		s->branches += stats.branches;
-		thread__put(thread);
 		return auxsample_script__account(s, sample);
 	}
 	s->branches += nr > 0 ? nr : 0;
 	auxsample_script__print(s, thread, sample, evsel, nr);
-	thread__put(thread);
+	return 0;
+}
+
+static int auxsample_script__done(struct auxsample_walk *w)
+{
+	struct auxsample_script *s = container_of(w, struct auxsample_script, walk);
+
+	if (s->opts->stat)
+		auxsample_script__print_stat(s);
+	else
+		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
+			w->samples, s->branches, w->nosync, w->errors);
 	return 0;
 }
 
 int auxsample_script__run(const struct auxsample_script_opts *opts)
 {
-	struct perf_data data = {
-		.path = opts->input,
-		.mode = PERF_DATA_MODE_READ,
+	struct auxsample_script s = {
+		.walk = {
+			.cmd = opts->stat ? "stat" : "script",
+			.input = opts->input,
+			/* Statistics want the whole snippet decoded: depth 0. */
+			.depth = opts->stat ? 0 : opts->depth,
+			.sample = auxsample_script__sample,
+			.done = auxsample_script__done,
+		},
+		.opts = opts,
 	};
-	struct auxsample_script s = { .opts = opts };
-	int err;
+	int err = auxsample_walk__run(&s.walk);
 
-	perf_tool__init(&s.tool, /*ordered_events=*/true);
-	s.tool.sample = auxsample_script__sample;
-	s.tool.mmap = perf_event__process_mmap;
-	s.tool.mmap2 = perf_event__process_mmap2;
-	s.tool.comm = perf_event__process_comm;
-	s.tool.fork = perf_event__process_fork;
-	s.tool.exit = perf_event__process_exit;
-	s.tool.id_index = perf_event__process_id_index;
-	s.tool.auxtrace_info = auxsample_script__auxtrace_info;
-
-	s.session = perf_session__new(&data, &s.tool);
-	if (IS_ERR(s.session))
-		return PTR_ERR(s.session);
-	err = symbol__init(&s.session->header.env);
-	if (!err)
-		err = perf_session__process_events(s.session);
-	if (!err && !s.samples) {
-		pr_err("perf auxsample script: %s has no samples with AUX area data; record them with perf record -A\n",
-		       opts->input);
-		err = -ENODATA;
-	}
-	if (!err && opts->stat)
-		auxsample_script__print_stat(&s);
-	else if (!err)
-		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
-			s.samples, s.branches, s.nosync, s.errors);
 	if (s.prev) {
 		for (int i = 0; i < STAT_MAX_CPUS; i++)
 			free(s.prev[i].data);
 		free(s.prev);
 	}
-	auxsample_proc__exit(&s.proc);
-	perf_session__delete(s.session);
 	return err;
 }
