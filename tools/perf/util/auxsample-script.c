@@ -378,6 +378,22 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 }
 
 /*
+ * A file cut short, by a full disk or a copy that did not finish, makes
+ * the session fail on the first missing event with little to say why.
+ */
+static int auxsample_walk__check_size(struct auxsample_walk *w, struct perf_data *data)
+{
+	struct perf_header *header = &w->session->header;
+	u64 end = header->data_offset + header->data_size;
+
+	if (perf_data__is_pipe(data) || !header->data_size || perf_data__size(data) >= end)
+		return 0;
+	pr_err("perf auxsample %s: %s is truncated: %lu bytes where its header says %" PRIu64 "\n",
+	       w->cmd, w->input, perf_data__size(data), end);
+	return -EIO;
+}
+
+/*
  * Decode every AUX sample of w->input and hand it to w->sample(), then
  * call w->done().  Errors are negative errnos or -AUXSAMPLE_ERR_*, and
  * have been reported.
@@ -403,7 +419,9 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 	w->session = perf_session__new(&data, &w->tool);
 	if (IS_ERR(w->session))
 		return PTR_ERR(w->session);
-	err = symbol__init(&w->session->header.env);
+	err = auxsample_walk__check_size(w, &data);
+	if (!err)
+		err = symbol__init(&w->session->header.env);
 	if (!err)
 		err = perf_session__process_events(w->session);
 	if (!err && !w->samples) {
