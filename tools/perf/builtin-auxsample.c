@@ -24,6 +24,7 @@
 static const char * const auxsample_usage[] = {
 	"perf auxsample script [<options>]",
 	"perf auxsample stat [<options>]",
+	"perf auxsample report [<options>]",
 	"perf auxsample simulate [<options>] -- <command> [<args>]",
 	NULL
 };
@@ -56,6 +57,45 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 #else
 	pr_err("perf auxsample %s needs perf built with libipt and libopencsd (perf check feature auxsample)\n",
 	       stat ? "stat" : "script");
+	return 1;
+#endif
+}
+
+static int cmd_auxsample_report(int argc, const char **argv)
+{
+	struct auxsample_hot_opts opts = {
+		.input = "perf.data",
+		.depth = AUXSAMPLE_DEFAULT_DEPTH,
+		.max_entries = 20,
+	};
+	const char * const usage[] = { "perf auxsample report [<options>]", NULL };
+	const struct option options[] = {
+		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
+		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
+		OPT_STRING(0, "show", &opts.show, "sections",
+			   "sections to show: edges,loops,blocks,calls (default: all)"),
+		OPT_STRING('c', "comms", &opts.comms, "comm[,comm...]",
+			   "only samples of these commands"),
+		OPT_STRING('d', "dsos", &opts.dsos, "dso[,dso...]",
+			   "only what starts or ends in these dsos"),
+		OPT_STRING('S', "symbols", &opts.symbols, "symbol[,symbol...]",
+			   "only what starts or ends in these functions"),
+		OPT_STRING(0, "percent-limit", &opts.percent_limit, "percent",
+			   "hide entries under that percent of their section"),
+		OPT_UINTEGER('n', "max-entries", &opts.max_entries,
+			     "entries per section (default 20, 0: all)"),
+		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object with all sections"),
+		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, usage, 0);
+	if (argc)
+		usage_with_options(usage, options);
+#ifdef HAVE_AUXSAMPLE_SUPPORT
+	return auxsample_hot__run(&opts) ? 1 : 0;
+#else
+	pr_err("perf auxsample report needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
 	return 1;
 #endif
 }
@@ -142,7 +182,9 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 
 int cmd_auxsample(int argc, const char **argv)
 {
-	static const char * const subcommands[] = { "script", "simulate", "stat", NULL };
+	static const char * const subcommands[] = {
+		"report", "script", "simulate", "stat", NULL
+	};
 	const struct option options[] = {
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
@@ -158,6 +200,8 @@ int cmd_auxsample(int argc, const char **argv)
 		return cmd_auxsample_script(argc, argv, false);
 	if (!strcmp(argv[0], "stat"))
 		return cmd_auxsample_script(argc, argv, true);
+	if (!strcmp(argv[0], "report"))
+		return cmd_auxsample_report(argc, argv);
 	pr_err("unknown command: perf auxsample %s\n", argv[0]);
 	usage_with_options(auxsample_usage, options);
 	return -1;
