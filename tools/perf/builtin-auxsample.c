@@ -51,6 +51,7 @@ static const char * const auxsample_usage[] = {
 	"perf auxsample script [<options>]",
 	"perf auxsample stat [<options>]",
 	"perf auxsample inject [<options>] -o <file>",
+	"perf auxsample report [<options>]",
 	"perf auxsample simulate [<options>] -- <command> [<args>]",
 	NULL
 };
@@ -597,6 +598,30 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 			    "add the call chain each snippet shows to samples recorded without one"),
 		OPT_BOOLEAN('f', "force", &inject.force,
 			    "overwrite the output file; don't complain about the input's owner"),
+static int cmd_auxsample_report(int argc, const char **argv)
+{
+	struct auxsample_hot_opts opts = {
+		.input = "perf.data",
+		.depth = AUXSAMPLE_DEFAULT_DEPTH,
+		.max_entries = 20,
+	};
+	const char * const usage[] = { "perf auxsample report [<options>]", NULL };
+	const struct option options[] = {
+		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
+		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
+		OPT_STRING(0, "show", &opts.show, "sections",
+			   "sections to show: edges,loops,blocks,calls (default: all)"),
+		OPT_STRING('c', "comms", &opts.comms, "comm[,comm...]",
+			   "only samples of these commands"),
+		OPT_STRING('d', "dsos", &opts.dsos, "dso[,dso...]",
+			   "only what starts or ends in these dsos"),
+		OPT_STRING('S', "symbols", &opts.symbols, "symbol[,symbol...]",
+			   "only what starts or ends in these functions"),
+		OPT_STRING(0, "percent-limit", &opts.percent_limit, "percent",
+			   "hide entries under that percent of their section"),
+		OPT_UINTEGER('n', "max-entries", &opts.max_entries,
+			     "entries per section (default 20, 0: all)"),
+		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object with all sections"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -613,6 +638,12 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 		return 1;
 	}
 	return auxsample_inject__run(&inject) ? 1 : 0;
+#ifdef HAVE_AUXSAMPLE_SUPPORT
+	return auxsample_hot__run(&opts) ? 1 : 0;
+#else
+	pr_err("perf auxsample report needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+	return 1;
+#endif
 }
 
 static int parse_size(const struct option *opt, const char *str, int unset)
@@ -735,7 +766,7 @@ static void auxsample_progress__setup(bool output_to_stdout)
 int cmd_auxsample(int argc, const char **argv)
 {
 	static const char * const subcommands[] = {
-		"inject", "script", "simulate", "stat", NULL
+		"inject", "report", "script", "simulate", "stat", NULL
 	};
 	const struct option options[] = {
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
@@ -755,6 +786,8 @@ int cmd_auxsample(int argc, const char **argv)
 		return cmd_auxsample_script(argc, argv, true);
 	if (!strcmp(argv[0], "inject"))
 		return cmd_auxsample_inject(argc, argv);
+	if (!strcmp(argv[0], "report"))
+		return cmd_auxsample_report(argc, argv);
 	pr_err("unknown command: perf auxsample %s\n", argv[0]);
 	usage_with_options(auxsample_usage, options);
 	return -1;

@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/err.h>
 #include <linux/string.h>
+#include <linux/zalloc.h>
 #include <stdlib.h>
 #include <auxsample/auxsample.h>
 
@@ -19,13 +20,19 @@
 #include "auxsample-script.h"
 #include "data.h"
 #include "debug.h"
+#include "dso.h"
+#include "dump-insn.h"
 #include "event.h"
 #include "evsel.h"
+#include "hashmap.h"
 #include "header.h"
 #include "machine.h"
 #include "map.h"
+#include "maps.h"
 #include "sample.h"
 #include "session.h"
+#include "string2.h"
+#include "strlist.h"
 #include "symbol.h"
 #include "thread.h"
 #include "tool.h"
@@ -39,17 +46,45 @@ struct auxsample_prev {
 	size_t	size;
 };
 
+struct auxsample_walk;
+
+/*
+ * One AUX sample of the file, decoded: @nr is what auxsample_decoder__decode()
+ * returned, the number of branches or -AUXSAMPLE_ERR_NOSYNC; the results are
+ * w->dec's until the next sample.
+ */
+typedef int (*auxsample_walk__sample_fn)(struct auxsample_walk *w, struct thread *thread,
+					  struct perf_sample *sample, struct evsel *evsel,
+					  int nr);
+
+/*
+ * The walk that script, stat and report share: every sample of the file
+ * that carries AUX area data, decoded by the decoder of its process.
+ */
+struct auxsample_walk {
+	struct perf_tool		tool;
+	const char			*cmd;	/* "script", ...: for messages */
+	const char			*input;
+	unsigned int			depth;	/* branches per sample, 0: all */
+	struct strlist			*comms;	/* only samples of these, if set */
+	auxsample_walk__sample_fn	sample;
+	/* after the last event, while the session (its symbols) lives */
+	int				(*done)(struct auxsample_walk *w);
+	struct perf_session		*session;
+	struct auxsample_decoder	*dec;	/* proc's, for the sample at hand */
+	struct auxsample_proc		proc;
+	struct auxsample_config		config;
+	bool				have_config;
+	u64				samples;	/* AUX samples, filtered ones too */
+	u64				filtered;	/* left out by ->comms */
+	u64				nosync;
+	u64				errors;		/* decode errors */
+	u64				error_samples;	/* samples with decode errors */
+};
+
 struct auxsample_script {
-	struct perf_tool			tool;
+	struct auxsample_walk			walk;
 	const struct auxsample_script_opts	*opts;
-	struct perf_session			*session;
-	struct auxsample_decoder		*dec;	/* proc's, for the sample at hand */
-	struct auxsample_proc			proc;
-	struct auxsample_config			config;
-	bool					have_config;
-	u64					samples;
-	u64					nosync;
-	u64					errors;
 	u64					branches;
 	/* perf auxsample stat */
 	u64					bytes;
@@ -96,12 +131,12 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 	struct auxsample_prev *prev;
 	int nr;
 
-	auxsample_decoder__stats(s->dec, &stats, sizeof(stats));
+	auxsample_decoder__stats(s->walk.dec, &stats, sizeof(stats));
 	s->bytes += sample->aux_sample.size;
 	s->bytes_before_sync += stats.bytes_before_sync;
 	s->syncs += stats.syncs;
 	s->gaps += stats.gaps;
-	nr = auxsample_decoder__errors(s->dec, &errs);
+	nr = auxsample_decoder__errors(s->walk.dec, &errs);
 	for (int i = 0; i < nr; i++) {
 		unsigned int e = -errs[i].error;
 
@@ -125,21 +160,21 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 
 static void auxsample_script__print_stat(struct auxsample_script *s)
 {
-	u64 n = s->samples ?: 1;
+	u64 n = s->walk.samples ?: 1;
 
-	printf("%12" PRIu64 "  AUX samples\n", s->samples);
+	printf("%12" PRIu64 "  AUX samples\n", s->walk.samples);
 	printf("%12" PRIu64 "  bytes of trace (%" PRIu64 " per sample)\n", s->bytes, s->bytes / n);
 	printf("%12" PRIu64 "  bytes before the first sync point, not decodable (%.1f%%)\n",
 	       s->bytes_before_sync, s->bytes ? 100.0 * s->bytes_before_sync / s->bytes : 0.0);
 	printf("%12" PRIu64 "  decodes from a sync point, resyncs included (%.1f per sample)\n",
 	       s->syncs, (double)s->syncs / n);
-	printf("%12" PRIu64 "  samples without a sync point\n", s->nosync);
+	printf("%12" PRIu64 "  samples without a sync point\n", s->walk.nosync);
 	printf("%12" PRIu64 "  bytes overlapping the CPU's previous snippet (%.1f%%)\n",
 	       s->overlap, s->bytes ? 100.0 * s->overlap / s->bytes : 0.0);
 	printf("%12" PRIu64 "  taken branches (%.1f per sample)\n", s->branches,
 	       (double)s->branches / n);
 	printf("%12" PRIu64 "  trace gaps\n", s->gaps);
-	printf("%12" PRIu64 "  decode errors\n", s->errors);
+	printf("%12" PRIu64 "  decode errors\n", s->walk.errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(s->errors_by_kind); e++) {
 		if (s->errors_by_kind[e])
 			printf("%12" PRIu64 "    %s\n", s->errors_by_kind[e],
@@ -148,19 +183,19 @@ static void auxsample_script__print_stat(struct auxsample_script *s)
 }
 
 /* Intel PT's trace configuration, from AUXTRACE_INFO and the cpuid. */
-static int auxsample_script__auxtrace_info(struct perf_session *session,
-					   union perf_event *event)
+static int auxsample_walk__auxtrace_info(struct perf_session *session,
+					 union perf_event *event)
 {
-	struct auxsample_script *s = container_of(session->tool, struct auxsample_script, tool);
+	struct auxsample_walk *w = container_of(session->tool, struct auxsample_walk, tool);
 	u64 pmu_type;
-	int err = auxsample_config__from_auxtrace_info(&s->config, session, event, &pmu_type);
+	int err = auxsample_config__from_auxtrace_info(&w->config, session, event, &pmu_type);
 
 	if (err == -EOPNOTSUPP)
-		pr_err("perf auxsample script: AUX area data of type %u: only Intel PT is decoded so far\n",
-		       event->auxtrace_info.type);
+		pr_err("perf auxsample %s: AUX area data of type %u: only Intel PT is decoded so far\n",
+		       w->cmd, event->auxtrace_info.type);
 	if (err)
 		return err;
-	s->have_config = true;
+	w->have_config = true;
 	return 0;
 }
 
@@ -240,8 +275,8 @@ static void auxsample_script__print_json(struct auxsample_script *s, struct thre
 	auxsample_script__json_sym(thread, sample->ip);
 	printf(",\"sync\":%s,\"branches\":[", nr == -AUXSAMPLE_ERR_NOSYNC ? "false" : "true");
 	if (nr != -AUXSAMPLE_ERR_NOSYNC) {
-		nr = auxsample_decoder__branches(s->dec, &br);
-		depth = auxsample_decoder__callchain(s->dec, &chain);
+		nr = auxsample_decoder__branches(s->walk.dec, &br);
+		depth = auxsample_decoder__callchain(s->walk.dec, &chain);
 	} else {
 		nr = 0;
 	}
@@ -288,7 +323,7 @@ static void auxsample_script__print_text(struct auxsample_script *s, struct thre
 		printf("\tno sync point in the %" PRIu64 " bytes of trace\n", sample->aux_sample.size);
 		return;
 	}
-	nr = auxsample_decoder__branches(s->dec, &br);
+	nr = auxsample_decoder__branches(s->walk.dec, &br);
 	for (int i = 0; i < nr; i++) {
 		printf("\tbranch ");
 		auxsample_script__print_addr(thread, br[i].from);
@@ -296,7 +331,7 @@ static void auxsample_script__print_text(struct auxsample_script *s, struct thre
 		auxsample_script__print_addr(thread, br[i].to);
 		printf(" %s\n", auxsample_branch_kind__name(br[i].kind));
 	}
-	depth = auxsample_decoder__callchain(s->dec, &chain);
+	depth = auxsample_decoder__callchain(s->walk.dec, &chain);
 	for (int i = 0; i < depth; i++) {
 		printf("\tcaller ");
 		auxsample_script__print_addr(thread, chain[i]);
@@ -304,95 +339,1167 @@ static void auxsample_script__print_text(struct auxsample_script *s, struct thre
 	}
 }
 
-static int auxsample_script__sample(const struct perf_tool *tool,
-				    union perf_event *event __maybe_unused,
-				    struct perf_sample *sample, struct evsel *evsel,
-				    struct machine *machine)
+static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thread)
 {
-	struct auxsample_script *s = container_of(tool, struct auxsample_script, tool);
+	const char *comm;
+
+	if (!w->comms)
+		return true;
+	comm = thread__comm_str(thread);
+	return comm && strlist__has_entry(w->comms, comm);
+}
+
+static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *sample,
+				  struct evsel *evsel, struct machine *machine,
+				  struct thread *thread)
+{
 	struct auxsample_stats stats;
-	struct thread *thread;
 	int nr;
+
+	w->dec = auxsample_proc__decoder(&w->proc, &w->config, machine, thread);
+	if (!w->dec)
+		return -ENOMEM;
+	nr = auxsample_decoder__decode(w->dec, sample->aux_sample.data, sample->aux_sample.size,
+				       w->depth);
+	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
+		w->nosync++;
+	} else if (nr < 0) {
+		pr_err("perf auxsample %s: %s\n", w->cmd, auxsample_strerror(nr));
+		return nr;
+	}
+	auxsample_decoder__stats(w->dec, &stats, sizeof(stats));
+	w->errors += stats.errors;
+	if (stats.errors)
+		w->error_samples++;
+	return w->sample(w, thread, sample, evsel, nr);
+}
+
+static int auxsample_walk__process_sample(const struct perf_tool *tool,
+					  union perf_event *event __maybe_unused,
+					  struct perf_sample *sample, struct evsel *evsel,
+					  struct machine *machine)
+{
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+	struct thread *thread;
+	int err = 0;
 
 	if (!sample->aux_sample.size)
 		return 0;
-	if (!s->have_config) {
-		pr_err("perf auxsample script: AUX samples without AUXTRACE_INFO: a broken perf.data?\n");
+	if (!w->have_config) {
+		pr_err("perf auxsample %s: AUX samples without AUXTRACE_INFO: a broken perf.data?\n",
+		       w->cmd);
 		return -EINVAL;
 	}
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
-	s->dec = auxsample_proc__decoder(&s->proc, &s->config, machine, thread);
-	if (!s->dec) {
-		thread__put(thread);
-		return -ENOMEM;
+	w->samples++;
+	if (auxsample_walk__wanted(w, thread))
+		err = auxsample_walk__decode(w, sample, evsel, machine, thread);
+	else
+		w->filtered++;
+	thread__put(thread);
+	return err;
+}
+
+/*
+ * A file cut short, by a full disk or a copy that did not finish, makes
+ * the session fail on the first missing event with little to say why.
+ */
+static int auxsample_walk__check_size(struct auxsample_walk *w, struct perf_data *data)
+{
+	struct perf_header *header = &w->session->header;
+	u64 end = header->data_offset + header->data_size;
+
+	if (perf_data__is_pipe(data) || !header->data_size || perf_data__size(data) >= end)
+		return 0;
+	pr_err("perf auxsample %s: %s is truncated: %lu bytes where its header says %" PRIu64 "\n",
+	       w->cmd, w->input, perf_data__size(data), end);
+	return -EIO;
+}
+
+/*
+ * Decode every AUX sample of w->input and hand it to w->sample(), then
+ * call w->done().  Errors are negative errnos or -AUXSAMPLE_ERR_*, and
+ * have been reported.
+ */
+static int auxsample_walk__run(struct auxsample_walk *w)
+{
+	struct perf_data data = {
+		.path = w->input,
+		.mode = PERF_DATA_MODE_READ,
+	};
+	int err;
+
+	perf_tool__init(&w->tool, /*ordered_events=*/true);
+	w->tool.sample = auxsample_walk__process_sample;
+	w->tool.mmap = perf_event__process_mmap;
+	w->tool.mmap2 = perf_event__process_mmap2;
+	w->tool.comm = perf_event__process_comm;
+	w->tool.fork = perf_event__process_fork;
+	w->tool.exit = perf_event__process_exit;
+	w->tool.id_index = perf_event__process_id_index;
+	w->tool.auxtrace_info = auxsample_walk__auxtrace_info;
+
+	w->session = perf_session__new(&data, &w->tool);
+	if (IS_ERR(w->session))
+		return PTR_ERR(w->session);
+	err = auxsample_walk__check_size(w, &data);
+	if (!err)
+		err = symbol__init(&w->session->header.env);
+	if (!err)
+		err = perf_session__process_events(w->session);
+	if (!err && !w->samples) {
+		pr_err("perf auxsample %s: %s has no samples with AUX area data; record them with perf record -A\n",
+		       w->cmd, w->input);
+		err = -ENODATA;
 	}
-	/* Statistics want the whole snippet decoded: depth 0. */
-	nr = auxsample_decoder__decode(s->dec, sample->aux_sample.data, sample->aux_sample.size,
-				       s->opts->stat ? 0 : s->opts->depth);
-	s->samples++;
-	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
-		s->nosync++;
-	} else if (nr < 0) {
-		pr_err("perf auxsample script: %s\n", auxsample_strerror(nr));
-		thread__put(thread);
-		return nr;
-	}
-	auxsample_decoder__stats(s->dec, &stats, sizeof(stats));
-	s->errors += stats.errors;
+	if (!err && w->done)
+		err = w->done(w);
+	auxsample_proc__exit(&w->proc);
+	perf_session__delete(w->session);
+	w->session = NULL;
+	return err;
+}
+
+static int auxsample_script__sample(struct auxsample_walk *w, struct thread *thread,
+				    struct perf_sample *sample, struct evsel *evsel, int nr)
+{
+	struct auxsample_script *s = container_of(w, struct auxsample_script, walk);
+	struct auxsample_stats stats;
+
 	if (s->opts->stat) {
+		auxsample_decoder__stats(w->dec, &stats, sizeof(stats));
 		s->branches += stats.branches;
-		thread__put(thread);
 		return auxsample_script__account(s, sample);
 	}
 	s->branches += nr > 0 ? nr : 0;
 	auxsample_script__print(s, thread, sample, evsel, nr);
-	thread__put(thread);
+	return 0;
+}
+
+static int auxsample_script__done(struct auxsample_walk *w)
+{
+	struct auxsample_script *s = container_of(w, struct auxsample_script, walk);
+
+	if (s->opts->stat)
+		auxsample_script__print_stat(s);
+	else
+		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
+			w->samples, s->branches, w->nosync, w->errors);
 	return 0;
 }
 
 int auxsample_script__run(const struct auxsample_script_opts *opts)
 {
-	struct perf_data data = {
-		.path = opts->input,
-		.mode = PERF_DATA_MODE_READ,
+	struct auxsample_script s = {
+		.walk = {
+			.cmd = opts->stat ? "stat" : "script",
+			.input = opts->input,
+			/* Statistics want the whole snippet decoded: depth 0. */
+			.depth = opts->stat ? 0 : opts->depth,
+			.sample = auxsample_script__sample,
+			.done = auxsample_script__done,
+		},
+		.opts = opts,
 	};
-	struct auxsample_script s = { .opts = opts };
-	int err;
+	int err = auxsample_walk__run(&s.walk);
 
-	perf_tool__init(&s.tool, /*ordered_events=*/true);
-	s.tool.sample = auxsample_script__sample;
-	s.tool.mmap = perf_event__process_mmap;
-	s.tool.mmap2 = perf_event__process_mmap2;
-	s.tool.comm = perf_event__process_comm;
-	s.tool.fork = perf_event__process_fork;
-	s.tool.exit = perf_event__process_exit;
-	s.tool.id_index = perf_event__process_id_index;
-	s.tool.auxtrace_info = auxsample_script__auxtrace_info;
-
-	s.session = perf_session__new(&data, &s.tool);
-	if (IS_ERR(s.session))
-		return PTR_ERR(s.session);
-	err = symbol__init(&s.session->header.env);
-	if (!err)
-		err = perf_session__process_events(s.session);
-	if (!err && !s.samples) {
-		pr_err("perf auxsample script: %s has no samples with AUX area data; record them with perf record -A\n",
-		       opts->input);
-		err = -ENODATA;
-	}
-	if (!err && opts->stat)
-		auxsample_script__print_stat(&s);
-	else if (!err)
-		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
-			s.samples, s.branches, s.nosync, s.errors);
 	if (s.prev) {
 		for (int i = 0; i < STAT_MAX_CPUS; i++)
 			free(s.prev[i].data);
 		free(s.prev);
 	}
-	auxsample_proc__exit(&s.proc);
-	perf_session__delete(s.session);
+	return err;
+}
+
+/*
+ * perf auxsample report: hot paths.  Every decoded virtual LBR adds its
+ * branch edges, the loops it shows, the straight-line blocks between its
+ * branches and its calls to four tables, keyed like perf report keys
+ * code (dso and offset), printed sorted by count.
+ */
+
+#define HOT_BLOCK_MAX	4096	/* longer straight-line runs are not counted */
+#define HOT_NAME_MAX	256
+#define HOT_COLUMN_MAX	40	/* widest symbol column */
+
+enum hot_section_id {
+	HOT_EDGES,
+	HOT_LOOPS,
+	HOT_BLOCKS,
+	HOT_CALLS,
+	HOT_NR_SECTIONS,
+};
+
+static const char * const hot_section_names[HOT_NR_SECTIONS] = {
+	[HOT_EDGES]	= "edges",
+	[HOT_LOOPS]	= "loops",
+	[HOT_BLOCKS]	= "blocks",
+	[HOT_CALLS]	= "calls",
+};
+
+/* A code address as perf report keys it: the dso and the offset in it. */
+struct hot_addr {
+	struct dso	*dso;	/* NULL: in no map (key) */
+	u64		off;	/* dso-relative, or the address without a dso (key) */
+	u64		ip;	/* the address where first seen; 0: unknown */
+	struct symbol	*sym;
+	u64		symoff;
+};
+
+struct hot_item {
+	struct hot_addr	a;	/* edge: from, loop: head, block: start, call: caller */
+	struct hot_addr	b;	/* edge: to, loop: tail, block: end, call: callee */
+	u32		kind;	/* edge: enum auxsample_branch_kind */
+	u64		count;	/* times taken, samples with the loop, times run, calls */
+	u64		seen;	/* the last sample that counted it */
+	union {
+		struct {
+			u64	back_edges;	/* in the samples that count */
+			u64	runs;		/* runs seen from entry to exit */
+			u64	trips;		/* back edges taken in those runs */
+			u64	trips_max;
+			u64	partial_max;	/* of runs cut by the ends of the LBR */
+		} loop;
+		struct {
+			u32	insns;		/* 0: unknown */
+			u32	bytes;		/* 0: unknown */
+		} block;
+		struct {
+			u64	samples;	/* whose call chain holds the call */
+		} call;
+	};
+};
+
+struct hot_section {
+	struct hashmap	items;		/* struct hot_item, by its key */
+	u64		total;		/* what percentages are of */
+};
+
+/* A branch of the sample at hand, in execution order, resolved. */
+struct hot_br {
+	const struct auxsample_branch	*br;
+	struct hot_addr			from;
+	struct hot_addr			to;
+	int				depth;	/* calls open before it, relative */
+	bool				seen;	/* loops: back edge looked at */
+	bool				in_run;	/* loops: counted in a run */
+};
+
+struct auxsample_hot {
+	struct auxsample_walk			walk;
+	const struct auxsample_hot_opts		*opts;
+	struct hot_section			sections[HOT_NR_SECTIONS];
+	unsigned int				show;	/* 1 << HOT_* */
+	double					percent_limit;
+	struct strlist				*dsos;
+	struct strlist				*symbols;
+	struct hot_br				*brs;
+	unsigned int				brs_max;
+	u64					decoded;
+	u64					branches;
+};
+
+static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
+{
+	struct machine *machine = maps__machine(thread__maps(thread));
+	u8 cpumode = machine__kernel_ip(machine, ip) ? PERF_RECORD_MISC_KERNEL :
+						       PERF_RECORD_MISC_USER;
+	struct addr_location al;
+
+	memset(a, 0, sizeof(*a));
+	a->ip = ip;
+	a->off = ip;
+	if (!ip)
+		return;
+	addr_location__init(&al);
+	thread__find_symbol(thread, cpumode, ip, &al);
+	if (al.map && map__dso(al.map)) {
+		/* The dso outlives the report: the session's machine holds it. */
+		a->dso = map__dso(al.map);
+		a->off = map__map_ip(al.map, ip);
+		if (al.sym) {
+			a->sym = al.sym;
+			a->symoff = a->off - al.sym->start;
+		}
+	}
+	addr_location__exit(&al);
+}
+
+/* The function @a is in, as an address: its first byte. */
+static void hot_addr__func(struct hot_addr *a)
+{
+	a->off -= a->symoff;
+	a->ip -= a->symoff;
+	a->symoff = 0;
+}
+
+static size_t hot_item__hash(long key, void *ctx __maybe_unused)
+{
+	const struct hot_item *item = (const struct hot_item *)key;
+	u64 h = (uintptr_t)item->a.dso ^ ((uintptr_t)item->b.dso << 1);
+
+	h = h * 31 + item->a.off;
+	h = h * 31 + item->b.off;
+	return h * 31 + item->kind;
+}
+
+static bool hot_item__equal(long key1, long key2, void *ctx __maybe_unused)
+{
+	const struct hot_item *x = (const struct hot_item *)key1;
+	const struct hot_item *y = (const struct hot_item *)key2;
+
+	return x->a.dso == y->a.dso && x->a.off == y->a.off &&
+	       x->b.dso == y->b.dso && x->b.off == y->b.off && x->kind == y->kind;
+}
+
+/* The item of @key's key in @sec, made with @key's addresses if new. */
+static struct hot_item *hot_section__findnew(struct hot_section *sec,
+					     const struct hot_item *key)
+{
+	struct hot_item *item;
+
+	if (hashmap__find(&sec->items, key, &item))
+		return item;
+	item = zalloc(sizeof(*item));
+	if (!item)
+		return NULL;
+	item->a = key->a;
+	item->b = key->b;
+	item->kind = key->kind;
+	if (hashmap__add(&sec->items, item, item)) {
+		free(item);
+		return NULL;
+	}
+	return item;
+}
+
+static void hot_section__exit(struct hot_section *sec)
+{
+	struct hashmap *items = &sec->items;
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	hashmap__for_each_entry(items, cur, bkt)
+		free(cur->pvalue);
+	hashmap__clear(&sec->items);
+}
+
+static int auxsample_hot__add_edges(struct auxsample_hot *h, int n)
+{
+	struct hot_section *sec = &h->sections[HOT_EDGES];
+
+	for (int i = 0; i < n; i++) {
+		const struct hot_br *e = &h->brs[i];
+		struct hot_item key = { .a = e->from, .b = e->to, .kind = e->br->kind };
+		struct hot_item *edge;
+
+		if (e->br->kind == AUXSAMPLE_BR_GAP)
+			continue;
+		edge = hot_section__findnew(sec, &key);
+		if (!edge)
+			return -ENOMEM;
+		edge->count++;
+		sec->total++;
+		h->branches++;
+	}
+	return 0;
+}
+
+/*
+ * The x86 instructions in @len bytes at @buf up to the one at @last, and
+ * in *bytes their size; 0 where they do not decode to exactly that one.
+ */
+static u32 hot_insns__count(struct perf_insn *x, u64 ip, u8 *buf, int len, u64 last,
+			    u32 *bytes)
+{
+	u64 off = 0;
+	u32 insns = 0;
+	int ilen;
+
+	while (off < (u64)len) {
+		ilen = 0;
+		dump_insn(x, ip + off, buf + off, len - off, &ilen);
+		if (ilen <= 0)
+			return 0;
+		insns++;
+		if (off == last) {
+			*bytes = last + ilen;
+			return insns;
+		}
+		off += ilen;
+		if (off > last)
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * Intel PT: the instructions of a new block, with perf's x86 instruction
+ * decoder (where perf has it); they stay unknown (0) where the code cannot
+ * be read or does not decode to the block's last instruction.
+ */
+static void auxsample_hot__block_size(struct auxsample_hot *h, struct hot_item *block,
+				      struct thread *thread)
+{
+	struct auxsample_mem mem = {
+		.machine = maps__machine(thread__maps(thread)),
+		.thread = thread,
+	};
+	struct perf_insn x = {
+		.thread = thread,
+		.machine = mem.machine,
+		.is64bit = dso__is_64_bit(block->a.dso),
+	};
+	u64 last = block->b.ip - block->a.ip;
+	u8 buf[HOT_BLOCK_MAX + MAXINSN];
+	int len;
+
+	if (h->walk.config.type != AUXSAMPLE_TRACE_INTEL_PT)
+		return;
+	len = auxsample_mem__read(buf, last + MAXINSN, block->a.ip, &mem);
+	if (len > 0)
+		block->block.insns = hot_insns__count(&x, block->a.ip, buf, len, last,
+						      &block->block.bytes);
+}
+
+/* The code run between two taken branches: from one's target to the next. */
+static int auxsample_hot__add_blocks(struct auxsample_hot *h, int n, struct thread *thread)
+{
+	struct hot_section *sec = &h->sections[HOT_BLOCKS];
+
+	for (int i = 1; i < n; i++) {
+		const struct hot_br *prev = &h->brs[i - 1], *cur = &h->brs[i];
+		struct hot_item key = { .a = prev->to, .b = cur->from };
+		struct hot_item *block;
+
+		if (prev->br->kind == AUXSAMPLE_BR_GAP || cur->br->kind == AUXSAMPLE_BR_GAP ||
+		    (prev->br->flags & AUXSAMPLE_BRF_TO_UNKNOWN) ||
+		    cur->br->from < prev->br->to ||
+		    cur->br->from - prev->br->to >= HOT_BLOCK_MAX ||
+		    prev->to.dso != cur->from.dso)
+			continue;
+		block = hot_section__findnew(sec, &key);
+		if (!block)
+			return -ENOMEM;
+		if (!block->count && block->a.dso)
+			auxsample_hot__block_size(h, block, thread);
+		block->count++;
+		sec->total++;
+	}
+	return 0;
+}
+
+static bool hot_br__is_back_edge(const struct hot_br *e)
+{
+	const struct auxsample_branch *br = e->br;
+
+	if (br->kind != AUXSAMPLE_BR_COND && br->kind != AUXSAMPLE_BR_JUMP &&
+	    br->kind != AUXSAMPLE_BR_IND_JUMP)
+		return false;
+	if ((br->flags & AUXSAMPLE_BRF_TO_UNKNOWN) || br->to > br->from)
+		return false;
+	/* Within one function. */
+	return e->from.dso == e->to.dso && e->from.sym == e->to.sym;
+}
+
+static bool hot_br__same(const struct hot_br *x, const struct hot_br *y)
+{
+	return x->br->from == y->br->from && x->br->to == y->br->to &&
+	       x->br->kind == y->br->kind;
+}
+
+/* Whether @e, run in the loop's own frame, leaves the loop @head .. @tail. */
+static bool hot_br__leaves(const struct hot_br *e, u64 head, u64 tail)
+{
+	const struct auxsample_branch *br = e->br;
+
+	if (br->from < head || br->from > tail)
+		return true;	/* code outside the loop ran before it */
+	switch (br->kind) {
+	case AUXSAMPLE_BR_CALL:
+	case AUXSAMPLE_BR_IND_CALL:
+	case AUXSAMPLE_BR_FAR:		/* calls and syscalls come back */
+		return false;
+	case AUXSAMPLE_BR_RET:
+	case AUXSAMPLE_BR_INTR:
+	case AUXSAMPLE_BR_GAP:
+		return true;
+	default:
+		return br->to < head || br->to > tail;
+	}
+}
+
+enum hot_bound {
+	HOT_CUT,	/* a gap or the end of the LBR */
+	HOT_LEFT,	/* the loop left, or its frame not made yet */
+	HOT_AGAIN,	/* the back edge taken again */
+};
+
+/*
+ * What the LBR shows of the loop of back edge brs[i], going backwards
+ * (@dir -1) or forwards (@dir 1) from it in the loop's frame; *next is
+ * where the back edge is taken again.
+ */
+static enum hot_bound auxsample_hot__loop_bound(struct auxsample_hot *h, int n, int i,
+						int dir, int *next)
+{
+	const struct hot_br *be = &h->brs[i];
+
+	for (int j = i + dir; j >= 0 && j < n; j += dir) {
+		const struct hot_br *e = &h->brs[j];
+
+		if (e->br->kind == AUXSAMPLE_BR_GAP)
+			return HOT_CUT;
+		if (e->depth > be->depth)	/* in a callee */
+			continue;
+		if (e->depth < be->depth)
+			return HOT_LEFT;
+		if (hot_br__same(e, be)) {
+			*next = j;
+			return HOT_AGAIN;
+		}
+		if (hot_br__leaves(e, be->br->to, be->br->from))
+			return HOT_LEFT;
+	}
+	return HOT_CUT;
+}
+
+/*
+ * The run of the loop whose back edge is brs[i]: how often that back edge
+ * is taken in a row in the loop's frame, counted into @loop; whole runs,
+ * whose entry and exit the LBR shows, give the trip counts.
+ */
+static void auxsample_hot__loop_run(struct auxsample_hot *h, int n, int i,
+				    struct hot_item *loop)
+{
+	enum hot_bound end;
+	u64 trips = 1;
+	bool entered;
+	int next;
+
+	entered = auxsample_hot__loop_bound(h, n, i, -1, &next) == HOT_LEFT;
+	h->brs[i].in_run = true;
+	while ((end = auxsample_hot__loop_bound(h, n, i, 1, &next)) == HOT_AGAIN) {
+		i = next;
+		h->brs[i].in_run = true;
+		trips++;
+	}
+	if (entered && end == HOT_LEFT) {
+		loop->loop.runs++;
+		loop->loop.trips += trips;
+		loop->loop.trips_max = max(loop->loop.trips_max, trips);
+	} else {
+		loop->loop.partial_max = max(loop->loop.partial_max, trips);
+	}
+}
+
+/* The loop of back edge brs[first], if the sample takes it more than once. */
+static int auxsample_hot__add_loop(struct auxsample_hot *h, int n, int first)
+{
+	struct hot_br *be = &h->brs[first];
+	struct hot_item key = { .a = be->to, .b = be->from };
+	struct hot_item *loop;
+	u64 nr = 0;
+
+	for (int j = first; j < n; j++) {
+		if (hot_br__same(&h->brs[j], be)) {
+			h->brs[j].seen = true;
+			nr++;
+		}
+	}
+	if (nr < 2)
+		return 0;
+	loop = hot_section__findnew(&h->sections[HOT_LOOPS], &key);
+	if (!loop)
+		return -ENOMEM;
+	if (loop->seen != h->decoded) {
+		loop->seen = h->decoded;
+		loop->count++;
+	}
+	loop->loop.back_edges += nr;
+	for (int j = first; j < n; j++) {
+		if (hot_br__same(&h->brs[j], be) && !h->brs[j].in_run)
+			auxsample_hot__loop_run(h, n, j, loop);
+	}
+	return 0;
+}
+
+static int auxsample_hot__add_loops(struct auxsample_hot *h, int n)
+{
+	int err;
+
+	for (int i = 0; i < n; i++) {
+		if (h->brs[i].seen || !hot_br__is_back_edge(&h->brs[i]))
+			continue;
+		err = auxsample_hot__add_loop(h, n, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int auxsample_hot__add_calls(struct auxsample_hot *h, int n)
+{
+	struct hot_section *sec = &h->sections[HOT_CALLS];
+
+	for (int i = 0; i < n; i++) {
+		const struct hot_br *e = &h->brs[i];
+		struct hot_item key = { .a = e->from, .b = e->to };
+		struct hot_item *call;
+
+		if ((e->br->kind != AUXSAMPLE_BR_CALL && e->br->kind != AUXSAMPLE_BR_IND_CALL) ||
+		    (e->br->flags & AUXSAMPLE_BRF_TO_UNKNOWN))
+			continue;
+		hot_addr__func(&key.a);
+		hot_addr__func(&key.b);
+		call = hot_section__findnew(sec, &key);
+		if (!call)
+			return -ENOMEM;
+		call->count++;
+		sec->total++;
+	}
+	return 0;
+}
+
+/* The calls still open at the sample, from its call chain: once a sample. */
+static int auxsample_hot__add_chain(struct auxsample_hot *h, struct thread *thread,
+				    u64 ip)
+{
+	struct hot_item key = {};
+	const u64 *chain;
+	int depth = auxsample_decoder__callchain(h->walk.dec, &chain);
+
+	hot_addr__resolve(&key.b, thread, ip);
+	hot_addr__func(&key.b);
+	for (int i = 0; i < depth; i++) {
+		struct hot_item *call;
+
+		/* A return address may be the first byte of the next function. */
+		hot_addr__resolve(&key.a, thread, chain[i] - 1);
+		hot_addr__func(&key.a);
+		call = hot_section__findnew(&h->sections[HOT_CALLS], &key);
+		if (!call)
+			return -ENOMEM;
+		if (call->seen != h->decoded) {
+			call->seen = h->decoded;
+			call->call.samples++;
+		}
+		key.b = key.a;
+	}
+	return 0;
+}
+
+/* The sample's branches into h->brs, oldest first, with their call depth. */
+static int auxsample_hot__resolve(struct auxsample_hot *h, struct thread *thread,
+				  const struct auxsample_branch *br, int n)
+{
+	int depth = 0;
+
+	if ((unsigned int)n > h->brs_max) {
+		struct hot_br *brs = realloc(h->brs, n * sizeof(*brs));
+
+		if (!brs)
+			return -ENOMEM;
+		h->brs = brs;
+		h->brs_max = n;
+	}
+	for (int i = 0; i < n; i++) {
+		struct hot_br *e = &h->brs[i];
+
+		memset(e, 0, sizeof(*e));
+		e->br = &br[n - 1 - i];
+		e->depth = depth;
+		hot_addr__resolve(&e->from, thread, e->br->from);
+		hot_addr__resolve(&e->to, thread,
+				  e->br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : e->br->to);
+		if (e->br->kind == AUXSAMPLE_BR_CALL || e->br->kind == AUXSAMPLE_BR_IND_CALL)
+			depth++;
+		else if (e->br->kind == AUXSAMPLE_BR_RET)
+			depth--;
+	}
+	return 0;
+}
+
+static int auxsample_hot__sample(struct auxsample_walk *w, struct thread *thread,
+				 struct perf_sample *sample, struct evsel *evsel __maybe_unused,
+				 int nr)
+{
+	struct auxsample_hot *h = container_of(w, struct auxsample_hot, walk);
+	const struct auxsample_branch *br;
+	int err;
+
+	if (nr < 0)		/* no sync point: counted by the walk */
+		return 0;
+	h->decoded++;
+	nr = auxsample_decoder__branches(w->dec, &br);
+	err = auxsample_hot__resolve(h, thread, br, nr);
+	if (!err)
+		err = auxsample_hot__add_edges(h, nr);
+	if (!err)
+		err = auxsample_hot__add_loops(h, nr);
+	if (!err)
+		err = auxsample_hot__add_blocks(h, nr, thread);
+	if (!err)
+		err = auxsample_hot__add_calls(h, nr);
+	if (!err)
+		err = auxsample_hot__add_chain(h, thread, sample->ip);
+	return err;
+}
+
+static void hot_addr__name(const struct hot_addr *a, bool offset, char *buf, size_t size)
+{
+	if (!a->ip)
+		scnprintf(buf, size, "?");
+	else if (a->sym && offset)
+		scnprintf(buf, size, "%s+%#" PRIx64, a->sym->name, a->symoff);
+	else if (a->sym)
+		scnprintf(buf, size, "%s", a->sym->name);
+	else
+		scnprintf(buf, size, "%#" PRIx64, a->ip);
+}
+
+/* "<key>":address,"<key>_sym":symbol,"<key>_dso":file, each maybe null. */
+static void hot_addr__json(const char *key, const struct hot_addr *a, bool offset)
+{
+	printf("\"%s\":", key);
+	if (a->ip)
+		printf("\"%#" PRIx64 "\"", a->ip);
+	else
+		printf("null");
+	printf(",\"%s_sym\":", key);
+	if (a->sym) {
+		putchar('"');
+		json_puts(a->sym->name);
+		if (offset)
+			printf("+%#" PRIx64, a->symoff);
+		putchar('"');
+	} else {
+		printf("null");
+	}
+	printf(",\"%s_dso\":", key);
+	if (a->dso) {
+		putchar('"');
+		json_puts(dso__long_name(a->dso));
+		putchar('"');
+	} else {
+		printf("null");
+	}
+}
+
+static bool hot_addr__in_dsos(const struct hot_addr *a, struct strlist *dsos)
+{
+	return a->dso && (strlist__has_entry(dsos, dso__short_name(a->dso)) ||
+			  strlist__has_entry(dsos, dso__long_name(a->dso)));
+}
+
+static bool hot_addr__in_symbols(const struct hot_addr *a, struct strlist *symbols)
+{
+	return a->sym && strlist__has_entry(symbols, a->sym->name);
+}
+
+/* --dsos, --symbols: items with an end in them. */
+static bool auxsample_hot__wanted(struct auxsample_hot *h, const struct hot_item *item)
+{
+	if (h->dsos && !hot_addr__in_dsos(&item->a, h->dsos) &&
+	    !hot_addr__in_dsos(&item->b, h->dsos))
+		return false;
+	if (h->symbols && !hot_addr__in_symbols(&item->a, h->symbols) &&
+	    !hot_addr__in_symbols(&item->b, h->symbols))
+		return false;
+	return true;
+}
+
+static int hot_item__cmp_addr(const struct hot_item *x, const struct hot_item *y)
+{
+	if (x->a.ip != y->a.ip)
+		return x->a.ip < y->a.ip ? -1 : 1;
+	if (x->b.ip != y->b.ip)
+		return x->b.ip < y->b.ip ? -1 : 1;
+	return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+#define HOT_CMP_DESC(x, y) ((x) > (y) ? -1 : (x) < (y))
+
+static int hot_item__cmp(const void *p1, const void *p2)
+{
+	const struct hot_item *x = *(const struct hot_item **)p1;
+	const struct hot_item *y = *(const struct hot_item **)p2;
+
+	return HOT_CMP_DESC(x->count, y->count) ?: hot_item__cmp_addr(x, y);
+}
+
+static int hot_loop__cmp(const void *p1, const void *p2)
+{
+	const struct hot_item *x = *(const struct hot_item **)p1;
+	const struct hot_item *y = *(const struct hot_item **)p2;
+
+	return HOT_CMP_DESC(x->count, y->count) ?:
+	       HOT_CMP_DESC(x->loop.back_edges, y->loop.back_edges) ?:
+	       hot_item__cmp_addr(x, y);
+}
+
+static int hot_call__cmp(const void *p1, const void *p2)
+{
+	const struct hot_item *x = *(const struct hot_item **)p1;
+	const struct hot_item *y = *(const struct hot_item **)p2;
+
+	return HOT_CMP_DESC(x->count, y->count) ?:
+	       HOT_CMP_DESC(x->call.samples, y->call.samples) ?:
+	       hot_item__cmp_addr(x, y);
+}
+
+static double auxsample_hot__percent(struct auxsample_hot *h, enum hot_section_id id,
+				     const struct hot_item *item)
+{
+	u64 total = id == HOT_LOOPS ? h->decoded : h->sections[id].total;
+
+	return total ? 100.0 * item->count / total : 0.0;
+}
+
+/*
+ * The items of section @id to show, hottest first, after --dsos,
+ * --symbols, --percent-limit and -n: *nr of them, in an array to free.
+ */
+static struct hot_item **auxsample_hot__items(struct auxsample_hot *h, enum hot_section_id id,
+					      size_t *nr)
+{
+	static int (* const cmp[HOT_NR_SECTIONS])(const void *, const void *) = {
+		[HOT_EDGES] = hot_item__cmp, [HOT_LOOPS] = hot_loop__cmp,
+		[HOT_BLOCKS] = hot_item__cmp, [HOT_CALLS] = hot_call__cmp,
+	};
+	struct hashmap *items = &h->sections[id].items;
+	struct hot_item **array = calloc(hashmap__size(items) ?: 1, sizeof(*array));
+	struct hashmap_entry *cur;
+	size_t bkt, n = 0;
+
+	if (!array)
+		return NULL;
+	hashmap__for_each_entry(items, cur, bkt) {
+		struct hot_item *item = cur->pvalue;
+
+		if (auxsample_hot__wanted(h, item) &&
+		    auxsample_hot__percent(h, id, item) >= h->percent_limit)
+			array[n++] = item;
+	}
+	qsort(array, n, sizeof(*array), cmp[id]);
+	if (h->opts->max_entries && n > h->opts->max_entries)
+		n = h->opts->max_entries;
+	*nr = n;
+	return array;
+}
+
+/* The width of the widest of the items' first addresses, for a column. */
+static int hot_items__width(struct hot_item **items, size_t nr, bool offset, int min)
+{
+	char name[HOT_NAME_MAX];
+	int width = min;
+
+	for (size_t i = 0; i < nr; i++) {
+		hot_addr__name(&items[i]->a, offset, name, sizeof(name));
+		width = max_t(int, width, strlen(name));
+	}
+	return min(width, HOT_COLUMN_MAX);
+}
+
+static void auxsample_hot__print_edges(struct auxsample_hot *h, struct hot_item **items,
+				       size_t nr)
+{
+	char from[HOT_NAME_MAX], to[HOT_NAME_MAX];
+	int width = hot_items__width(items, nr, true, strlen("Source"));
+
+	printf("# Branch edges: %" PRIu64 " taken branches\n#\n", h->sections[HOT_EDGES].total);
+	printf("# %8s  %7s  %-8s  %-*s  %s\n", "Count", "Percent", "Kind", width, "Source",
+	       "Target");
+	printf("# %.8s  %.7s  %.8s  %.*s  %.6s\n", dots, dots,
+	       dots, width, dots, dots);
+	for (size_t i = 0; i < nr; i++) {
+		hot_addr__name(&items[i]->a, true, from, sizeof(from));
+		hot_addr__name(&items[i]->b, true, to, sizeof(to));
+		printf("  %8" PRIu64 "  %6.2f%%  %-8s  %-*s  %s\n", items[i]->count,
+		       auxsample_hot__percent(h, HOT_EDGES, items[i]),
+		       auxsample_branch_kind__name(items[i]->kind), width, from, to);
+	}
+}
+
+static void auxsample_hot__print_loops(struct auxsample_hot *h, struct hot_item **items,
+				       size_t nr)
+{
+	char head[HOT_NAME_MAX], tail[HOT_NAME_MAX], avg[32], most[32];
+
+	printf("# Loops: back edges taken more than once in one LBR, %" PRIu64 " LBRs decoded\n",
+	       h->decoded);
+	printf("# Trips: back edges taken in a row, in runs whose entry and exit the LBR shows;\n");
+	printf("# N+: at least N, in runs longer than the LBR\n#\n");
+	printf("# %8s  %7s  %10s  %6s  %9s  %9s  %s\n", "Samples", "Percent", "Back edges",
+	       "Runs", "Trips avg", "Trips max", "Loop (head .. tail)");
+	printf("# %.8s  %.7s  %.10s  %.6s  %.9s  %.9s  %.19s\n", dots,
+	       dots, dots, dots, dots,
+	       dots, dots);
+	for (size_t i = 0; i < nr; i++) {
+		const struct hot_item *loop = items[i];
+
+		hot_addr__name(&loop->a, true, head, sizeof(head));
+		hot_addr__name(&loop->b, true, tail, sizeof(tail));
+		if (loop->loop.runs)
+			scnprintf(avg, sizeof(avg), "%.2f",
+				  (double)loop->loop.trips / loop->loop.runs);
+		else
+			scnprintf(avg, sizeof(avg), "-");
+		if (loop->loop.partial_max > loop->loop.trips_max)
+			scnprintf(most, sizeof(most), "%" PRIu64 "+", loop->loop.partial_max);
+		else
+			scnprintf(most, sizeof(most), "%" PRIu64, loop->loop.trips_max);
+		printf("  %8" PRIu64 "  %6.2f%%  %10" PRIu64 "  %6" PRIu64 "  %9s  %9s  %s .. %s\n",
+		       loop->count, auxsample_hot__percent(h, HOT_LOOPS, loop),
+		       loop->loop.back_edges, loop->loop.runs, avg, most, head, tail);
+	}
+}
+
+static void auxsample_hot__print_blocks(struct auxsample_hot *h, struct hot_item **items,
+					size_t nr)
+{
+	char start[HOT_NAME_MAX], end[HOT_NAME_MAX];
+
+	printf("# Hot basic blocks: the code between two taken branches, %" PRIu64 " run\n#\n",
+	       h->sections[HOT_BLOCKS].total);
+	printf("# %8s  %7s  %5s  %5s  %s\n", "Count", "Percent", "Insns", "Bytes",
+	       "Block (first .. last instruction)");
+	printf("# %.8s  %.7s  %.5s  %.5s  %.33s\n", dots, dots,
+	       dots, dots, dots);
+	for (size_t i = 0; i < nr; i++) {
+		const struct hot_item *block = items[i];
+
+		hot_addr__name(&block->a, true, start, sizeof(start));
+		hot_addr__name(&block->b, true, end, sizeof(end));
+		printf("  %8" PRIu64 "  %6.2f%%  ", block->count,
+		       auxsample_hot__percent(h, HOT_BLOCKS, block));
+		if (block->block.insns)
+			printf("%5u  %5u", block->block.insns, block->block.bytes);
+		else
+			printf("%5s  %5s", "-", "-");
+		printf("  %s .. %s\n", start, end);
+	}
+}
+
+static void auxsample_hot__print_calls(struct auxsample_hot *h, struct hot_item **items,
+				       size_t nr)
+{
+	char caller[HOT_NAME_MAX], callee[HOT_NAME_MAX];
+	int width = hot_items__width(items, nr, false, strlen("Caller"));
+
+	printf("# Calls: %" PRIu64 " call branches; Samples: call chains with the call open\n#\n",
+	       h->sections[HOT_CALLS].total);
+	printf("# %8s  %7s  %8s  %-*s  %s\n", "Calls", "Percent", "Samples", width, "Caller",
+	       "Callee");
+	printf("# %.8s  %.7s  %.8s  %.*s  %.6s\n", dots, dots,
+	       dots, width, dots, dots);
+	for (size_t i = 0; i < nr; i++) {
+		hot_addr__name(&items[i]->a, false, caller, sizeof(caller));
+		hot_addr__name(&items[i]->b, false, callee, sizeof(callee));
+		printf("  %8" PRIu64 "  %6.2f%%  %8" PRIu64 "  %-*s  %s\n", items[i]->count,
+		       auxsample_hot__percent(h, HOT_CALLS, items[i]), items[i]->call.samples,
+		       width, caller, callee);
+	}
+}
+
+static void auxsample_hot__json_item(struct auxsample_hot *h, enum hot_section_id id,
+				     const struct hot_item *item)
+{
+	static const char * const keys[HOT_NR_SECTIONS][2] = {
+		[HOT_EDGES] = { "from", "to" }, [HOT_LOOPS] = { "head", "tail" },
+		[HOT_BLOCKS] = { "start", "end" }, [HOT_CALLS] = { "caller", "callee" },
+	};
+
+	putchar('{');
+	hot_addr__json(keys[id][0], &item->a, id != HOT_CALLS);
+	putchar(',');
+	hot_addr__json(keys[id][1], &item->b, id != HOT_CALLS);
+	printf(",\"%s\":%" PRIu64 ",\"percent\":%.2f", id == HOT_LOOPS ? "samples" :
+	       id == HOT_CALLS ? "calls" : "count", item->count,
+	       auxsample_hot__percent(h, id, item));
+	switch (id) {
+	case HOT_EDGES:
+		printf(",\"kind\":\"%s\"", auxsample_branch_kind__name(item->kind));
+		break;
+	case HOT_LOOPS:
+		printf(",\"back_edges\":%" PRIu64 ",\"runs\":%" PRIu64 ",\"trips_avg\":",
+		       item->loop.back_edges, item->loop.runs);
+		if (item->loop.runs)
+			printf("%.2f", (double)item->loop.trips / item->loop.runs);
+		else
+			printf("null");
+		printf(",\"trips_max\":%" PRIu64 ",\"partial_max\":%" PRIu64,
+		       item->loop.trips_max, item->loop.partial_max);
+		break;
+	case HOT_BLOCKS:
+		if (item->block.insns)
+			printf(",\"insns\":%u,\"bytes\":%u", item->block.insns, item->block.bytes);
+		else
+			printf(",\"insns\":null,\"bytes\":null");
+		break;
+	case HOT_CALLS:
+		printf(",\"samples\":%" PRIu64, item->call.samples);
+		break;
+	case HOT_NR_SECTIONS:
+	default:
+		break;
+	}
+	putchar('}');
+}
+
+static void auxsample_hot__print_header(struct auxsample_hot *h)
+{
+	struct auxsample_walk *w = &h->walk;
+
+	if (h->opts->json) {
+		printf("{\"samples\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"decoded\":%" PRIu64
+		       ",\"failed\":%" PRIu64 ",\"error_samples\":%" PRIu64
+		       ",\"branches\":%" PRIu64 ",\"depth\":%u", w->samples, w->filtered,
+		       h->decoded, w->nosync, w->error_samples, h->branches, w->depth);
+		return;
+	}
+	printf("# perf auxsample report: %" PRIu64 " AUX samples, ", w->samples);
+	if (w->filtered)
+		printf("%" PRIu64 " left out by --comms, ", w->filtered);
+	printf("%" PRIu64 " decoded, %" PRIu64 " failed (no sync point), %" PRIu64
+	       " with decode errors, %" PRIu64 " branches (depth %u)\n",
+	       h->decoded, w->nosync, w->error_samples, h->branches, w->depth);
+}
+
+static int auxsample_hot__print(struct auxsample_walk *w)
+{
+	static void (* const print[HOT_NR_SECTIONS])(struct auxsample_hot *h,
+						       struct hot_item **items, size_t nr) = {
+		[HOT_EDGES] = auxsample_hot__print_edges,
+		[HOT_LOOPS] = auxsample_hot__print_loops,
+		[HOT_BLOCKS] = auxsample_hot__print_blocks,
+		[HOT_CALLS] = auxsample_hot__print_calls,
+	};
+	struct auxsample_hot *h = container_of(w, struct auxsample_hot, walk);
+
+	auxsample_hot__print_header(h);
+	for (int id = 0; id < HOT_NR_SECTIONS; id++) {
+		struct hot_item **items;
+		size_t nr;
+
+		if (!(h->show & (1U << id)))
+			continue;
+		items = auxsample_hot__items(h, id, &nr);
+		if (!items)
+			return -ENOMEM;
+		if (h->opts->json) {
+			printf(",\"%s\":[", hot_section_names[id]);
+			for (size_t i = 0; i < nr; i++) {
+				printf(i ? ",\n" : "\n");
+				auxsample_hot__json_item(h, id, items[i]);
+			}
+			printf("]");
+		} else {
+			printf("#\n");
+			print[id](h, items, nr);
+		}
+		free(items);
+	}
+	if (h->opts->json)
+		printf("}\n");
+	return 0;
+}
+
+/* --show: the sections to print, all by default. */
+static int auxsample_hot__parse_show(struct auxsample_hot *h, const char *show)
+{
+	struct str_node *pos;
+	struct strlist *list;
+	int err = 0;
+
+	if (!show) {
+		h->show = (1U << HOT_NR_SECTIONS) - 1;
+		return 0;
+	}
+	list = strlist__new(show, NULL);
+	if (!list)
+		return -ENOMEM;
+	strlist__for_each_entry(pos, list) {
+		int id;
+
+		for (id = 0; id < HOT_NR_SECTIONS; id++) {
+			if (!strcmp(pos->s, hot_section_names[id]))
+				break;
+		}
+		if (id == HOT_NR_SECTIONS) {
+			pr_err("perf auxsample report: no section '%s'; --show takes edges, loops, blocks, calls\n",
+			       pos->s);
+			err = -EINVAL;
+			break;
+		}
+		h->show |= 1U << id;
+	}
+	strlist__delete(list);
+	return err;
+}
+
+static int auxsample_hot__init(struct auxsample_hot *h, const struct auxsample_hot_opts *opts)
+{
+	int err;
+
+	h->opts = opts;
+	h->walk.cmd = "report";
+	h->walk.input = opts->input;
+	h->walk.depth = opts->depth;
+	h->walk.sample = auxsample_hot__sample;
+	h->walk.done = auxsample_hot__print;
+	for (int id = 0; id < HOT_NR_SECTIONS; id++)
+		hashmap__init(&h->sections[id].items, hot_item__hash, hot_item__equal, NULL);
+	err = auxsample_hot__parse_show(h, opts->show);
+	if (err)
+		return err;
+	if (opts->percent_limit) {
+		char *end;
+
+		h->percent_limit = strtod(opts->percent_limit, &end);
+		if (*end || end == opts->percent_limit || h->percent_limit < 0) {
+			pr_err("perf auxsample report: --percent-limit takes a percentage, not '%s'\n",
+			       opts->percent_limit);
+			return -EINVAL;
+		}
+	}
+	if (opts->comms) {
+		h->walk.comms = strlist__new(opts->comms, NULL);
+		if (!h->walk.comms)
+			return -ENOMEM;
+	}
+	if (opts->dsos) {
+		h->dsos = strlist__new(opts->dsos, NULL);
+		if (!h->dsos)
+			return -ENOMEM;
+	}
+	if (opts->symbols) {
+		h->symbols = strlist__new(opts->symbols, NULL);
+		if (!h->symbols)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void auxsample_hot__exit(struct auxsample_hot *h)
+{
+	for (int id = 0; id < HOT_NR_SECTIONS; id++)
+		hot_section__exit(&h->sections[id]);
+	strlist__delete(h->walk.comms);
+	strlist__delete(h->dsos);
+	strlist__delete(h->symbols);
+	zfree(&h->brs);
+}
+
+int auxsample_hot__run(const struct auxsample_hot_opts *opts)
+{
+	struct auxsample_hot h = {};
+	int err = auxsample_hot__init(&h, opts);
+
+	if (!err)
+		err = auxsample_walk__run(&h.walk);
+	auxsample_hot__exit(&h);
 	return err;
 }

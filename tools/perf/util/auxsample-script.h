@@ -17,4 +17,22 @@ struct auxsample_script_opts {
 
 int auxsample_script__run(const struct auxsample_script_opts *opts);
 
+/*
+ * perf auxsample report: hot paths in the virtual LBRs of all AUX samples:
+ * branch edges, loops with their trip counts, basic blocks and calls.
+ */
+struct auxsample_hot_opts {
+	const char	*input;
+	unsigned int	depth;		/* branches per sample */
+	unsigned int	max_entries;	/* per section, 0: all */
+	const char	*percent_limit;	/* hide items under it (a number) */
+	const char	*show;		/* sections: edges,loops,blocks,calls */
+	const char	*comms;		/* only samples of these commands */
+	const char	*dsos;		/* only items in these dsos */
+	const char	*symbols;	/* only items in these functions */
+	bool		json;
+};
+
+int auxsample_hot__run(const struct auxsample_hot_opts *opts);
+
 #endif /* __PERF_AUXSAMPLE_SCRIPT_H */

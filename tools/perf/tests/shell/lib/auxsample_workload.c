@@ -8,6 +8,8 @@
  *   workload signal N		a signal handler entered N times
  *   workload syscalls N		a syscall-heavy loop
  *   workload threads N		two threads running branches
+ *   workload loops N		N calls of nest(): LOOP_OUTER runs of an inner
+ *				loop of LOOP_INNER iterations each
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -16,6 +18,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+
+/*
+ * perf auxsample report's test counts on these: do-while loops leave at
+ * the bottom, so each run takes the inner back edge LOOP_INNER - 1 times
+ * and the outer one LOOP_OUTER - 1 times.
+ */
+#define LOOP_INNER	12
+#define LOOP_OUTER	4
 
 static volatile int sink;
 static jmp_buf env;
@@ -90,6 +100,25 @@ static void syscalls(int n)
 		sink += syscall(SYS_getppid) & 1;
 }
 
+static void __attribute__((noinline)) nest(void)
+{
+	int i = 0;
+
+	do {
+		int j = 0;
+
+		do
+			sink += j;
+		while (++j < LOOP_INNER);
+	} while (++i < LOOP_OUTER);
+}
+
+static void __attribute__((noinline)) loops(int n)
+{
+	for (int k = 0; k < n; k++)
+		nest();
+}
+
 static void *thread_main(void *arg)
 {
 	branches((int)(long)arg);
@@ -120,6 +149,8 @@ int main(int argc, char **argv)
 		syscalls(n);
 	else if (!strcmp(argv[1], "threads"))
 		threads(n);
+	else if (!strcmp(argv[1], "loops"))
+		loops(n);
 	else
 		return 1;
 	return 0;

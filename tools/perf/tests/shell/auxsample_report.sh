@@ -1,0 +1,264 @@
+#!/bin/bash
+# perf auxsample report hot paths
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf auxsample report on simulated Intel PT sample-mode recordings of
+# small programs whose loops and calls are known: the inner and outer
+# loops of the workload's nest() show up with the trip counts its source
+# implies, edges, blocks and calls add up to what perf auxsample script
+# --json shows of the same file, filters and limits cut what they
+# should, --json parses, and bad input gets a clear error.
+
+set -u
+
+if [ "$(uname -m)" != x86_64 ]; then
+	echo "Skip: perf auxsample simulate single-steps x86-64 code"
+	exit 2
+fi
+if ! perf check feature -q auxsample; then
+	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+	exit 2
+fi
+for tool in cc python3; do
+	if ! command -v $tool > /dev/null; then
+		echo "Skip: no $tool"
+		exit 2
+	fi
+done
+
+err=0
+lib=$(dirname "$0")/lib
+tmp=$(mktemp -d /tmp/__perf_test.auxsample_report.XXXXX)
+out=$tmp/out
+depth=128
+nests=60
+
+cleanup() {
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+trap 'cleanup; exit 1' TERM INT
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	head -c 3000 "$out"
+	err=1
+}
+
+if ! cc -O1 -static -o "$tmp/wl" "$lib/auxsample_workload.c" -lpthread > "$out" 2>&1; then
+	echo "Skip: cannot build a static test program (no static libc?)"
+	cat "$out"
+	exit 2
+fi
+
+# simulate FILE SIMULATE-OPTIONS -- COMMAND
+simulate() {
+	local data=$1
+
+	shift
+	perf auxsample simulate -o "$data" "$@" > "$out" 2>&1 || fail "simulate $*"
+}
+
+# report NAME OPTIONS: perf auxsample report's output in $tmp/NAME.
+report() {
+	local name=$1
+
+	shift
+	perf auxsample report "$@" > "$tmp/$name" 2> "$out" || fail "report $*"
+}
+
+simulate "$tmp/loops.data" --no-tsc -c 700 -- "$tmp/wl" loops $nests
+simulate "$tmp/branches.data" --no-tsc -c 700 -- "$tmp/wl" branches 20
+# 256-byte snippets: most hold no PSB, so they cannot be decoded.
+simulate "$tmp/short.data" --no-tsc -c 700 --aux-sample-size 256 -- "$tmp/wl" loops 20
+
+for f in loops branches short; do
+	perf auxsample script -i "$tmp/$f.data" --depth $depth --json \
+		> "$tmp/$f.script" 2> "$out" || fail "script $f"
+	report "$f.json" -i "$tmp/$f.data" --depth $depth -n 0 --json
+done
+
+# Everything against perf auxsample script --json of the same files.
+python3 - "$tmp" "$lib/auxsample_workload.c" $nests > "$out" 2>&1 <<'PY' || fail "report --json"
+import collections, json, re, sys
+
+tmp, source, nests = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3])
+inner = int(re.search(r'#define LOOP_INNER\s+(\d+)', source).group(1))
+outer = int(re.search(r'#define LOOP_OUTER\s+(\d+)', source).group(1))
+
+def load(name):
+    rep = json.load(open('%s/%s.json' % (tmp, name)))
+    samples = [json.loads(l) for l in open('%s/%s.script' % (tmp, name))]
+    return rep, samples
+
+def func(sym):
+    return sym.split('+')[0] if sym else None
+
+def expect(rep, samples):
+    """Edges, blocks, call branches and totals computed from script --json."""
+    edges, blocks, calls = collections.Counter(), collections.Counter(), collections.Counter()
+    for s in samples:
+        brs = s['branches'][::-1]		# oldest first
+        for b in brs:
+            if b['kind'] != 'gap':
+                edges[(b['from'], b['to'], b['kind'])] += 1
+            if b['kind'] in ('call', 'ind_call') and b['to']:
+                calls[(func(b['from_sym']), func(b['to_sym']))] += 1
+        for p, c in zip(brs, brs[1:]):
+            if 'gap' in (p['kind'], c['kind']) or not p['to']:
+                continue
+            start, end = int(p['to'], 16), int(c['from'], 16)
+            if start <= end < start + 4096:
+                blocks[(p['to'], c['from'])] += 1
+    return edges, blocks, calls
+
+def check_counts(name):
+    rep, samples = load(name)
+    edges, blocks, calls = expect(rep, samples)
+    failed = sum(1 for s in samples if not s['sync'])
+    assert rep['samples'] == len(samples), (rep['samples'], len(samples))
+    assert rep['failed'] == failed and rep['decoded'] == len(samples) - failed, rep
+    assert rep['branches'] == sum(edges.values()), (rep['branches'], sum(edges.values()))
+    got = {(e['from'], e['to'], e['kind']): e['count'] for e in rep['edges']}
+    assert got == dict(edges), 'edges differ from script --json'
+    counts = [e['count'] for e in rep['edges']]
+    assert counts == sorted(counts, reverse=True), 'edges not sorted by count'
+    top = edges.most_common(1)[0]
+    assert rep['edges'][0]['count'] == top[1], (rep['edges'][0], top)
+    got = {(b['start'], b['end']): b['count'] for b in rep['blocks']}
+    assert got == dict(blocks), 'blocks differ from script --json'
+    got = {(c['caller_sym'], c['callee_sym']): c['calls'] for c in rep['calls'] if c['calls']}
+    assert got == dict(calls), 'call counts differ from script --json'
+    print('%s: %d samples, %d failed, %d branches, %d edges, %d blocks, %d calls as script says'
+          % (name, len(samples), failed, rep['branches'], len(edges), len(blocks),
+             sum(calls.values())))
+    return rep
+
+rep = check_counts('loops')
+nest = [l for l in rep['loops'] if l['head_sym'].startswith('nest+')]
+assert len(nest) == 2, nest
+# The inner loop lies within the outer one.
+inner_loop, outer_loop = sorted(nest, key=lambda l: int(l['tail'], 16) - int(l['head'], 16))
+for loop, n in (inner_loop, inner), (outer_loop, outer):
+    # do-while: a run of n iterations takes the back edge n - 1 times.
+    assert loop['runs'] > 0, loop
+    assert loop['trips_avg'] == n - 1 and loop['trips_max'] == n - 1, (loop, n)
+    assert loop['partial_max'] <= n - 1, loop
+    print('nest loop %s .. %s: %d runs of %d trips, as LOOP %d implies'
+          % (loop['head_sym'], loop['tail_sym'], loop['runs'], loop['trips_max'], n))
+# loops() calls nest() from its loop: runs longer than the LBR, in part.
+outermost = [l for l in rep['loops'] if l['head_sym'].startswith('loops+')]
+assert outermost and outermost[0]['partial_max'] <= nests - 1, outermost
+body = [b for b in rep['blocks'] if (b['start'], b['end']) ==
+        (inner_loop['head'], inner_loop['tail'])]
+size = int(inner_loop['tail'], 16) - int(inner_loop['head'], 16)
+assert body and body[0]['insns'] >= 3 and size + 2 <= body[0]['bytes'] <= size + 6, body
+pairs = {(c['caller_sym'], c['callee_sym']): c for c in rep['calls']}
+assert pairs[('loops', 'nest')]['calls'] > 0, pairs.get(('loops', 'nest'))
+assert pairs[('loops', 'nest')]['samples'] > 0, pairs.get(('loops', 'nest'))
+assert pairs[('main', 'loops')]['samples'] > 0, pairs.get(('main', 'loops'))
+
+rep = check_counts('branches')
+pairs = {(c['caller_sym'], c['callee_sym']): c['calls'] for c in rep['calls']}
+for pair in ('branches', 'fib'), ('fib', 'fib'), ('branches', 'pick'), \
+            ('branches', 'odd'), ('branches', 'even'):
+    assert pairs.get(pair, 0) > 0, ('no call', pair)
+kinds = {(e['from_sym'].split('+')[0], e['kind']) for e in rep['edges'] if e['from_sym']}
+assert ('branches', 'ind_call') in kinds and ('pick', 'ind_jump') in kinds, kinds
+print('branches: calls branches->fib %d, fib->fib %d, branches->odd %d'
+      % (pairs[('branches', 'fib')], pairs[('fib', 'fib')], pairs[('branches', 'odd')]))
+
+rep = check_counts('short')
+assert rep['failed'] > 0 and rep['decoded'] > 0, rep
+PY
+cat "$out"
+
+# Filters and limits, against the unfiltered report.
+data=$tmp/loops.data
+report symbols.json -i "$data" --depth $depth -n 0 --json -S nest
+report dsos.json -i "$data" --depth $depth -n 0 --json -d wl
+report nodso.json -i "$data" --depth $depth -n 0 --json -d no-such.so
+report comm.json -i "$data" --depth $depth -n 0 --json -c wl
+report nocomm.json -i "$data" --depth $depth -n 0 --json --comm no-such-command
+report limit.json -i "$data" --depth $depth -n 0 --json --percent-limit 5
+report three.json -i "$data" --depth $depth -n 3 --json
+report show.json -i "$data" --depth $depth --json --show loops,calls
+python3 - "$tmp" > "$out" 2>&1 <<'PY' || fail "filters"
+import json, sys
+
+tmp = sys.argv[1]
+def load(name):
+    return json.load(open('%s/%s.json' % (tmp, name)))
+
+full = load('loops')
+sym = load('symbols')
+def in_nest(item, a, b):
+    return any((item[k] or '').startswith('nest+') for k in (a + '_sym', b + '_sym'))
+assert sym['edges'] and all(in_nest(e, 'from', 'to') for e in sym['edges']), sym['edges']
+assert len(sym['edges']) == sum(in_nest(e, 'from', 'to') for e in full['edges'])
+assert len(sym['edges']) < len(full['edges'])
+assert all(in_nest(b, 'start', 'end') for b in sym['blocks'])
+assert len(sym['loops']) == 2 and sym['branches'] == full['branches']
+print('--symbols nest: %d of %d edges' % (len(sym['edges']), len(full['edges'])))
+
+assert load('dsos')['edges'] == full['edges'], '--dsos wl dropped edges of a static wl'
+nodso = load('nodso')
+assert not any(nodso[s] for s in ('edges', 'loops', 'blocks', 'calls')), nodso
+assert load('comm')['edges'] == full['edges'], '--comms wl dropped edges'
+nocomm = load('nocomm')
+assert nocomm['filtered'] == full['samples'] and nocomm['decoded'] == 0, nocomm
+assert not any(nocomm[s] for s in ('edges', 'loops', 'blocks', 'calls')), nocomm
+
+limit = load('limit')
+assert limit['edges'] and all(e['percent'] >= 5 for e in limit['edges'])
+assert len(limit['edges']) == sum(e['percent'] >= 5 for e in full['edges'])
+assert all(l['percent'] >= 5 for l in limit['loops'])
+print('--percent-limit 5: %d edges' % len(limit['edges']))
+
+three = load('three')
+for s in 'edges', 'loops', 'blocks', 'calls':
+    assert three[s] == full[s][:3], s
+show = load('show')
+assert 'loops' in show and 'calls' in show and 'edges' not in show and 'blocks' not in show
+PY
+cat "$out"
+
+# The text report: a header with the counts, every section, the nest loops.
+report text -i "$data" --depth $depth
+samples=$(grep -c '^sample' "$data.truth")
+header="# perf auxsample report: $samples AUX samples, $samples decoded, 0 failed (no sync point)"
+header="$header, 0 with decode errors, [0-9]* branches (depth $depth)"
+grep -q "^$header\$" "$tmp/text" || { cp "$tmp/text" "$out"; fail "text: no header line"; }
+for section in '# Branch edges:' '# Loops:' '# Hot basic blocks:' '# Calls:'; do
+	grep -q "^$section" "$tmp/text" || { cp "$tmp/text" "$out"; fail "text: no $section"; }
+done
+grep -Eq ' 11\.00 +11  nest\+0x[0-9a-f]+ \.\. nest\+0x[0-9a-f]+$' "$tmp/text" ||
+	{ cp "$tmp/text" "$out"; fail "text: no inner nest loop of 11 trips"; }
+report short.text -i "$tmp/short.data"
+failed=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["failed"])' \
+	"$tmp/short.json")
+grep -q "AUX samples, [0-9]* decoded, $failed failed (no sync point)" "$tmp/short.text" ||
+	{ cp "$tmp/short.text" "$out"; fail "text: not $failed failed samples"; }
+
+# Errors: a clear message and a non-zero exit.
+# expect_error WHAT MESSAGE REPORT-OPTIONS
+expect_error() {
+	local what=$1 message=$2
+
+	shift 2
+	if perf auxsample report "$@" > "$out" 2>&1; then
+		fail "$what: exit 0"
+	elif ! grep -q "$message" "$out"; then
+		fail "$what: no '$message'"
+	fi
+}
+expect_error "missing file" "failed to open $tmp/no-such.data" -i "$tmp/no-such.data"
+perf record -o "$tmp/plain.data" -e cpu-clock -- true > /dev/null 2>&1
+expect_error "no AUX samples" \
+	"has no samples with AUX area data; record them with perf record -A" -i "$tmp/plain.data"
+head -c $(($(stat -c %s "$data") / 2)) "$data" > "$tmp/cut.data"
+expect_error "truncated file" "cut.data is truncated" -i "$tmp/cut.data"
+expect_error "--show" "no section 'hot'" -i "$data" --show edges,hot
+expect_error "--percent-limit" "takes a percentage" -i "$data" --percent-limit lots
+exit $err
