@@ -598,6 +598,24 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 			    "add the call chain each snippet shows to samples recorded without one"),
 		OPT_BOOLEAN('f', "force", &inject.force,
 			    "overwrite the output file; don't complain about the input's owner"),
+		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+		OPT_END()
+	};
+
+	argc = parse_options(argc, argv, options, usage, 0);
+	if (argc)
+		usage_with_options(usage, options);
+	if (!inject.output.path) {
+		pr_err("perf auxsample inject: no output file: give it with -o\n");
+		usage_with_options(usage, options);
+	}
+	if (!inject.depth) {
+		pr_err("perf auxsample inject: --depth must be at least 1\n");
+		return 1;
+	}
+	return auxsample_inject__run(&inject) ? 1 : 0;
+}
+
 static int cmd_auxsample_report(int argc, const char **argv)
 {
 	struct auxsample_hot_opts opts = {
@@ -629,15 +647,6 @@ static int cmd_auxsample_report(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
-	if (!inject.output.path) {
-		pr_err("perf auxsample inject: no output file: give it with -o\n");
-		usage_with_options(usage, options);
-	}
-	if (!inject.depth) {
-		pr_err("perf auxsample inject: --depth must be at least 1\n");
-		return 1;
-	}
-	return auxsample_inject__run(&inject) ? 1 : 0;
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_hot__run(&opts) ? 1 : 0;
 #else
