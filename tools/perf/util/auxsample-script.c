@@ -16,6 +16,7 @@
 
 #include "addr_location.h"
 #include "auxsample.h"
+#include "auxsample-etm.h"
 #include "auxsample-script.h"
 #include "data.h"
 #include "debug.h"
@@ -59,6 +60,7 @@ struct auxsample_script {
 	u64					gaps;
 	u64					errors_by_kind[AUXSAMPLE_ERR_OVERFLOW + 1];
 	struct auxsample_prev			*prev;
+	struct auxsample_fulltrace		*ft;	/* trace buffers */
 };
 
 /*
@@ -156,7 +158,7 @@ static int auxsample_script__auxtrace_info(struct perf_session *session,
 	int err = auxsample_config__from_auxtrace_info(&s->config, session, event, &pmu_type);
 
 	if (err == -EOPNOTSUPP)
-		pr_err("perf auxsample script: AUX area data of type %u: only Intel PT is decoded so far\n",
+		pr_err("perf auxsample script: AUX area data of type %u: only Intel PT and CoreSight ETMv4/ETE are decoded so far\n",
 		       event->auxtrace_info.type);
 	if (err)
 		return err;
@@ -314,7 +316,7 @@ static int auxsample_script__sample(const struct perf_tool *tool,
 	struct thread *thread;
 	int nr;
 
-	if (!sample->aux_sample.size)
+	if (!sample->aux_sample.size || s->opts->full_trace)
 		return 0;
 	if (!s->have_config) {
 		pr_err("perf auxsample script: AUX samples without AUXTRACE_INFO: a broken perf.data?\n");
@@ -352,6 +354,60 @@ static int auxsample_script__sample(const struct perf_tool *tool,
 	return 0;
 }
 
+/* Full trace (auxsample-etm.c): the buffers, their format, trace IDs. */
+static s64 auxsample_script__auxtrace(struct perf_session *session, union perf_event *event)
+{
+	struct auxsample_script *s = container_of(session->tool, struct auxsample_script, tool);
+
+	return auxsample_fulltrace__queue(s->ft, session, event);
+}
+
+static int auxsample_script__aux(const struct perf_tool *tool, union perf_event *event,
+				 struct perf_sample *sample, struct machine *machine)
+{
+	struct auxsample_script *s = container_of(tool, struct auxsample_script, tool);
+
+	auxsample_fulltrace__aux(s->ft, event, sample);
+	return perf_event__process_aux(tool, event, sample, machine);
+}
+
+static int auxsample_script__aux_output_hw_id(const struct perf_tool *tool,
+					      union perf_event *event,
+					      struct perf_sample *sample,
+					      struct machine *machine __maybe_unused)
+{
+	struct auxsample_script *s = container_of(tool, struct auxsample_script, tool);
+
+	return auxsample_fulltrace__hw_id(s->ft, event, sample);
+}
+
+static int auxsample_script__init_fulltrace(struct auxsample_script *s)
+{
+	s->ft = auxsample_fulltrace__new();
+	if (!s->ft)
+		return -ENOMEM;
+	s->tool.auxtrace = auxsample_script__auxtrace;
+	s->tool.aux = auxsample_script__aux;
+	s->tool.aux_output_hw_id = auxsample_script__aux_output_hw_id;
+	return 0;
+}
+
+/*
+ * Decode the trace buffers when asked to, or when there are no AUX
+ * samples to decode but trace (ETM: no kernel gives AUX samples).
+ */
+static int auxsample_script__fulltrace(struct auxsample_script *s)
+{
+	if (!s->opts->full_trace && (s->samples || !auxsample_fulltrace__has_trace(s->ft)))
+		return 1;
+	if (!s->have_config) {
+		pr_err("perf auxsample script: %s has no AUXTRACE_INFO: no trace to decode\n",
+		       s->opts->input);
+		return -ENODATA;
+	}
+	return auxsample_fulltrace__run(s->ft, s->session, &s->config, s->opts);
+}
+
 int auxsample_script__run(const struct auxsample_script_opts *opts)
 {
 	struct perf_data data = {
@@ -371,12 +427,23 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 	s.tool.id_index = perf_event__process_id_index;
 	s.tool.auxtrace_info = auxsample_script__auxtrace_info;
 
+	err = auxsample_script__init_fulltrace(&s);
+	if (err)
+		return err;
 	s.session = perf_session__new(&data, &s.tool);
-	if (IS_ERR(s.session))
+	if (IS_ERR(s.session)) {
+		auxsample_fulltrace__delete(s.ft);
 		return PTR_ERR(s.session);
+	}
 	err = symbol__init(&s.session->header.env);
 	if (!err)
 		err = perf_session__process_events(s.session);
+	if (!err) {
+		err = auxsample_script__fulltrace(&s);
+		if (err <= 0)
+			goto out_delete;
+		err = 0;
+	}
 	if (!err && !s.samples) {
 		pr_err("perf auxsample script: %s has no samples with AUX area data; record them with perf record -A\n",
 		       opts->input);
@@ -387,12 +454,16 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 	else if (!err)
 		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
 			s.samples, s.branches, s.nosync, s.errors);
+out_delete:
 	if (s.prev) {
 		for (int i = 0; i < STAT_MAX_CPUS; i++)
 			free(s.prev[i].data);
 		free(s.prev);
 	}
 	auxsample_proc__exit(&s.proc);
+	auxsample_config__exit(&s.config);
 	perf_session__delete(s.session);
+	/* After the session: it points to the itrace options the queues use. */
+	auxsample_fulltrace__delete(s.ft);
 	return err;
 }
