@@ -815,6 +815,11 @@ int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session
 		       opts->input);
 		return -EOPNOTSUPP;
 	}
+	if (opts->json && !opts->stat) {
+		pr_err("%s has no AUX samples: --json lists samples; use the text listing or --autofdo for its full trace\n",
+		       opts->input);
+		return -EINVAL;
+	}
 	ft->opts = opts;
 	ft->machine = &session->machines.host;
 	ft->mem.machine = ft->machine;
