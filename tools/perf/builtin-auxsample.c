@@ -72,6 +72,13 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object per sample (script)"),
+		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
+			    "decode the trace buffers, not AUX samples (default without AUX samples)"),
+		OPT_BOOLEAN(0, "autofdo", &opts.autofdo,
+			    "full trace as AutoFDO text: ranges and taken branches per binary (script)"),
+		OPT_CALLBACK(0, "symfs", NULL, "directory",
+			     "look for the traced binaries relative to this directory",
+			     symbol__config_symfs),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -79,6 +86,12 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
+	if (opts.autofdo && (stat || opts.json)) {
+		pr_err("perf auxsample: --autofdo is a perf auxsample script output of its own, without --json\n");
+		return 1;
+	}
+	if (opts.autofdo)
+		opts.full_trace = true;
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_script__run(&opts) ? 1 : 0;
 #else

@@ -112,11 +112,31 @@ void auxsample__restart(struct auxsample_decoder *dec)
 	dec->stats.bytes = bytes;
 }
 
+/* One step of the flow, for a full-trace consumer. */
+void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow)
+{
+	if (!dec->config.flow)
+		return;
+	flow->trace_id = dec->flow_trace_id;
+	dec->config.flow(flow, dec->config.flow_context);
+}
+
 void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 			   uint64_t to, unsigned int kind, unsigned int flags)
 {
 	struct auxsample_branch *br;
 
+	if (kind != AUXSAMPLE_BR_GAP) {
+		struct auxsample_flow flow = {
+			.type	= AUXSAMPLE_FLOW_BRANCH,
+			.kind	= kind,
+			.from	= from,
+			.to	= to,
+			.flags	= flags,
+		};
+
+		auxsample__flow(dec, &flow);
+	}
 	dec->stats.branches++;
 	if (!dec->max)
 		return;
@@ -133,6 +153,13 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 /* What lies between @from and @to is unknown: no call stack survives. */
 void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 {
+	struct auxsample_flow flow = {
+		.type	= AUXSAMPLE_FLOW_GAP,
+		.from	= from,
+		.to	= to,
+	};
+
+	auxsample__flow(dec, &flow);
 	dec->stats.gaps++;
 	dec->depth = 0;
 	if (!dec->max)
@@ -193,8 +220,14 @@ void auxsample__ret(struct auxsample_decoder *dec, uint64_t to)
 void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 		      int lib_error)
 {
+	struct auxsample_flow flow = {
+		.type	= AUXSAMPLE_FLOW_ERROR,
+		.kind	= -error,
+		.from	= offset,
+	};
 	struct auxsample_decode_error *e;
 
+	auxsample__flow(dec, &flow);
 	dec->stats.errors++;
 	if (dec->nr_errors == AUXSAMPLE_MAX_ERRORS)
 		return;

@@ -27,6 +27,10 @@
 #define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
 
+/* TRCCONFIGR: VMID traced, and VMID being CONTEXTIDR_EL2 (the PID under VHE) */
+#define ETM_CONFIGR_VMID	(1U << 7)
+#define ETM_CONFIGR_VMIDOPT	(1U << 15)
+
 /* What the last element of a source left open, waiting for its target. */
 enum etm_pending {
 	ETM_PENDING_NONE,
@@ -49,6 +53,8 @@ struct etm_source_state {
 	bool			synced;
 	bool			maxspec;	/* TRCIDR8.MAXSPEC: speculation traced */
 	bool			stack;		/* feeds the call stack */
+	bool			pid_in_vmid;	/* the OS's PID is in the VMID */
+	int64_t			pid;		/* of the last context, -1 unknown */
 };
 
 struct etm_state {
@@ -161,7 +167,15 @@ static void etm_source__range(struct etm_state *etm, struct etm_source_state *s,
 	struct auxsample_decoder *dec = etm->dec;
 	uint64_t last = el->en_addr - el->last_instr_sz;
 
+	struct auxsample_flow flow = {
+		.type	= AUXSAMPLE_FLOW_RANGE,
+		.from	= el->st_addr,
+		.to	= last,
+		.insns	= el->num_instr_range,
+	};
+
 	etm_source__resolve(etm, s, el->st_addr);
+	auxsample__flow(dec, &flow);
 	dec->stats.insns += el->num_instr_range;
 	s->end_ip = el->en_addr;
 	dec->stats.end_ip = el->en_addr;
@@ -240,6 +254,22 @@ static void etm_source__exception(struct etm_state *etm, struct etm_source_state
 	etm->dec->stats.end_ip = at;
 }
 
+/* Whose code runs now, as the OS writes it into CONTEXTIDR (perf's pid_fmt). */
+static void etm_source__context(struct etm_state *etm, struct etm_source_state *s,
+				const ocsd_generic_trace_elem *el)
+{
+	struct auxsample_flow flow = { .type = AUXSAMPLE_FLOW_CONTEXT, .pid = -1, };
+
+	if (s->pid_in_vmid && el->context.vmid_valid)
+		flow.pid = el->context.vmid;
+	else if (!s->pid_in_vmid && el->context.ctxt_id_valid)
+		flow.pid = el->context.context_id;
+	if (flow.pid == s->pid)
+		return;
+	s->pid = flow.pid;
+	auxsample__flow(etm->dec, &flow);
+}
+
 static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_index_t index,
 					const uint8_t chan_id,
 					const ocsd_generic_trace_elem *el)
@@ -250,6 +280,7 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 
 	if (!s)
 		return OCSD_RESP_CONT;
+	dec->flow_trace_id = chan_id;
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_NO_SYNC:
 		/* Why, where the decoder says: the C API logs nothing for us. */
@@ -295,6 +326,9 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 		break;
 	case OCSD_GEN_TRC_ELEM_EXCEPTION:
 		etm_source__exception(etm, s, el);
+		break;
+	case OCSD_GEN_TRC_ELEM_PE_CONTEXT:
+		etm_source__context(etm, s, el);
 		break;
 	default:
 		/* Exception returns come as ERET ranges; the rest is no flow. */
@@ -395,6 +429,9 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 	s->stack = !i;
 	etm->slot[src->trace_id] = i;
 	s->maxspec = src->trcidr[8] != 0;
+	s->pid_in_vmid = (src->trcconfigr & ETM_CONFIGR_VMID) &&
+			 (src->trcconfigr & ETM_CONFIGR_VMIDOPT);
+	s->pid = -1;
 	if (!src->ete && ocsd_dt_attach_packet_callback(etm->tree, csid, OCSD_C_API_CB_PKT_MON,
 							(void *)etm_pkt_mon, s))
 		return -AUXSAMPLE_ERR_INVALID;
@@ -488,6 +525,7 @@ static void etm_state__reset(struct etm_state *etm)
 		s->end_ip = 0;
 		s->async = 0;
 		s->async_seen = false;
+		s->pid = -1;
 	}
 	ocsd_dt_process_data(etm->tree, OCSD_OP_RESET, 0, 0, NULL, NULL);
 }

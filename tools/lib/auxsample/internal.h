@@ -40,6 +40,9 @@ struct auxsample_decoder {
 	struct pt_image			*image;
 	unsigned int			image_generation;	/* of config.image */
 
+	/* The source whose elements are being decoded, for flow records. */
+	uint8_t				flow_trace_id;
+
 	/* CoreSight ETM backend (etm.c) */
 	struct auxsample_etm_source	*etm_sources;	/* copy of config.etm's */
 	void				*etm;		/* etm.c's own state */
@@ -52,6 +55,8 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr);
 void auxsample__ret(struct auxsample_decoder *dec, uint64_t to);
 void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 		      int lib_error);
+
+void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow);
 
 void auxsample__restart(struct auxsample_decoder *dec);
 

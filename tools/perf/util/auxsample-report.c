@@ -184,6 +184,7 @@ static void auxsample_report__free(struct perf_session *session)
 
 	session->auxtrace = NULL;
 	auxsample_proc__exit(&r->proc);
+	auxsample_config__exit(&r->config);
 	free(r->bs);
 	free(r->chain);
 	free(r);

@@ -17,6 +17,7 @@
 
 #include "addr_location.h"
 #include "auxsample.h"
+#include "auxsample-etm.h"
 #include "auxsample-script.h"
 #include "data.h"
 #include "debug.h"
@@ -75,6 +76,14 @@ struct auxsample_walk {
 	struct auxsample_proc		proc;
 	struct auxsample_config		config;
 	bool				have_config;
+	/*
+	 * Full trace: the trace buffers (auxsample-etm.c), decoded by
+	 * ->fulltrace() when asked to (->full_trace), or when the file has
+	 * them and no AUX samples: ETM, which no kernel samples yet.
+	 */
+	int				(*fulltrace)(struct auxsample_walk *w);
+	struct auxsample_fulltrace	*ft;
+	bool				full_trace;
 	u64				samples;	/* AUX samples, filtered ones too */
 	u64				filtered;	/* left out by ->comms */
 	u64				nosync;
@@ -191,7 +200,7 @@ static int auxsample_walk__auxtrace_info(struct perf_session *session,
 	int err = auxsample_config__from_auxtrace_info(&w->config, session, event, &pmu_type);
 
 	if (err == -EOPNOTSUPP)
-		pr_err("perf auxsample %s: AUX area data of type %u: only Intel PT is decoded so far\n",
+		pr_err("perf auxsample %s: AUX area data of type %u: only Intel PT and CoreSight ETMv4/ETE are decoded so far\n",
 		       w->cmd, event->auxtrace_info.type);
 	if (err)
 		return err;
@@ -383,7 +392,7 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 	struct thread *thread;
 	int err = 0;
 
-	if (!sample->aux_sample.size)
+	if (!sample->aux_sample.size || w->full_trace)
 		return 0;
 	if (!w->have_config) {
 		pr_err("perf auxsample %s: AUX samples without AUXTRACE_INFO: a broken perf.data?\n",
@@ -418,6 +427,61 @@ static int auxsample_walk__check_size(struct auxsample_walk *w, struct perf_data
 	return -EIO;
 }
 
+/* Full trace (auxsample-etm.c): the buffers, their format, trace IDs. */
+static s64 auxsample_walk__auxtrace(struct perf_session *session, union perf_event *event)
+{
+	struct auxsample_walk *w = container_of(session->tool, struct auxsample_walk, tool);
+
+	return auxsample_fulltrace__queue(w->ft, session, event);
+}
+
+static int auxsample_walk__aux(const struct perf_tool *tool, union perf_event *event,
+			       struct perf_sample *sample, struct machine *machine)
+{
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+
+	auxsample_fulltrace__aux(w->ft, event, sample);
+	return perf_event__process_aux(tool, event, sample, machine);
+}
+
+static int auxsample_walk__aux_output_hw_id(const struct perf_tool *tool,
+					    union perf_event *event,
+					    struct perf_sample *sample,
+					    struct machine *machine __maybe_unused)
+{
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+
+	return auxsample_fulltrace__hw_id(w->ft, event, sample);
+}
+
+static int auxsample_walk__init_fulltrace(struct auxsample_walk *w)
+{
+	w->ft = auxsample_fulltrace__new();
+	if (!w->ft)
+		return -ENOMEM;
+	w->tool.auxtrace = auxsample_walk__auxtrace;
+	w->tool.aux = auxsample_walk__aux;
+	w->tool.aux_output_hw_id = auxsample_walk__aux_output_hw_id;
+	return 0;
+}
+
+/*
+ * The trace buffers, when asked to decode them, or when there are no AUX
+ * samples to decode but trace.  1: not a full-trace decode.
+ */
+static int auxsample_walk__fulltrace(struct auxsample_walk *w)
+{
+	if (!w->fulltrace ||
+	    (!w->full_trace && (w->samples || !auxsample_fulltrace__has_trace(w->ft))))
+		return 1;
+	if (!w->have_config) {
+		pr_err("perf auxsample %s: %s has no AUXTRACE_INFO: no trace to decode\n",
+		       w->cmd, w->input);
+		return -ENODATA;
+	}
+	return w->fulltrace(w);
+}
+
 /*
  * Decode every AUX sample of w->input and hand it to w->sample(), then
  * call w->done().  Errors are negative errnos or -AUXSAMPLE_ERR_*, and
@@ -440,15 +504,28 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 	w->tool.exit = perf_event__process_exit;
 	w->tool.id_index = perf_event__process_id_index;
 	w->tool.auxtrace_info = auxsample_walk__auxtrace_info;
+	if (w->fulltrace) {
+		err = auxsample_walk__init_fulltrace(w);
+		if (err)
+			return err;
+	}
 
 	w->session = perf_session__new(&data, &w->tool);
-	if (IS_ERR(w->session))
+	if (IS_ERR(w->session)) {
+		auxsample_fulltrace__delete(w->ft);
 		return PTR_ERR(w->session);
+	}
 	err = auxsample_walk__check_size(w, &data);
 	if (!err)
 		err = symbol__init(&w->session->header.env);
 	if (!err)
 		err = perf_session__process_events(w->session);
+	if (!err) {
+		err = auxsample_walk__fulltrace(w);
+		if (err <= 0)
+			goto out_delete;
+		err = 0;
+	}
 	if (!err && !w->samples) {
 		pr_err("perf auxsample %s: %s has no samples with AUX area data; record them with perf record -A\n",
 		       w->cmd, w->input);
@@ -456,9 +533,14 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 	}
 	if (!err && w->done)
 		err = w->done(w);
+out_delete:
 	auxsample_proc__exit(&w->proc);
+	auxsample_config__exit(&w->config);
 	perf_session__delete(w->session);
 	w->session = NULL;
+	/* After the session: it points to the itrace options the queues use. */
+	auxsample_fulltrace__delete(w->ft);
+	w->ft = NULL;
 	return err;
 }
 
@@ -476,6 +558,13 @@ static int auxsample_script__sample(struct auxsample_walk *w, struct thread *thr
 	s->branches += nr > 0 ? nr : 0;
 	auxsample_script__print(s, thread, sample, evsel, nr);
 	return 0;
+}
+
+static int auxsample_script__fulltrace(struct auxsample_walk *w)
+{
+	struct auxsample_script *s = container_of(w, struct auxsample_script, walk);
+
+	return auxsample_fulltrace__run(w->ft, w->session, &w->config, s->opts);
 }
 
 static int auxsample_script__done(struct auxsample_walk *w)
@@ -500,6 +589,8 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 			.depth = opts->stat ? 0 : opts->depth,
 			.sample = auxsample_script__sample,
 			.done = auxsample_script__done,
+			.fulltrace = auxsample_script__fulltrace,
+			.full_trace = opts->full_trace,
 		},
 		.opts = opts,
 	};

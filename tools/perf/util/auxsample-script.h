@@ -13,6 +13,9 @@ struct auxsample_script_opts {
 	unsigned int	depth;		/* branches per sample */
 	bool		json;
 	bool		stat;		/* statistics instead of samples */
+	/* decode the trace buffers, not AUX samples (auxsample-etm.h) */
+	bool		full_trace;
+	bool		autofdo;	/* full trace as AutoFDO text */
 };
 
 int auxsample_script__run(const struct auxsample_script_opts *opts);

@@ -9,11 +9,13 @@
 #include <unistd.h>
 #include <linux/kernel.h>
 #include <linux/types.h>
+#include <linux/zalloc.h>
 #include <sys/mman.h>
 #include <auxsample/auxsample.h>
 
 #include "addr_location.h"
 #include "auxsample.h"
+#include "auxsample-etm.h"
 #include "auxtrace.h"
 #include "debug.h"
 #include "dso.h"
@@ -116,6 +118,8 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	const char *cpuid = perf_env__cpuid(&session->header.env);
 	unsigned int family, model, stepping;
 
+	if (info->type == PERF_AUXTRACE_CS_ETM)
+		return auxsample_config__from_cs_etm(config, event, pmu_type);
 	if (info->type != PERF_AUXTRACE_INTEL_PT)
 		return -EOPNOTSUPP;
 	if (nr <= INTEL_PT_PMU_TYPE) {
@@ -141,4 +145,11 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	}
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
 	return 0;
+}
+
+void auxsample_config__exit(struct auxsample_config *config)
+{
+	if (config->type == AUXSAMPLE_TRACE_ETM)
+		zfree((void **)&config->etm.sources);
+	config->etm.nr_sources = 0;
 }

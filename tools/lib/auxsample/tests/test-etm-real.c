@@ -911,6 +911,128 @@ static int test_corrupt(void)
 	return ret;
 }
 
+/* What a flow callback saw: counts, and the last taken branches. */
+#define FLOW_LAST	64
+
+struct flow_seen {
+	uint64_t		branches;
+	uint64_t		insns;
+	uint64_t		errors;
+	uint64_t		gaps;
+	struct auxsample_branch	last[FLOW_LAST];	/* a ring */
+};
+
+static void flow__record(const struct auxsample_flow *flow, void *context)
+{
+	struct flow_seen *seen = context;
+	struct auxsample_branch *br;
+
+	switch (flow->type) {
+	case AUXSAMPLE_FLOW_RANGE:
+		seen->insns += flow->insns;
+		break;
+	case AUXSAMPLE_FLOW_BRANCH:
+		br = &seen->last[seen->branches++ % FLOW_LAST];
+		br->from = flow->from;
+		br->to = flow->to;
+		br->kind = flow->kind;
+		break;
+	case AUXSAMPLE_FLOW_ERROR:
+		seen->errors++;
+		break;
+	case AUXSAMPLE_FLOW_GAP:
+		seen->gaps++;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * One source decoded whole with a flow callback: it sees every branch,
+ * instruction and error the statistics count, and its last branches are
+ * the virtual LBR's.
+ */
+static int check_flow(struct snapshot *ss, unsigned int i)
+{
+	struct flow_seen *seen = calloc(1, sizeof(*seen));
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_ETM,
+		.read_memory = snapshot__read,
+		.context = ss,
+		.etm = {
+			.sources = &ss->src[i],
+			.nr_sources = 1,
+			.formatted = ss->formatted,
+		},
+		.flow = flow__record,
+		.flow_context = seen,
+	};
+	struct auxsample_decoder *dec = seen ? auxsample_decoder__new(&config) : NULL;
+	const struct auxsample_branch *br;
+	struct auxsample_stats st;
+	int n, ret = TEST_FAIL;
+
+	if (!dec)
+		goto out;
+	n = auxsample_decoder__decode(dec, ss->trace, ss->trace_size, FLOW_LAST);
+	auxsample_decoder__stats(dec, &st, sizeof(st));
+	if (seen->branches != st.branches || seen->insns != st.insns ||
+	    seen->errors != st.errors) {
+		fprintf(stderr, "  ID %#x: flow saw %" PRIu64 " branches, %" PRIu64
+			" instructions, %" PRIu64 " errors; stats %" PRIu64 ", %" PRIu64
+			", %" PRIu64 "\n", ss->src[i].trace_id, seen->branches, seen->insns,
+			seen->errors, st.branches, st.insns, st.errors);
+		goto out;
+	}
+	auxsample_decoder__branches(dec, &br);
+	ret = TEST_OK;
+	/* The LBR's branches, newest first, gap markers aside, are the flow's last. */
+	for (int k = 0, j = 0; k < n; k++) {
+		const struct auxsample_branch *f = &seen->last[(seen->branches - 1 - j) % FLOW_LAST];
+
+		if (br[k].kind == AUXSAMPLE_BR_GAP)
+			continue;
+		j++;
+		if (f->from != br[k].from || f->to != br[k].to || f->kind != br[k].kind) {
+			fprintf(stderr, "  ID %#x: branch %d: flow %#" PRIx64 " -> %#" PRIx64
+				", LBR %#" PRIx64 " -> %#" PRIx64 "\n", ss->src[i].trace_id, k,
+				f->from, f->to, br[k].from, br[k].to);
+			ret = TEST_FAIL;
+			break;
+		}
+	}
+	pr_test("ID %#x: flow: %" PRIu64 " branches, %" PRIu64 " instructions, %" PRIu64
+		" errors, %" PRIu64 " gaps\n", ss->src[i].trace_id, seen->branches, seen->insns,
+		seen->errors, seen->gaps);
+out:
+	auxsample_decoder__delete(dec);
+	free(seen);
+	return ret;
+}
+
+static int test_flow(void)
+{
+	static const char * const names[] = {
+		"a57_single_step", "juno_r1_1", "juno-uname-001", "test-file-mem-offsets",
+	};
+	int ret = TEST_OK;
+
+	for (unsigned int k = 0; k < ARRAY_SIZE(names); k++) {
+		struct snapshot *ss = snapshot__get("snapshots", names[k]);
+
+		if (!ss)
+			return TEST_SKIP;
+		for (unsigned int i = 0; i < ss->nr_src; i++) {
+			if (check_flow(ss, i) != TEST_OK)
+				ret = TEST_FAIL;
+		}
+		snapshot__exit(ss);
+	}
+	return ret;
+}
+
 const struct test tests_etm_real[] = {
 	{ "real ETM, a57_single_step against trc_pkt_lister", test_a57_single_step },
 	{ "real ETM, juno_r1_1 against trc_pkt_lister", test_juno_r1_1 },
@@ -921,5 +1043,6 @@ const struct test tests_etm_real[] = {
 	{ "real ETM windows decode as the whole buffer, or not at all", test_windows },
 	{ "real ETE windows decode as the whole buffer, or not at all", test_windows_ete },
 	{ "real ETM/ETE, corrupt and truncated snippets", test_corrupt },
+	{ "real ETM, the flow callback sees every branch, instruction and error", test_flow },
 	{ NULL, NULL },
 };

@@ -66,6 +66,7 @@ struct auxsample_pt_config {
 struct auxsample_etm_source {
 	uint8_t		trace_id;	/* TRCTRACEIDR, or from AUX_OUTPUT_HW_ID */
 	uint8_t		ete;		/* ETE (Armv9) rather than ETMv4 */
+	uint16_t	cpu;		/* the CPU it traces: for the caller only */
 	uint32_t	trcidr[14];	/* TRCIDR0 .. TRCIDR13 */
 	uint32_t	trcconfigr;
 	uint32_t	trcdevarch;	/* ETE */
@@ -85,6 +86,42 @@ struct auxsample_etm_config {
  */
 struct auxsample_image;
 
+/*
+ * Full-trace consumers (profiles, AutoFDO) want every step of the flow,
+ * not the last branches: a config's flow callback gets, in trace order,
+ *   RANGE	instructions from..to (@to the last one's address) executed
+ *		(ETM only);
+ *   BRANCH	a taken branch from..to (@to 0 if unknown), of @kind;
+ *   GAP	the flow is lost after @from (what follows is unrelated);
+ *   CONTEXT	the traced thread is now @pid (the trace's context ID or
+ *		VMID, as the trace configuration says the OS writes it),
+ *		-1 when the trace does not say (ETM only);
+ *   ERROR	a decode error, -enum auxsample_error in @kind, at snippet
+ *		offset @from (every one: __errors() keeps the first few).
+ * It is called from the decoding thread, during __decode().
+ */
+enum auxsample_flow_type {
+	AUXSAMPLE_FLOW_RANGE = 1,
+	AUXSAMPLE_FLOW_BRANCH,
+	AUXSAMPLE_FLOW_GAP,
+	AUXSAMPLE_FLOW_CONTEXT,
+	AUXSAMPLE_FLOW_ERROR,
+};
+
+struct auxsample_flow {
+	uint32_t	type;		/* enum auxsample_flow_type */
+	uint32_t	kind;		/* BRANCH: enum auxsample_branch_kind */
+					/* ERROR: -enum auxsample_error */
+	uint64_t	from;
+	uint64_t	to;
+	uint32_t	flags;		/* BRANCH: AUXSAMPLE_BRF_* */
+	uint32_t	insns;		/* RANGE: instructions in it */
+	int64_t		pid;		/* CONTEXT */
+	uint8_t		trace_id;	/* ETM: the source, in formatted trace */
+};
+
+typedef void (auxsample_flow_fn)(const struct auxsample_flow *flow, void *context);
+
 struct auxsample_config {
 	size_t				size;	/* sizeof(struct auxsample_config) */
 	enum auxsample_trace_type	type;
@@ -94,6 +131,8 @@ struct auxsample_config {
 	struct auxsample_etm_config	etm;
 	struct auxsample_image		*image;		/* optional, Intel PT */
 	uint32_t			flags;		/* AUXSAMPLE_CFG_* */
+	auxsample_flow_fn		*flow;		/* optional: every step */
+	void				*flow_context;
 };
 
 /* Decode from the first sync point on: call chains see every call. */
