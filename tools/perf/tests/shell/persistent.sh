@@ -57,6 +57,24 @@ busy() {
 	done
 }
 
+# Wait until FILE has its perf.data header: its reader is attached.
+wait_for_file() {
+	local _
+
+	for _ in $(seq 1 100); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Switch context until the background readers PIDs... are gone.
+busy_while() {
+	while kill -0 "$@" 2> /dev/null; do
+		sleep 0.01
+	done
+}
+
 nsamples() {
 	perf script -i "$1" 2> /dev/null | grep -c "$2"
 }
@@ -95,7 +113,8 @@ test_two_readers() {
 		> "$tmp/a2.out" 2>&1 &
 	local p2=$!
 
-	busy 50
+	# Sleep (and so switch) all the while both read, however slow they start.
+	busy_while $p1 $p2
 	wait $p1 || { cat "$tmp/a1.out" > "$out"; fail "first attach failed"; }
 	wait $p2 || { cat "$tmp/a2.out" > "$out"; fail "second attach failed"; }
 
@@ -196,6 +215,7 @@ test_holder_killed() {
 
 	perf persistent attach sw -o "$tmp/k.data" > "$out" 2>&1 &
 	pid=$!
+	wait_for_file "$tmp/k.data" || fail "attach did not start writing"
 	busy 30
 	kill -9 "$(cat "$PERF_PERSISTENT_DIR/holder.pid")"
 	if wait $pid; then
