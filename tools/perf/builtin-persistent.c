@@ -749,8 +749,14 @@ static int cmd_persistent_attach(int argc, const char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	a.bufs = calloc(perf_cpu_map__nr(a.conn.cpus), sizeof(*a.bufs));
-	err = a.bufs ? 0 : -ENOMEM;
+	/* Name the system's tasks first: the buffers go on meanwhile. */
+	err = persistent_attach__open(&a);
+	if (err)
+		pr_err("Error: cannot write the output of '%s': %s\n", a.spec, strerror(-err));
+	if (!err) {
+		a.bufs = calloc(perf_cpu_map__nr(a.conn.cpus), sizeof(*a.bufs));
+		err = a.bufs ? 0 : -ENOMEM;
+	}
 	for (idx = 0; !err && idx < perf_cpu_map__nr(a.conn.cpus); idx++) {
 		err = persistent_buf__mmap(&a.bufs[idx], a.conn.fds[idx],
 					   perf_cpu_map__cpu(a.conn.cpus, idx).cpu,
@@ -758,12 +764,6 @@ static int cmd_persistent_attach(int argc, const char **argv)
 		if (err)
 			pr_err("Error: cannot map the buffer of '%s' on CPU %d: %s\n", a.spec,
 			       perf_cpu_map__cpu(a.conn.cpus, idx).cpu, strerror(-err));
-	}
-	if (!err) {
-		err = persistent_attach__open(&a);
-		if (err)
-			pr_err("Error: cannot write the output of '%s': %s\n", a.spec,
-			       strerror(-err));
 	}
 	if (!err)
 		err = persistent_attach__loop(&a);

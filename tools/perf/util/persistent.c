@@ -160,8 +160,10 @@ int persistent_buf__mmap(struct persistent_buf *buf, int fd, int cpu, u32 pages,
 	head = ring_buffer_read_head(pc);
 	written = -head;
 	buf->prev = head;
-	if (backlog)
+	if (backlog) {
 		buf->prev += min(written, buf->size);
+		buf->backlog = written >= buf->size;
+	}
 	return 0;
 }
 
@@ -188,7 +190,7 @@ static void persistent_buf__copy(struct persistent_buf *buf, void *to, u64 pos, 
 int persistent_buf__read(struct persistent_buf *buf, persistent_record_fn fn, void *arg)
 {
 	struct perf_event_mmap_page *pc = buf->base;
-	u64 head, head2, avail, off = 0, valid, moved;
+	u64 head, head2, avail, off = 0, valid, moved, lost_before;
 	unsigned int nr = 0;
 	int err = 0;
 
@@ -200,6 +202,7 @@ int persistent_buf__read(struct persistent_buf *buf, persistent_record_fn fn, vo
 		buf->lost_bytes += avail - buf->size;
 		avail = buf->size;
 	}
+	lost_before = buf->lost_bytes;
 
 	while (off + PERSISTENT_RECORD_MIN <= avail) {
 		struct perf_event_header *hdr = buf->copy + off;
@@ -228,6 +231,10 @@ int persistent_buf__read(struct persistent_buf *buf, persistent_record_fn fn, vo
 	off = nr ? buf->offs[nr - 1] + ((struct perf_event_header *)(buf->copy +
 					 buf->offs[nr - 1]))->size : 0;
 	buf->lost_bytes += avail - off;
+	/* A full backlog's oldest, half-overwritten end is history, not loss. */
+	if (buf->backlog)
+		buf->lost_bytes = lost_before;
+	buf->backlog = false;
 	buf->prev = head;
 
 	/* Oldest first. */

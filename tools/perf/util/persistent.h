@@ -82,6 +82,7 @@ struct persistent_buf {
 	u64	prev;			/* head at the last read */
 	u64	lost_bytes;
 	u64	records;
+	bool	backlog;		/* the first read is of a full buffer */
 	void	*copy;			/* scratch: records as copied out */
 	u32	*offs;
 	int	cpu;
