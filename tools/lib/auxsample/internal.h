@@ -39,6 +39,7 @@ struct auxsample_decoder {
 	/* Intel PT backend */
 	struct pt_image			*image;
 	unsigned int			image_generation;	/* of config.image */
+	struct pt_insn_cache_entry	*insn_cache;		/* pt.c */
 
 	/* The source whose elements are being decoded, for flow records. */
 	uint8_t				flow_trace_id;

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE	/* memmem */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <intel-pt.h>
 #include "internal.h"
@@ -26,6 +27,41 @@ struct pt_flow {
 	unsigned int			len;
 	uint64_t			last_ip;
 };
+
+/*
+ * The class and length of the branch that ends a block, by its address:
+ * loops end their blocks at the same few branches again and again, and
+ * reading the bytes through the shared section cache (a lock or two per
+ * read) and decoding them cost more than the rest of the block.  Only
+ * code from the image's files is kept, and only for one generation of
+ * the image: files do not change under a mapping.
+ */
+#define PT_INSN_CACHE_SIZE	4096	/* a power of two */
+
+struct pt_insn_cache_entry {
+	uint64_t	ip;
+	int		isid;		/* 0: empty */
+	uint8_t		cls;		/* enum x86_branch_class */
+	uint8_t		length;
+	uint8_t		mode;		/* enum pt_exec_mode */
+};
+
+static struct pt_insn_cache_entry *pt_insn_cache__slot(struct auxsample_decoder *dec,
+							uint64_t ip)
+{
+	if (!dec->insn_cache) {
+		dec->insn_cache = calloc(PT_INSN_CACHE_SIZE, sizeof(*dec->insn_cache));
+		if (!dec->insn_cache)
+			return NULL;
+	}
+	return &dec->insn_cache[(ip ^ (ip >> 13)) & (PT_INSN_CACHE_SIZE - 1)];
+}
+
+static void pt_insn_cache__clear(struct auxsample_decoder *dec)
+{
+	if (dec->insn_cache)
+		memset(dec->insn_cache, 0, PT_INSN_CACHE_SIZE * sizeof(*dec->insn_cache));
+}
 
 static int pt_read_memory(uint8_t *buffer, size_t size,
 			  const struct pt_asid *asid __maybe_unused,
@@ -62,6 +98,8 @@ void auxsample_pt__exit(struct auxsample_decoder *dec)
 {
 	pt_image_free(dec->image);
 	dec->image = NULL;
+	free(dec->insn_cache);
+	dec->insn_cache = NULL;
 }
 
 /* Take in the sections added to the shared image since the last decode. */
@@ -83,6 +121,7 @@ static int pt_image__update(struct auxsample_decoder *dec)
 	}
 	pt_image_free(dec->image);
 	dec->image = pti;
+	pt_insn_cache__clear(dec);
 	return 0;
 }
 
@@ -184,9 +223,19 @@ static int pt_flow__last_insn(struct pt_flow *f, const struct pt_block *b,
 			      struct x86_branch *br)
 {
 	struct auxsample_decoder *dec = f->dec;
+	struct pt_insn_cache_entry *slot = NULL;
 	uint8_t raw[pt_max_insn_size];
 	int n;
 
+	if (!b->truncated && b->isid > 0 && dec->config.image) {
+		slot = pt_insn_cache__slot(dec, b->end_ip);
+		if (slot && slot->isid == b->isid && slot->ip == b->end_ip &&
+		    slot->mode == b->mode) {
+			br->cls = slot->cls;
+			br->length = slot->length;
+			return 0;
+		}
+	}
 	if (b->truncated) {
 		memcpy(raw, b->raw, b->size);
 		n = b->size;
@@ -198,7 +247,15 @@ static int pt_flow__last_insn(struct pt_flow *f, const struct pt_block *b,
 	}
 	if (n <= 0)
 		return -1;
-	return x86_branch__decode(raw, n, pt_x86_mode(b->mode), br);
+	n = x86_branch__decode(raw, n, pt_x86_mode(b->mode), br);
+	if (!n && slot) {
+		slot->ip = b->end_ip;
+		slot->mode = b->mode;
+		slot->isid = b->isid;
+		slot->cls = br->cls;
+		slot->length = br->length;
+	}
+	return n;
 }
 
 static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
