@@ -1097,21 +1097,24 @@ static int window_cpu__scan_pt(struct auxsample_windows *ws, struct window_cpu *
 	return err;
 }
 
-static struct window_cpu *windows__cpu(struct auxsample_windows *ws,
-				       struct auxsample_fulltrace *ft,
-				       struct perf_session *session, int cpu)
+/* @cpu's trace, read and scanned the first time a sample asks for it. */
+static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
+			struct perf_session *session, int cpu, struct window_cpu **cp)
 {
 	int fd = perf_data__fd(session->data);
 	struct auxtrace_buffer *buffer;
 	struct window_cpu *c;
+	size_t size = 0;
 
 	for (size_t i = 0; i < ws->nr_cpus; i++) {
-		if (ws->cpus[i].cpu == cpu)
-			return &ws->cpus[i];
+		if (ws->cpus[i].cpu == cpu) {
+			*cp = &ws->cpus[i];
+			return 0;
+		}
 	}
 	c = realloc(ws->cpus, (ws->nr_cpus + 1) * sizeof(*c));
 	if (!c)
-		return NULL;
+		return -ENOMEM;
 	ws->cpus = c;
 	c = &ws->cpus[ws->nr_cpus++];
 	memset(c, 0, sizeof(*c));
@@ -1119,20 +1122,24 @@ static struct window_cpu *windows__cpu(struct auxsample_windows *ws,
 
 	for (unsigned int i = 0; i < ft->queues.nr_queues; i++) {
 		list_for_each_entry(buffer, &ft->queues.queue_array[i].head, list) {
+			if (buffer->cpu.cpu == cpu)
+				size += buffer->size;
+		}
+	}
+	c->trace = malloc(size ?: 1);
+	if (!c->trace)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < ft->queues.nr_queues; i++) {
+		list_for_each_entry(buffer, &ft->queues.queue_array[i].head, list) {
 			void *data;
-			u8 *trace;
 
 			if (buffer->cpu.cpu != cpu)
 				continue;
-			trace = realloc(c->trace, c->len + buffer->size);
-			if (!trace)
-				return NULL;
-			c->trace = trace;
 			data = auxtrace_buffer__get_data(buffer, fd);
 			if (!data) {
 				pr_err("cannot read %zu bytes of trace at %#" PRIx64 " of the file\n",
 				       buffer->size, (u64)buffer->data_offset);
-				return NULL;
+				return -EIO;
 			}
 			memcpy(c->trace + c->len, data, buffer->size);
 			c->len += buffer->size;
@@ -1140,10 +1147,11 @@ static struct window_cpu *windows__cpu(struct auxsample_windows *ws,
 		}
 	}
 	if (window_cpu__scan_pt(ws, c))
-		return NULL;
+		return -ENOMEM;
 	pr_debug("CPU %d: %zu bytes of trace, %zu stops, %zu TSC packets\n",
 		 cpu, c->len, c->nr_stops, c->nr_tscs);
-	return c;
+	*cp = c;
+	return 0;
 }
 
 /* The index of the first TSC packet later than @time, or nr_tscs. */
@@ -1189,11 +1197,12 @@ int auxsample_windows__run(struct auxsample_windows *ws, struct auxsample_fulltr
 
 	for (size_t i = 0; i < ws->nr_samples && !err; i++) {
 		struct window_sample *s = &ws->samples[i];
-		struct window_cpu *c = windows__cpu(ws, ft, session, s->sample.cpu);
+		struct window_cpu *c;
 		u64 end, start;
 
-		if (!c)
-			return -ENOMEM;
+		err = windows__cpu(ws, ft, session, s->sample.cpu, &c);
+		if (err)
+			return err;
 		end = window_cpu__end(ws, c, &s->sample);
 		start = end > ws->max_bytes ? end - ws->max_bytes : 0;
 		s->sample.aux_sample.data = (void *)(c->trace + start);
