@@ -212,6 +212,10 @@ static int sim__flush_trace(struct sim *sim, struct sim_thread *t)
 	ev.offset = t->aux_offset;
 	t->aux_offset += ev.size;
 	t->flushed = len;
+	/* The index of HEADER_AUXTRACE, as perf record keeps it. */
+	if (auxtrace_index__auxtrace_event(&sim->session->auxtrace_index, (void *)&ev,
+					   sim->session->header.data_offset + sim->bytes))
+		return -ENOMEM;
 	return sim__write(sim, &ev, sizeof(ev)) ?:
 	       sim__write(sim, (void *)(stream + len - size), size) ?:
 	       (padding ? sim__write(sim, (void *)pad, padding) : 0);
@@ -1134,7 +1138,9 @@ static int sim__open_output(struct sim *sim)
 		perf_header__set_feat(&sim->session->header, feat);
 	perf_header__clear_feat(&sim->session->header, HEADER_TRACING_DATA);
 	perf_header__clear_feat(&sim->session->header, HEADER_BRANCH_STACK);
-	perf_header__clear_feat(&sim->session->header, HEADER_AUXTRACE);
+	/* Full trace: the index of the trace buffers, as perf record writes. */
+	if (!sim->opts->full_trace)
+		perf_header__clear_feat(&sim->session->header, HEADER_AUXTRACE);
 	perf_header__clear_feat(&sim->session->header, HEADER_STAT);
 	perf_header__clear_feat(&sim->session->header, HEADER_CLOCKID);
 	perf_header__clear_feat(&sim->session->header, HEADER_CLOCK_DATA);
