@@ -102,6 +102,16 @@ grep -q "^# perf auxsample report: $samples AUX samples, $samples decoded" "$out
 perf auxsample script -i "$data" --json > "$out" 2>&1
 [ "$(grep -c '^{' "$out")" = "$samples" ] || fail "script --json: not $samples samples"
 
+# perf report shows the windows' virtual LBRs as branch data: as many
+# branches as perf auxsample script decodes; --itrace is perf's own.
+branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null | sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
+perf report -i "$data" --stdio > "$out" 2>&1
+grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report: not $branches window branches"
+grep -q 'Source Symbol.*Target Symbol' "$out" || fail "report: not in branch mode"
+perf report -i "$data" --stdio --itrace=i10000 > "$out" 2>&1
+grep -q "^# Samples: .* of event 'instructions:uH'" "$out" ||
+	fail "report --itrace: perf's own decoder did not synthesize samples"
+
 # With cycle-accurate timing perf's own decoder places every sample where
 # it was taken: its --itrace=L entries are ours, entry for entry.
 if check "timed, MTC and CYC" 64 --mtc --cyc -c 700 -- "$wl" branches 40; then
