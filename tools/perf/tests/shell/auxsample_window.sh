@@ -122,6 +122,16 @@ if check "timed, MTC and CYC" 64 --mtc --cyc -c 700 -- "$wl" branches 40; then
 	fi
 fi
 
+# Samples that are not where their PMI stopped the trace (their IPs
+# changed in a copy) get the trace up to the last TSC before them: older
+# branches only, never one from after the sample.
+if perf auxsample simulate --full-trace --psb-period 512 -o "$data" -c 700 -- "$wl" branches 40 > "$out" 2>&1 &&
+   python3 "$lib/auxsample_window_time.py" "$data" "$tmp/moved.data" 16 perf > "$out" 2>&1; then
+	echo "windows by time: $(cat "$out")"
+else
+	fail "windows by time"
+fi
+
 # A damaged copy: every 97th byte of the trace changed, PSBs spared so
 # that decoding goes on after each error; no crash.
 perf auxsample simulate --full-trace -o "$data" -c 300 -- "$wl" branches 20 > /dev/null 2>&1
