@@ -402,7 +402,9 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 	struct thread *thread;
 	int err = 0;
 
-	if (!sample->aux_sample.size && w->windows && !w->full_trace) {
+	/* Kept for windows: only Intel PT has them so far. */
+	if (!sample->aux_sample.size && w->windows && !w->full_trace && w->have_config &&
+	    w->config.type == AUXSAMPLE_TRACE_INTEL_PT) {
 		thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 		if (!thread)
 			return -ENOMEM;
