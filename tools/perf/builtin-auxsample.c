@@ -714,6 +714,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 		OPT_BOOLEAN(0, "cyc", &opts.cyc, "CYC cycle-accurate packets, CBR in PSB+"),
 		OPT_BOOLEAN(0, "tsc", &opts.tsc,
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
+		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
+			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -736,6 +738,10 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	}
 	if (opts.mtc && !opts.tsc) {
 		pr_err("--mtc needs TSC packets: MTC counts from the TSC in PSB+\n");
+		return -EINVAL;
+	}
+	if (opts.full_trace && !opts.tsc) {
+		pr_err("--full-trace needs TSC packets: samples are placed in the trace by time\n");
 		return -EINVAL;
 	}
 	opts.aux_sample_size = aux_size;

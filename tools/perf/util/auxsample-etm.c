@@ -45,12 +45,15 @@
 #include "dso.h"
 #include "event.h"
 #include "hashmap.h"
+#include "intel-pt.h"
+#include "intel-pt-decoder/intel-pt-pkt-decoder.h"
 #include "machine.h"
 #include "map.h"
 #include "sample.h"
 #include "session.h"
 #include "symbol.h"
 #include "thread.h"
+#include "tsc.h"
 
 #define FULLTRACE_MAX_CPUS	4096
 /* simpleperf's AutoFDO text pads build IDs to this many bytes */
@@ -841,4 +844,380 @@ int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session
 			ft->stats.buffers, ft->stats.branches, ft->stats.nosync,
 			ft->stats.errors);
 	return 0;
+}
+
+/*
+ * Windows: every sample recorded beside a full trace gets the trace that
+ * leads up to it, as if the kernel had copied it into the sample
+ * (PERF_SAMPLE_AUX), and is then decoded as any AUX snippet is.
+ *
+ * Each CPU's trace is scanned once, packet by packet (no code is read):
+ * where the traced code stopped (FUP + TIP.PGD: an interrupt, in user-only
+ * trace the PMI of a sample at the FUP's IP; TIP.PGD alone: a syscall,
+ * then the TIP.PGE of the return) and the TSC packets with their offsets.
+ * A sample then takes the first stop after the previous sample's on its
+ * CPU that is at its IP (or, trace off, resumes at it) and that lies
+ * before the first TSC later than the sample: its window ends with that
+ * stop's TIP.PGD, as a real snippet ends.  A sample without such a stop
+ * gets the trace up to the last TSC not later than it: older branches
+ * only, never one that came after the sample.
+ */
+struct window_stop {
+	u64	end;	/* offset just past the TIP.PGD */
+	u64	at;	/* FUP IP: where an interrupt stopped the code, or 0 */
+	u64	resume;	/* TIP.PGE IP: where the code went on, or 0 */
+};
+
+struct window_tsc {
+	u64	offset;	/* of the TSC packet */
+	u64	time;	/* perf time */
+};
+
+struct window_cpu {
+	int			cpu;
+	u8			*trace;		/* the CPU's buffers, concatenated */
+	size_t			len;
+	struct window_stop	*stops;
+	size_t			nr_stops;
+	size_t			next_stop;	/* the first one no sample took */
+	struct window_tsc	*tscs;
+	size_t			nr_tscs;
+};
+
+struct window_sample {
+	struct perf_sample	sample;		/* the scalar fields only */
+	struct evsel		*evsel;
+	/* a reference: the machine forgets threads that exit */
+	struct thread		*thread;
+};
+
+struct auxsample_windows {
+	struct window_sample		*samples;
+	size_t				nr_samples;
+	size_t				cap_samples;
+	struct window_cpu		*cpus;
+	size_t				nr_cpus;
+	struct perf_tsc_conversion	tc;
+	bool				have_tc;
+	size_t				max_bytes;
+	struct auxsample_window_stats	stats;
+};
+
+struct auxsample_windows *auxsample_windows__new(size_t max_bytes)
+{
+	struct auxsample_windows *ws = zalloc(sizeof(*ws));
+
+	if (ws)
+		ws->max_bytes = max_bytes;
+	return ws;
+}
+
+void auxsample_windows__delete(struct auxsample_windows *ws)
+{
+	if (!ws)
+		return;
+	for (size_t i = 0; i < ws->nr_cpus; i++) {
+		free(ws->cpus[i].trace);
+		free(ws->cpus[i].stops);
+		free(ws->cpus[i].tscs);
+	}
+	free(ws->cpus);
+	for (size_t i = 0; i < ws->nr_samples; i++)
+		thread__put(ws->samples[i].thread);
+	free(ws->samples);
+	free(ws);
+}
+
+void auxsample_windows__time_conv(struct auxsample_windows *ws, union perf_event *event)
+{
+	const __u64 *priv = event->auxtrace_info.priv;
+	size_t nr = (event->header.size - sizeof(event->auxtrace_info)) / sizeof(u64);
+
+	if (event->auxtrace_info.type != PERF_AUXTRACE_INTEL_PT ||
+	    nr <= INTEL_PT_CAP_USER_TIME_ZERO || !priv[INTEL_PT_CAP_USER_TIME_ZERO])
+		return;
+	ws->tc.time_shift = priv[INTEL_PT_TIME_SHIFT];
+	ws->tc.time_mult = priv[INTEL_PT_TIME_MULT];
+	ws->tc.time_zero = priv[INTEL_PT_TIME_ZERO];
+	ws->tc.cap_user_time_zero = 1;
+	ws->have_tc = true;
+}
+
+int auxsample_windows__add(struct auxsample_windows *ws, struct perf_sample *sample,
+			   struct evsel *evsel, struct thread *thread)
+{
+	struct window_sample *s;
+
+	if (ws->nr_samples == ws->cap_samples) {
+		size_t cap = ws->cap_samples ? ws->cap_samples * 2 : 1024;
+
+		s = realloc(ws->samples, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		ws->samples = s;
+		ws->cap_samples = cap;
+	}
+	s = &ws->samples[ws->nr_samples++];
+	memset(s, 0, sizeof(*s));
+	s->sample.ip = sample->ip;
+	s->sample.pid = sample->pid;
+	s->sample.tid = sample->tid;
+	s->sample.time = sample->time;
+	s->sample.cpu = sample->cpu;
+	s->sample.id = sample->id;
+	s->sample.period = sample->period;
+	s->sample.cpumode = sample->cpumode;
+	s->evsel = evsel;
+	s->thread = thread__get(thread);
+	return 0;
+}
+
+/* The IP an IP packet gives, from the last one (Intel SDM, IP compression). */
+static u64 window__ip(const struct intel_pt_pkt *p, u64 last_ip)
+{
+	switch (p->count) {
+	case 1:
+		return (last_ip & ~0xffffULL) | p->payload;
+	case 2:
+		return (last_ip & ~0xffffffffULL) | p->payload;
+	case 3:
+		return p->payload & BIT_ULL(47) ? p->payload | ~GENMASK_ULL(47, 0) : p->payload;
+	case 4:
+		return (last_ip & ~GENMASK_ULL(47, 0)) | p->payload;
+	case 6:
+		return p->payload;
+	default:
+		return 0;	/* suppressed */
+	}
+}
+
+static int window_cpu__add_stop(struct window_cpu *c, size_t *cap, u64 end, u64 at)
+{
+	if (c->nr_stops == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		struct window_stop *stops = realloc(c->stops, n * sizeof(*stops));
+
+		if (!stops)
+			return -ENOMEM;
+		c->stops = stops;
+		*cap = n;
+	}
+	c->stops[c->nr_stops++] = (struct window_stop){ .end = end, .at = at };
+	return 0;
+}
+
+static int window_cpu__add_tsc(struct window_cpu *c, size_t *cap, u64 offset, u64 time)
+{
+	if (c->nr_tscs == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		struct window_tsc *tscs = realloc(c->tscs, n * sizeof(*tscs));
+
+		if (!tscs)
+			return -ENOMEM;
+		c->tscs = tscs;
+		*cap = n;
+	}
+	c->tscs[c->nr_tscs++] = (struct window_tsc){ .offset = offset, .time = time };
+	return 0;
+}
+
+static bool window__is_ip_packet(enum intel_pt_pkt_type type)
+{
+	return type == INTEL_PT_TIP || type == INTEL_PT_TIP_PGE ||
+	       type == INTEL_PT_TIP_PGD || type == INTEL_PT_FUP;
+}
+
+/* Packets that may come between a FUP and its TIP.PGD. */
+static bool window__is_timing_packet(enum intel_pt_pkt_type type)
+{
+	return type == INTEL_PT_PAD || type == INTEL_PT_TSC || type == INTEL_PT_MTC ||
+	       type == INTEL_PT_CYC || type == INTEL_PT_TMA || type == INTEL_PT_CBR;
+}
+
+/* The 7 bytes of a TSC packet, the top byte from the previous TSC. */
+static u64 window__tsc(u64 payload, u64 prev)
+{
+	const u64 mask = GENMASK_ULL(55, 0);
+	u64 tsc = (prev & ~mask) | payload;
+
+	if (prev && tsc < prev && prev - tsc > mask / 2)
+		tsc += mask + 1;
+	return tsc;
+}
+
+/*
+ * Intel PT: one pass over the packets.  A corrupt byte loses the packets
+ * up to the next PSB, where the scan goes on, as decoders resync.
+ */
+static int window_cpu__scan_pt(struct auxsample_windows *ws, struct window_cpu *c)
+{
+	enum intel_pt_pkt_ctx ctx = INTEL_PT_NO_CTX;
+	size_t cap_stops = 0, cap_tscs = 0, pos = 0;
+	u64 last_ip = 0, last_fup = 0, tsc = 0;
+	struct intel_pt_pkt p;
+	int n, err = 0;
+
+	while (!err && pos < c->len) {
+		n = intel_pt_get_packet(c->trace + pos, c->len - pos, &p, &ctx);
+		if (n <= 0) {
+			u8 *psb = memmem(c->trace + pos + 1, c->len - pos - 1,
+					 INTEL_PT_PSB_STR, INTEL_PT_PSB_LEN);
+
+			ws->stats.bad_packets++;
+			if (!psb)
+				break;
+			pos = psb - c->trace;
+			last_ip = last_fup = 0;
+			continue;
+		}
+		intel_pt_upd_pkt_ctx(&p, &ctx);
+		if (p.type == INTEL_PT_TSC) {
+			tsc = window__tsc(p.payload, tsc);
+			if (ws->have_tc)
+				err = window_cpu__add_tsc(c, &cap_tscs, pos,
+							  tsc_to_perf_time(tsc, &ws->tc));
+		} else if (window__is_ip_packet(p.type) && p.count) {
+			last_ip = window__ip(&p, last_ip);
+		}
+		if (p.type == INTEL_PT_TIP_PGD) {
+			err = window_cpu__add_stop(c, &cap_stops, pos + n, last_fup);
+		} else if (p.type == INTEL_PT_TIP_PGE && c->nr_stops &&
+			   !c->stops[c->nr_stops - 1].resume) {
+			c->stops[c->nr_stops - 1].resume = p.count ? last_ip : 0;
+		} else if (p.type == INTEL_PT_PSB) {
+			last_ip = 0;
+		}
+		/* Only a FUP right before a TIP.PGD says where code stopped. */
+		if (p.type == INTEL_PT_FUP)
+			last_fup = p.count ? last_ip : 0;
+		else if (!window__is_timing_packet(p.type))
+			last_fup = 0;
+		pos += n;
+	}
+	return err;
+}
+
+/* @cpu's trace, read and scanned the first time a sample asks for it. */
+static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
+			struct perf_session *session, int cpu, struct window_cpu **cp)
+{
+	int fd = perf_data__fd(session->data);
+	struct auxtrace_buffer *buffer;
+	struct window_cpu *c;
+	size_t size = 0;
+
+	for (size_t i = 0; i < ws->nr_cpus; i++) {
+		if (ws->cpus[i].cpu == cpu) {
+			*cp = &ws->cpus[i];
+			return 0;
+		}
+	}
+	c = realloc(ws->cpus, (ws->nr_cpus + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	ws->cpus = c;
+	c = &ws->cpus[ws->nr_cpus++];
+	memset(c, 0, sizeof(*c));
+	c->cpu = cpu;
+
+	for (unsigned int i = 0; i < ft->queues.nr_queues; i++) {
+		list_for_each_entry(buffer, &ft->queues.queue_array[i].head, list) {
+			if (buffer->cpu.cpu == cpu)
+				size += buffer->size;
+		}
+	}
+	c->trace = malloc(size ?: 1);
+	if (!c->trace)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < ft->queues.nr_queues; i++) {
+		list_for_each_entry(buffer, &ft->queues.queue_array[i].head, list) {
+			void *data;
+
+			if (buffer->cpu.cpu != cpu)
+				continue;
+			data = auxtrace_buffer__get_data(buffer, fd);
+			if (!data) {
+				pr_err("cannot read %zu bytes of trace at %#" PRIx64 " of the file\n",
+				       buffer->size, (u64)buffer->data_offset);
+				return -EIO;
+			}
+			memcpy(c->trace + c->len, data, buffer->size);
+			c->len += buffer->size;
+			auxtrace_buffer__put_data(buffer);
+		}
+	}
+	if (window_cpu__scan_pt(ws, c))
+		return -ENOMEM;
+	pr_debug("CPU %d: %zu bytes of trace, %zu stops, %zu TSC packets\n",
+		 cpu, c->len, c->nr_stops, c->nr_tscs);
+	*cp = c;
+	return 0;
+}
+
+/* The index of the first TSC packet later than @time, or nr_tscs. */
+static size_t window_cpu__next_tsc(const struct window_cpu *c, u64 time)
+{
+	size_t lo = 0, hi = c->nr_tscs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->tscs[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where @s's window ends: just past its stop, else at the last TSC before it. */
+static u64 window_cpu__end(struct auxsample_windows *ws, struct window_cpu *c,
+			   const struct perf_sample *s)
+{
+	size_t next = window_cpu__next_tsc(c, s->time);
+	u64 limit = ws->have_tc && next < c->nr_tscs ? c->tscs[next].offset : c->len;
+
+	for (size_t i = c->next_stop; i < c->nr_stops && c->stops[i].end <= limit; i++) {
+		const struct window_stop *stop = &c->stops[i];
+
+		if (stop->at == s->ip || (!stop->at && stop->resume == s->ip)) {
+			c->next_stop = i + 1;
+			ws->stats.at_stop++;
+			return stop->end;
+		}
+	}
+	ws->stats.by_time++;
+	return next ? c->tscs[next - 1].offset : 0;
+}
+
+int auxsample_windows__run(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
+			   struct perf_session *session, auxsample_window_fn fn, void *context)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < ws->nr_samples && !err; i++) {
+		struct window_sample *s = &ws->samples[i];
+		struct window_cpu *c;
+		u64 end, start;
+
+		err = windows__cpu(ws, ft, session, s->sample.cpu, &c);
+		if (err)
+			return err;
+		end = window_cpu__end(ws, c, &s->sample);
+		start = end > ws->max_bytes ? end - ws->max_bytes : 0;
+		s->sample.aux_sample.data = (void *)(c->trace + start);
+		s->sample.aux_sample.size = end - start;
+		err = fn(&s->sample, s->evsel, s->thread, context);
+	}
+	return err;
+}
+
+size_t auxsample_windows__nr_samples(const struct auxsample_windows *ws)
+{
+	return ws->nr_samples;
+}
+
+const struct auxsample_window_stats *auxsample_windows__stats(const struct auxsample_windows *ws)
+{
+	return &ws->stats;
 }

@@ -7,9 +7,11 @@
 
 struct auxsample_config;
 struct auxsample_script_opts;
+struct evsel;
 struct machine;
 struct perf_sample;
 struct perf_session;
+struct thread;
 union perf_event;
 
 /*
@@ -52,5 +54,38 @@ bool auxsample_fulltrace__has_trace(const struct auxsample_fulltrace *ft);
 int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session *session,
 			     const struct auxsample_config *config,
 			     const struct auxsample_script_opts *opts);
+
+/*
+ * Windows: the samples recorded beside a full trace (perf record -e
+ * intel_pt//u -e <events>, or -Acs_etm where the kernel has no AUX
+ * snapshots), each handed the trace that leads up to it, at most
+ * @max_bytes, ending where a real AUX snippet would: the decoder then
+ * takes it for the sample's PERF_SAMPLE_AUX data.  Each CPU's trace is
+ * read and scanned once.  Intel PT only so far.
+ */
+struct auxsample_windows;
+
+struct auxsample_window_stats {
+	u64	at_stop;	/* windows that end where the sample stopped the trace */
+	u64	by_time;	/* windows that end at the last TSC before the sample */
+	u64	bad_packets;	/* bytes that were no packet: skipped to the next PSB */
+};
+
+typedef int (*auxsample_window_fn)(struct perf_sample *sample, struct evsel *evsel,
+				   struct thread *thread, void *context);
+
+struct auxsample_windows *auxsample_windows__new(size_t max_bytes);
+void auxsample_windows__delete(struct auxsample_windows *ws);
+/* Intel PT's AUXTRACE_INFO: how its TSC converts to perf time. */
+void auxsample_windows__time_conv(struct auxsample_windows *ws, union perf_event *event);
+/* A sample without AUX data, in the session's (time) order, and its thread. */
+int auxsample_windows__add(struct auxsample_windows *ws, struct perf_sample *sample,
+			   struct evsel *evsel, struct thread *thread);
+size_t auxsample_windows__nr_samples(const struct auxsample_windows *ws);
+/* After the last event: every sample, its window in sample->aux_sample, to @fn. */
+int auxsample_windows__run(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
+			   struct perf_session *session, auxsample_window_fn fn, void *context);
+const struct auxsample_window_stats *
+auxsample_windows__stats(const struct auxsample_windows *ws);
 
 #endif /* __PERF_AUXSAMPLE_ETM_H */

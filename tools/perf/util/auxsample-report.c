@@ -11,24 +11,37 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 #include <auxsample/auxsample.h>
 
 #include "auxsample.h"
+#include "auxsample-etm.h"
 #include "auxsample-report.h"
 #include "auxtrace.h"
 #include "branch.h"
 #include "callchain.h"
+#include "data.h"
 #include "debug.h"
 #include "evlist.h"
 #include "evsel.h"
+#include "header.h"
 #include "machine.h"
 #include "sample.h"
 #include "session.h"
 #include "thread.h"
 #include "tool.h"
+
+/* A sample beside a full trace and the trace window before it. */
+struct report_window {
+	const void	*data;
+	size_t		size;
+	u64		time;
+	u64		ip;
+	u32		cpu;
+};
 
 struct auxsample_report {
 	struct auxtrace			auxtrace;
@@ -42,6 +55,12 @@ struct auxsample_report {
 	u64				pmu_type;	/* of the AUX area events */
 	bool				have_config;
 	bool				warned;
+	/* Full trace: the windows of the samples beside it, in sample order. */
+	struct auxsample_windows	*windows;	/* holds the trace they point into */
+	struct report_window		*wins;
+	size_t				nr_wins;
+	size_t				cap_wins;
+	size_t				next_win;
 };
 
 static struct auxsample_report *to_report(struct perf_session *session)
@@ -142,18 +161,47 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	return 0;
 }
 
+/* The window of @sample, found in the same order on the first pass. */
+static const struct report_window *auxsample_report__window(struct auxsample_report *r,
+							     const struct perf_sample *sample)
+{
+	for (size_t i = r->next_win; i < r->nr_wins; i++) {
+		const struct report_window *w = &r->wins[i];
+
+		if (w->time == sample->time && w->cpu == sample->cpu && w->ip == sample->ip) {
+			r->next_win = i + 1;
+			return w;
+		}
+		if (w->time > sample->time)
+			break;
+	}
+	return NULL;
+}
+
 static int auxsample_report__process_event(struct perf_session *session,
 					   union perf_event *event,
 					   struct perf_sample *sample,
 					   const struct perf_tool *tool __maybe_unused)
 {
 	struct auxsample_report *r = to_report(session);
+	const struct report_window *w = NULL;
 	int err;
 
-	if (event->header.type != PERF_RECORD_SAMPLE || !sample->aux_sample.size ||
-	    sample->branch_stack || !r->have_config)
+	if (event->header.type != PERF_RECORD_SAMPLE || sample->branch_stack || !r->have_config)
 		return 0;
+	if (!sample->aux_sample.size) {
+		w = auxsample_report__window(r, sample);
+		if (!w)
+			return 0;
+		/* The window stands for the AUX data the sample lacks. */
+		sample->aux_sample.data = (void *)w->data;
+		sample->aux_sample.size = w->size;
+	}
 	err = auxsample_report__decode(r, session, sample);
+	if (w) {
+		sample->aux_sample.data = NULL;
+		sample->aux_sample.size = 0;
+	}
 	if (err) {
 		/* One sample's trouble never costs the others theirs. */
 		if (!r->warned)
@@ -165,6 +213,14 @@ static int auxsample_report__process_event(struct perf_session *session,
 	sample->no_hw_idx = false;
 	if (!sample->callchain && r->chain->nr)
 		sample->callchain = r->chain;
+	return 0;
+}
+
+/* Full trace: the windows were found on the first pass. */
+static int auxsample_report__process_auxtrace_event(struct perf_session *session __maybe_unused,
+						    union perf_event *event __maybe_unused,
+						    const struct perf_tool *tool __maybe_unused)
+{
 	return 0;
 }
 
@@ -185,6 +241,8 @@ static void auxsample_report__free(struct perf_session *session)
 	session->auxtrace = NULL;
 	auxsample_proc__exit(&r->proc);
 	auxsample_config__exit(&r->config);
+	auxsample_windows__delete(r->windows);
+	free(r->wins);
 	free(r->bs);
 	free(r->chain);
 	free(r);
@@ -210,15 +268,134 @@ static bool auxsample_report__has_aux_samples(struct evlist *evlist)
 	return false;
 }
 
+/*
+ * A first pass over a full-trace file: the trace buffers and the samples
+ * beside them, and each sample's window (auxsample-etm.h).
+ */
+struct report_prepass {
+	struct perf_tool		tool;
+	struct auxsample_config		config;
+	u64				pmu_type;
+	bool				have_config;
+	struct auxsample_fulltrace	*ft;
+	struct auxsample_windows	*ws;
+};
+
+static int prepass__auxtrace_info(struct perf_session *session, union perf_event *event)
+{
+	struct report_prepass *p = container_of(session->tool, struct report_prepass, tool);
+	int err = auxsample_config__from_auxtrace_info(&p->config, session, event, &p->pmu_type);
+
+	if (err == -EOPNOTSUPP)
+		return 0;
+	if (err)
+		return err;
+	p->have_config = true;
+	auxsample_windows__time_conv(p->ws, event);
+	return 0;
+}
+
+static s64 prepass__auxtrace(struct perf_session *session, union perf_event *event)
+{
+	struct report_prepass *p = container_of(session->tool, struct report_prepass, tool);
+
+	return auxsample_fulltrace__queue(p->ft, session, event);
+}
+
+static int prepass__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
+			   struct perf_sample *sample, struct evsel *evsel,
+			   struct machine *machine __maybe_unused)
+{
+	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
+
+	if (!p->have_config || sample->aux_sample.size || evsel->core.attr.type == p->pmu_type)
+		return 0;
+	return auxsample_windows__add(p->ws, sample, evsel, NULL);
+}
+
+static int prepass__window(struct perf_sample *sample, struct evsel *evsel __maybe_unused,
+			   struct thread *thread __maybe_unused, void *context)
+{
+	struct auxsample_report *r = context;
+
+	if (r->nr_wins == r->cap_wins) {
+		size_t cap = r->cap_wins ? r->cap_wins * 2 : 1024;
+		struct report_window *wins = realloc(r->wins, cap * sizeof(*wins));
+
+		if (!wins)
+			return -ENOMEM;
+		r->wins = wins;
+		r->cap_wins = cap;
+	}
+	r->wins[r->nr_wins++] = (struct report_window){
+		.data = sample->aux_sample.data, .size = sample->aux_sample.size,
+		.time = sample->time, .ip = sample->ip, .cpu = sample->cpu,
+	};
+	return 0;
+}
+
+/* Intel PT full trace with samples beside it: every sample's window. */
+static int auxsample_report__windows(struct auxsample_report *r, struct perf_session *session)
+{
+	struct report_prepass p = {};
+	struct perf_data data = {
+		.path = session->data->path,
+		.mode = PERF_DATA_MODE_READ,
+	};
+	struct perf_session *ps;
+	int err = -ENOMEM;
+
+	perf_tool__init(&p.tool, /*ordered_events=*/true);
+	p.tool.sample = prepass__sample;
+	p.tool.id_index = perf_event__process_id_index;
+	p.tool.auxtrace_info = prepass__auxtrace_info;
+	p.tool.auxtrace = prepass__auxtrace;
+	p.ft = auxsample_fulltrace__new();
+	p.ws = auxsample_windows__new(AUXSAMPLE_REPORT_WINDOW_BYTES);
+	if (!p.ft || !p.ws)
+		goto out;
+	ps = perf_session__new(&data, &p.tool);
+	if (IS_ERR(ps)) {
+		err = PTR_ERR(ps);
+		goto out;
+	}
+	err = perf_session__process_events(ps);
+	if (!err && p.have_config && p.config.type == AUXSAMPLE_TRACE_INTEL_PT &&
+	    auxsample_windows__nr_samples(p.ws) && auxsample_fulltrace__has_trace(p.ft))
+		err = auxsample_windows__run(p.ws, p.ft, ps, prepass__window, r);
+	perf_session__delete(ps);
+	if (!err && r->nr_wins) {
+		r->windows = p.ws;
+		p.ws = NULL;
+	}
+out:
+	auxsample_fulltrace__delete(p.ft);
+	auxsample_windows__delete(p.ws);
+	auxsample_config__exit(&p.config);
+	return err;
+}
+
+/* A full trace, indexed, with sampled events beside it: windows may apply. */
+static bool auxsample_report__may_have_windows(struct perf_session *session)
+{
+	return !perf_data__is_pipe(session->data) &&
+	       perf_header__has_feat(&session->header, HEADER_AUXTRACE) &&
+	       (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU);
+}
+
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth)
 {
 	struct auxsample_report *r;
 	struct evsel *evsel;
+	bool windows;
+	int err;
 
 	/* -D dumps the trace with perf's own packet decoder. */
-	if (!depth || dump_trace || itrace->set || session->auxtrace ||
-	    !auxsample_report__has_aux_samples(session->evlist))
+	if (!depth || dump_trace || itrace->set || session->auxtrace)
+		return 0;
+	windows = !auxsample_report__has_aux_samples(session->evlist);
+	if (windows && !auxsample_report__may_have_windows(session))
 		return 0;
 
 	r = zalloc(sizeof(*r));
@@ -234,7 +411,19 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 		return -ENOMEM;
 	}
 	r->depth = depth;
+	if (windows) {
+		err = auxsample_report__windows(r, session);
+		if (err || !r->nr_wins) {
+			/* Not Intel PT, or no samples: perf's own decoding. */
+			free(r->wins);
+			free(r->bs);
+			free(r->chain);
+			free(r);
+			return err;
+		}
+	}
 	r->auxtrace.process_event = auxsample_report__process_event;
+	r->auxtrace.process_auxtrace_event = auxsample_report__process_auxtrace_event;
 	r->auxtrace.flush_events = auxsample_report__flush_events;
 	r->auxtrace.free_events = auxsample_report__free_events;
 	r->auxtrace.free = auxsample_report__free;

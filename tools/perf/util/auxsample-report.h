@@ -14,8 +14,13 @@ struct perf_tool;
  * such sample gets the branch stack that libauxsample decodes from its
  * snippet, @depth branches deep, as real LBR data would be.  Returns 0 also
  * when it does not apply (depth 0, --itrace given, no AUX samples).
+ *
+ * A full trace (indexed: HEADER_AUXTRACE) with samples beside it and no
+ * AUX samples is read twice: a first pass finds each sample's window of
+ * Intel PT trace (auxsample-etm.h), which then stands for its AUX data.
  */
 #define AUXSAMPLE_REPORT_DEPTH	64
+#define AUXSAMPLE_REPORT_WINDOW_BYTES	(64 * 1024)
 
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,

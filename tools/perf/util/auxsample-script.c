@@ -39,6 +39,8 @@
 #include "tool.h"
 
 #define STAT_MAX_CPUS	4096
+/* The most trace a sample beside a full trace gets: 32 PSBs of 2K. */
+#define AUXSAMPLE_WINDOW_BYTES	(64 * 1024)
 #define OVERLAP_PROBE	32	/* bytes of a snippet looked for in the previous one */
 
 /* The previous snippet of each CPU, to measure how much they overlap. */
@@ -84,6 +86,12 @@ struct auxsample_walk {
 	int				(*fulltrace)(struct auxsample_walk *w);
 	struct auxsample_fulltrace	*ft;
 	bool				full_trace;
+	/*
+	 * Samples beside a full trace (no AUX data of their own): each is
+	 * decoded from the window of trace that leads up to it, unless
+	 * ->full_trace asks for the whole trace instead.
+	 */
+	struct auxsample_windows	*windows;
 	u64				samples;	/* AUX samples, filtered ones too */
 	u64				filtered;	/* left out by ->comms */
 	u64				nosync;
@@ -205,6 +213,8 @@ static int auxsample_walk__auxtrace_info(struct perf_session *session,
 	if (err)
 		return err;
 	w->have_config = true;
+	if (w->windows)
+		auxsample_windows__time_conv(w->windows, event);
 	return 0;
 }
 
@@ -392,6 +402,16 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 	struct thread *thread;
 	int err = 0;
 
+	/* Kept for windows: only Intel PT has them so far. */
+	if (!sample->aux_sample.size && w->windows && !w->full_trace && w->have_config &&
+	    w->config.type == AUXSAMPLE_TRACE_INTEL_PT) {
+		thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+		if (!thread)
+			return -ENOMEM;
+		err = auxsample_windows__add(w->windows, sample, evsel, thread);
+		thread__put(thread);
+		return err;
+	}
 	if (!sample->aux_sample.size || w->full_trace)
 		return 0;
 	if (!w->have_config) {
@@ -457,12 +477,48 @@ static int auxsample_walk__aux_output_hw_id(const struct perf_tool *tool,
 static int auxsample_walk__init_fulltrace(struct auxsample_walk *w)
 {
 	w->ft = auxsample_fulltrace__new();
-	if (!w->ft)
+	w->windows = auxsample_windows__new(AUXSAMPLE_WINDOW_BYTES);
+	if (!w->ft || !w->windows)
 		return -ENOMEM;
 	w->tool.auxtrace = auxsample_walk__auxtrace;
 	w->tool.aux = auxsample_walk__aux;
 	w->tool.aux_output_hw_id = auxsample_walk__aux_output_hw_id;
 	return 0;
+}
+
+/* A sample beside the trace, with its window as its AUX data. */
+static int auxsample_walk__window(struct perf_sample *sample, struct evsel *evsel,
+				  struct thread *thread, void *context)
+{
+	struct auxsample_walk *w = context;
+
+	w->samples++;
+	if (!auxsample_walk__wanted(w, thread)) {
+		w->filtered++;
+		return 0;
+	}
+	return auxsample_walk__decode(w, sample, evsel, &w->session->machines.host, thread);
+}
+
+/*
+ * Intel PT full trace with samples beside it and no AUX samples: each
+ * sample with its window.  1: there are none.
+ */
+static int auxsample_walk__windows(struct auxsample_walk *w)
+{
+	const struct auxsample_window_stats *st;
+	int err;
+
+	if (w->full_trace || w->samples || !w->have_config ||
+	    w->config.type != AUXSAMPLE_TRACE_INTEL_PT ||
+	    !auxsample_windows__nr_samples(w->windows) ||
+	    !auxsample_fulltrace__has_trace(w->ft))
+		return 1;
+	err = auxsample_windows__run(w->windows, w->ft, w->session, auxsample_walk__window, w);
+	st = auxsample_windows__stats(w->windows);
+	pr_debug("windows: %" PRIu64 " at the sample's stop, %" PRIu64 " by time, %" PRIu64 " bad packets\n",
+		 st->at_stop, st->by_time, st->bad_packets);
+	return err;
 }
 
 /*
@@ -471,6 +527,10 @@ static int auxsample_walk__init_fulltrace(struct auxsample_walk *w)
  */
 static int auxsample_walk__fulltrace(struct auxsample_walk *w)
 {
+	int err = auxsample_walk__windows(w);
+
+	if (err <= 0)
+		return err ?: 1;
 	if (!w->fulltrace ||
 	    (!w->full_trace && (w->samples || !auxsample_fulltrace__has_trace(w->ft))))
 		return 1;
@@ -504,15 +564,18 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 	w->tool.exit = perf_event__process_exit;
 	w->tool.id_index = perf_event__process_id_index;
 	w->tool.auxtrace_info = auxsample_walk__auxtrace_info;
-	if (w->fulltrace) {
-		err = auxsample_walk__init_fulltrace(w);
-		if (err)
-			return err;
+	/* Trace buffers: for samples beside them, or decoded whole. */
+	err = auxsample_walk__init_fulltrace(w);
+	if (err) {
+		auxsample_fulltrace__delete(w->ft);
+		auxsample_windows__delete(w->windows);
+		return err;
 	}
 
 	w->session = perf_session__new(&data, &w->tool);
 	if (IS_ERR(w->session)) {
 		auxsample_fulltrace__delete(w->ft);
+		auxsample_windows__delete(w->windows);
 		return PTR_ERR(w->session);
 	}
 	err = auxsample_walk__check_size(w, &data);
@@ -541,6 +604,8 @@ out_delete:
 	/* After the session: it points to the itrace options the queues use. */
 	auxsample_fulltrace__delete(w->ft);
 	w->ft = NULL;
+	auxsample_windows__delete(w->windows);
+	w->windows = NULL;
 	return err;
 }
 

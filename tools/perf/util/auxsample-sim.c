@@ -14,6 +14,11 @@
  * AUXTRACE_INFO, COMM, MMAP2 with build-ids, FORK, EXIT, ITRACE_START,
  * FINISHED_ROUND and the header features, with a PT-capable CPU's cpuid.
  *
+ * With --full-trace the file is instead what 'perf record -e intel_pt//u
+ * -e instructions:u' writes: the same samples without AUX payload and
+ * each CPU's whole stream in PERF_RECORD_AUXTRACE buffers, written at
+ * every FINISHED_ROUND as perf record writes what its AUX mmaps hold.
+ *
  * This is a model for tests, demos and teaching, not a profiler: there is
  * no kernel trace and time is one TSC tick per instruction.
  */
@@ -115,6 +120,8 @@ struct sim_thread {
 	struct intel_pt_insn	insn;
 	u64			insns;		/* user instructions since the last sample */
 	struct auxsample_pt_writer *pt;
+	size_t			flushed;	/* stream bytes in AUXTRACE buffers */
+	u64			aux_offset;	/* the CPU's AUX area offset */
 	struct sim_branch	branches[SIM_TRUTH_BRANCHES];
 	unsigned int		nr_branches;
 	unsigned int		next_branch;
@@ -153,6 +160,7 @@ struct sim {
 	struct evsel		*insn_evsel;
 	struct evsel		*dummy_evsel;
 	u64			bytes;
+	u64			aux_reference;	/* of the next AUXTRACE buffer */
 	unsigned int		round_events;
 	union perf_event	*event;		/* room for the largest event */
 	char			*truth_path;
@@ -176,13 +184,58 @@ static int sim__write(struct sim *sim, void *buf, size_t size)
 	return 0;
 }
 
+/*
+ * Full trace: @t's stream since the last buffer as a PERF_RECORD_AUXTRACE
+ * of its CPU, zero-padded (PAD packets) to 8 bytes as perf record pads.
+ */
+static int sim__flush_trace(struct sim *sim, struct sim_thread *t)
+{
+	static const u8 pad[PERF_AUXTRACE_RECORD_ALIGNMENT];
+	struct perf_record_auxtrace ev = {
+		.header = { .type = PERF_RECORD_AUXTRACE, .size = sizeof(ev) },
+		.reference = ++sim->aux_reference,
+		.idx = t->cpu,
+		.tid = -1,	/* per-CPU AUX areas, as for inherited events */
+		.cpu = t->cpu,
+	};
+	size_t len, size, padding;
+	const u8 *stream;
+
+	if (!sim->opts->full_trace)
+		return 0;
+	stream = auxsample_pt_writer__data(t->pt, &len);
+	if (len <= t->flushed)
+		return 0;
+	size = len - t->flushed;
+	padding = PERF_ALIGN(size, PERF_AUXTRACE_RECORD_ALIGNMENT) - size;
+	ev.size = size + padding;
+	ev.offset = t->aux_offset;
+	t->aux_offset += ev.size;
+	t->flushed = len;
+	/* The index of HEADER_AUXTRACE, as perf record keeps it. */
+	if (auxtrace_index__auxtrace_event(&sim->session->auxtrace_index, (void *)&ev,
+					   sim->session->header.data_offset + sim->bytes))
+		return -ENOMEM;
+	return sim__write(sim, &ev, sizeof(ev)) ?:
+	       sim__write(sim, (void *)(stream + len - size), size) ?:
+	       (padding ? sim__write(sim, (void *)pad, padding) : 0);
+}
+
 static int sim__finished_round(struct sim *sim)
 {
 	struct perf_event_header ev = {
 		.type = PERF_RECORD_FINISHED_ROUND,
 		.size = sizeof(ev),
 	};
+	struct sim_thread *t;
+	int err;
 
+	/* The trace of the round's samples comes before the round ends. */
+	list_for_each_entry(t, &sim->threads, node) {
+		err = sim__flush_trace(sim, t);
+		if (err)
+			return err;
+	}
 	sim->round_events = 0;
 	return sim__write(sim, &ev, sizeof(ev));
 }
@@ -354,21 +407,24 @@ static int sim__write_sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	const u8 *stream = auxsample_pt_writer__data(t->pt, &len);
 	size_t take = min_t(size_t, len, sim->opts->aux_sample_size);
 	size_t padded = PERF_ALIGN(take, sizeof(u64));
+	void *aux = NULL;
 	struct perf_sample sample = {
 		.ip = ip, .pid = t->pid, .tid = t->tid, .time = sim->tsc,
 		.cpu = t->cpu, .period = sim->opts->period,
 		.id = sim->insn_evsel->core.id[t->cpu],
 	};
 	union perf_event *ev;
-	void *aux;
 	int err;
 
-	aux = zalloc(padded);
-	if (!aux)
-		return -ENOMEM;
-	memcpy(aux, stream + len - take, take);
-	sample.aux_sample.size = padded;
-	sample.aux_sample.data = aux;
+	/* Full trace: the sample carries no trace, its CPU's buffers do. */
+	if (type & PERF_SAMPLE_AUX) {
+		aux = zalloc(padded);
+		if (!aux)
+			return -ENOMEM;
+		memcpy(aux, stream + len - take, take);
+		sample.aux_sample.size = padded;
+		sample.aux_sample.data = aux;
+	}
 
 	ev = zalloc(perf_event__sample_event_size(&sample, type, read_format));
 	if (!ev) {
@@ -531,10 +587,11 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 	if (err)
 		return err;
 	if (exec) {
-		err = sim_thread__verify(t);
+		err = sim_thread__verify(t) ?: sim__flush_trace(sim, t);
 		if (err)
 			return err;
 		auxsample_pt_writer__reset(t->pt);
+		t->flushed = 0;
 		t->depth = 0;
 	}
 	err = sim__write_comm(sim, t, exec) ?: sim__scan_maps(sim, t);
@@ -850,7 +907,7 @@ static int sim__trace(struct sim *sim)
 		}
 		err = sim_thread__step_end(sim, t, status);
 		if (err == SIM_STEP_GONE) {
-			err = sim_thread__verify(t);
+			err = sim_thread__verify(t) ?: sim__flush_trace(sim, t);
 			sim_thread__delete(t);
 		} else if (err == SIM_STEP_RUNNING) {
 			err = 0;
@@ -947,6 +1004,7 @@ static int sim__setup_evlist(struct sim *sim)
 		.exclude_kernel = 1, .exclude_hv = 1, .sample_id_all = 1,
 		.exclude_guest = 1, .aux_sample_size = sim->opts->aux_sample_size,
 	};
+	bool full_trace = sim->opts->full_trace;
 	struct perf_event_attr dummy = {
 		.type = PERF_TYPE_SOFTWARE, .size = sizeof(dummy),
 		.config = PERF_COUNT_SW_DUMMY, .sample_period = 1,
@@ -956,6 +1014,11 @@ static int sim__setup_evlist(struct sim *sim)
 		.comm_exec = 1, .enable_on_exec = 1, .disabled = 1,
 	};
 
+	if (full_trace) {
+		/* perf record -e intel_pt//u -e instructions:u: no group. */
+		insn.sample_type &= ~PERF_SAMPLE_AUX;
+		insn.aux_sample_size = 0;
+	}
 	sim->evlist = evlist__new();
 	if (!sim->evlist)
 		return -ENOMEM;
@@ -967,8 +1030,10 @@ static int sim__setup_evlist(struct sim *sim)
 	sim->pt_evsel->name = strdup("intel_pt//u");
 	sim->insn_evsel->name = strdup("instructions:u");
 	sim->dummy_evsel->name = strdup("dummy:u");
-	evsel__set_leader(sim->insn_evsel, sim->pt_evsel);
-	sim->pt_evsel->core.nr_members = 2;
+	if (!full_trace) {
+		evsel__set_leader(sim->insn_evsel, sim->pt_evsel);
+		sim->pt_evsel->core.nr_members = 2;
+	}
 	evlist__set_id_pos(sim->evlist);
 	return 0;
 }
@@ -1073,7 +1138,9 @@ static int sim__open_output(struct sim *sim)
 		perf_header__set_feat(&sim->session->header, feat);
 	perf_header__clear_feat(&sim->session->header, HEADER_TRACING_DATA);
 	perf_header__clear_feat(&sim->session->header, HEADER_BRANCH_STACK);
-	perf_header__clear_feat(&sim->session->header, HEADER_AUXTRACE);
+	/* Full trace: the index of the trace buffers, as perf record writes. */
+	if (!sim->opts->full_trace)
+		perf_header__clear_feat(&sim->session->header, HEADER_AUXTRACE);
 	perf_header__clear_feat(&sim->session->header, HEADER_STAT);
 	perf_header__clear_feat(&sim->session->header, HEADER_CLOCKID);
 	perf_header__clear_feat(&sim->session->header, HEADER_CLOCK_DATA);

@@ -9,7 +9,8 @@
 /*
  * perf auxsample simulate: run a program under single-stepping and write
  * the perf.data that 'perf record -Aintel_pt -e instructions:u' would
- * write on a machine with Intel PT, plus the true branches of every
+ * write on a machine with Intel PT (or, with full_trace, 'perf record
+ * -e intel_pt//u -e instructions:u'), plus the true branches of every
  * sample in <output>.truth.
  */
 struct sim_opts {
@@ -21,6 +22,12 @@ struct sim_opts {
 	bool			tsc;		/* TSC in PSB+, timed decoding */
 	bool			mtc;		/* MTC packets and TMA in PSB+ */
 	bool			cyc;		/* CYC packets and CBR in PSB+ */
+	/*
+	 * Full trace: what 'perf record -e intel_pt//u -e instructions:u'
+	 * writes, the samples without AUX payload and each CPU's whole
+	 * stream in PERF_RECORD_AUXTRACE buffers.
+	 */
+	bool			full_trace;
 };
 
 int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);
