@@ -52,13 +52,13 @@ struct auxsample_prev {
 struct auxsample_walk;
 
 /*
- * One AUX sample of the file, decoded: @nr is what auxsample_decoder__decode()
- * returned, the number of branches or -AUXSAMPLE_ERR_NOSYNC; the results are
- * w->dec's until the next sample.
+ * One AUX sample of the file, decoded: res->nr is what
+ * auxsample_decoder__decode() returned, the number of branches or
+ * -AUXSAMPLE_ERR_NOSYNC.
  */
 typedef int (*auxsample_walk__sample_fn)(struct auxsample_walk *w, struct thread *thread,
 					  struct perf_sample *sample, struct evsel *evsel,
-					  int nr);
+					  const struct auxsample_result *res);
 
 /*
  * The walk that script, stat and report share: every sample of the file
@@ -141,21 +141,17 @@ static size_t auxsample__overlap(const struct auxsample_prev *prev, const u8 *cu
 	return 0;
 }
 
-static int auxsample_script__account(struct auxsample_script *s, struct perf_sample *sample)
+static int auxsample_script__account(struct auxsample_script *s, struct perf_sample *sample,
+				     const struct auxsample_result *res)
 {
-	const struct auxsample_decode_error *errs;
-	struct auxsample_stats stats;
 	struct auxsample_prev *prev;
-	int nr;
 
-	auxsample_decoder__stats(s->walk.dec, &stats, sizeof(stats));
 	s->bytes += sample->aux_sample.size;
-	s->bytes_before_sync += stats.bytes_before_sync;
-	s->syncs += stats.syncs;
-	s->gaps += stats.gaps;
-	nr = auxsample_decoder__errors(s->walk.dec, &errs);
-	for (int i = 0; i < nr; i++) {
-		unsigned int e = -errs[i].error;
+	s->bytes_before_sync += res->stats->bytes_before_sync;
+	s->syncs += res->stats->syncs;
+	s->gaps += res->stats->gaps;
+	for (int i = 0; i < res->nr_errors; i++) {
+		unsigned int e = -res->errors[i].error;
 
 		if (e < ARRAY_SIZE(s->errors_by_kind))
 			s->errors_by_kind[e]++;
@@ -248,8 +244,9 @@ static void auxsample_script__print_addr(struct thread *thread, u64 addr)
 		printf(" %s+%#" PRIx64, name, offset);
 }
 
-static void auxsample_script__print_text(struct auxsample_script *s, struct thread *thread,
-					 struct perf_sample *sample, struct evsel *evsel, int nr);
+static void auxsample_script__print_text(struct thread *thread, struct perf_sample *sample,
+					 struct evsel *evsel,
+					 const struct auxsample_result *res);
 
 static void json_puts(const char *str)
 {
@@ -277,13 +274,13 @@ static void auxsample_script__json_sym(struct thread *thread, u64 addr)
 }
 
 /* One JSON object per line: the sample, its branches and its call chain. */
-static void auxsample_script__print_json(struct auxsample_script *s, struct thread *thread,
-					 struct perf_sample *sample, struct evsel *evsel,
-					 int nr)
+static void auxsample_script__print_json(struct thread *thread, struct perf_sample *sample,
+					 struct evsel *evsel,
+					 const struct auxsample_result *res)
 {
-	const struct auxsample_branch *br = NULL;
-	const u64 *chain = NULL;
-	int depth = 0;
+	const struct auxsample_branch *br = res->branches;
+	const u64 *chain = res->callchain;
+	int nr = res->nr, depth = 0;
 
 	printf("{\"comm\":\"");
 	json_puts(thread__comm_str(thread) ?: "");
@@ -294,8 +291,8 @@ static void auxsample_script__print_json(struct auxsample_script *s, struct thre
 	auxsample_script__json_sym(thread, sample->ip);
 	printf(",\"sync\":%s,\"branches\":[", nr == -AUXSAMPLE_ERR_NOSYNC ? "false" : "true");
 	if (nr != -AUXSAMPLE_ERR_NOSYNC) {
-		nr = auxsample_decoder__branches(s->walk.dec, &br);
-		depth = auxsample_decoder__callchain(s->walk.dec, &chain);
+		nr = res->nr_branches;
+		depth = res->depth;
 	} else {
 		nr = 0;
 	}
@@ -318,40 +315,39 @@ static void auxsample_script__print_json(struct auxsample_script *s, struct thre
 }
 
 static void auxsample_script__print(struct auxsample_script *s, struct thread *thread,
-				    struct perf_sample *sample, struct evsel *evsel, int nr)
+				    struct perf_sample *sample, struct evsel *evsel,
+				    const struct auxsample_result *res)
 {
 	if (s->opts->json) {
-		auxsample_script__print_json(s, thread, sample, evsel, nr);
+		auxsample_script__print_json(thread, sample, evsel, res);
 		return;
 	}
-	auxsample_script__print_text(s, thread, sample, evsel, nr);
+	auxsample_script__print_text(thread, sample, evsel, res);
 }
 
-static void auxsample_script__print_text(struct auxsample_script *s, struct thread *thread,
-					 struct perf_sample *sample, struct evsel *evsel, int nr)
+static void auxsample_script__print_text(struct thread *thread, struct perf_sample *sample,
+					 struct evsel *evsel,
+					 const struct auxsample_result *res)
 {
-	const struct auxsample_branch *br;
-	const u64 *chain;
-	int depth;
+	const struct auxsample_branch *br = res->branches;
+	const u64 *chain = res->callchain;
 
 	printf("%16s %6d [%03d] %" PRIu64 ": %s: ", thread__comm_str(thread), sample->tid,
 	       sample->cpu, sample->time, evsel__name(evsel));
 	auxsample_script__print_addr(thread, sample->ip);
 	printf("\n");
-	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
+	if (res->nr == -AUXSAMPLE_ERR_NOSYNC) {
 		printf("\tno sync point in the %" PRIu64 " bytes of trace\n", sample->aux_sample.size);
 		return;
 	}
-	nr = auxsample_decoder__branches(s->walk.dec, &br);
-	for (int i = 0; i < nr; i++) {
+	for (int i = 0; i < res->nr_branches; i++) {
 		printf("\tbranch ");
 		auxsample_script__print_addr(thread, br[i].from);
 		printf(" -> ");
 		auxsample_script__print_addr(thread, br[i].to);
 		printf(" %s\n", auxsample_branch_kind__name(br[i].kind));
 	}
-	depth = auxsample_decoder__callchain(s->walk.dec, &chain);
-	for (int i = 0; i < depth; i++) {
+	for (int i = 0; i < res->depth; i++) {
 		printf("\tcaller ");
 		auxsample_script__print_addr(thread, chain[i]);
 		printf("\n");
@@ -368,10 +364,29 @@ static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thre
 	return comm && strlist__has_entry(w->comms, comm);
 }
 
+/* A decoded sample, in file order: counted, then handed to w->sample(). */
+static int auxsample_walk__deliver(void *arg, struct thread *thread, struct perf_sample *sample,
+				   struct evsel *evsel, const struct auxsample_result *res)
+{
+	struct auxsample_walk *w = arg;
+
+	if (res->nr == -AUXSAMPLE_ERR_NOSYNC) {
+		w->nosync++;
+	} else if (res->nr < 0) {
+		pr_err("perf auxsample %s: %s\n", w->cmd, auxsample_strerror(res->nr));
+		return res->nr;
+	}
+	w->errors += res->stats->errors;
+	if (res->stats->errors)
+		w->error_samples++;
+	return w->sample(w, thread, sample, evsel, res);
+}
+
 static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *sample,
 				  struct evsel *evsel, struct machine *machine,
 				  struct thread *thread)
 {
+	struct auxsample_result res;
 	struct auxsample_stats stats;
 	int nr;
 
@@ -380,17 +395,8 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 		return -ENOMEM;
 	nr = auxsample_decoder__decode(w->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       w->depth);
-	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
-		w->nosync++;
-	} else if (nr < 0) {
-		pr_err("perf auxsample %s: %s\n", w->cmd, auxsample_strerror(nr));
-		return nr;
-	}
-	auxsample_decoder__stats(w->dec, &stats, sizeof(stats));
-	w->errors += stats.errors;
-	if (stats.errors)
-		w->error_samples++;
-	return w->sample(w, thread, sample, evsel, nr);
+	auxsample_result__init(&res, w->dec, nr, &stats);
+	return auxsample_walk__deliver(w, thread, sample, evsel, &res);
 }
 
 static int auxsample_walk__process_sample(const struct perf_tool *tool,
@@ -610,18 +616,17 @@ out_delete:
 }
 
 static int auxsample_script__sample(struct auxsample_walk *w, struct thread *thread,
-				    struct perf_sample *sample, struct evsel *evsel, int nr)
+				    struct perf_sample *sample, struct evsel *evsel,
+				    const struct auxsample_result *res)
 {
 	struct auxsample_script *s = container_of(w, struct auxsample_script, walk);
-	struct auxsample_stats stats;
 
 	if (s->opts->stat) {
-		auxsample_decoder__stats(w->dec, &stats, sizeof(stats));
-		s->branches += stats.branches;
-		return auxsample_script__account(s, sample);
+		s->branches += res->stats->branches;
+		return auxsample_script__account(s, sample, res);
 	}
-	s->branches += nr > 0 ? nr : 0;
-	auxsample_script__print(s, thread, sample, evsel, nr);
+	s->branches += res->nr > 0 ? res->nr : 0;
+	auxsample_script__print(s, thread, sample, evsel, res);
 	return 0;
 }
 
@@ -1121,11 +1126,11 @@ static int auxsample_hot__add_calls(struct auxsample_hot *h, int n)
 
 /* The calls still open at the sample, from its call chain: once a sample. */
 static int auxsample_hot__add_chain(struct auxsample_hot *h, struct thread *thread,
-				    u64 ip)
+				    u64 ip, const struct auxsample_result *res)
 {
+	const u64 *chain = res->callchain;
 	struct hot_item key = {};
-	const u64 *chain;
-	int depth = auxsample_decoder__callchain(h->walk.dec, &chain);
+	int depth = res->depth;
 
 	hot_addr__resolve(&key.b, thread, ip);
 	hot_addr__func(&key.b);
@@ -1180,17 +1185,16 @@ static int auxsample_hot__resolve(struct auxsample_hot *h, struct thread *thread
 
 static int auxsample_hot__sample(struct auxsample_walk *w, struct thread *thread,
 				 struct perf_sample *sample, struct evsel *evsel __maybe_unused,
-				 int nr)
+				 const struct auxsample_result *res)
 {
 	struct auxsample_hot *h = container_of(w, struct auxsample_hot, walk);
-	const struct auxsample_branch *br;
+	int nr = res->nr_branches;
 	int err;
 
-	if (nr < 0)		/* no sync point: counted by the walk */
+	if (res->nr < 0)	/* no sync point: counted by the walk */
 		return 0;
 	h->decoded++;
-	nr = auxsample_decoder__branches(w->dec, &br);
-	err = auxsample_hot__resolve(h, thread, br, nr);
+	err = auxsample_hot__resolve(h, thread, res->branches, nr);
 	if (!err)
 		err = auxsample_hot__add_edges(h, nr);
 	if (!err)
@@ -1200,7 +1204,7 @@ static int auxsample_hot__sample(struct auxsample_walk *w, struct thread *thread
 	if (!err)
 		err = auxsample_hot__add_calls(h, nr);
 	if (!err)
-		err = auxsample_hot__add_chain(h, thread, sample->ip);
+		err = auxsample_hot__add_chain(h, thread, sample->ip, res);
 	return err;
 }
 

@@ -71,18 +71,17 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	return 0;
 }
 
-struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
-						   const struct auxsample_config *config,
-						   struct machine *machine, struct thread *thread)
+/* The process's image, made again when the process or its maps change. */
+struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
+					      struct machine *machine, struct thread *thread)
 {
 	struct maps *maps = thread__maps(thread);
 	unsigned int nr_maps = maps ? maps__nr_maps(maps) : 0;
-	struct auxsample_config cfg = *config;
 
 	proc->mem.machine = machine;
 	proc->mem.thread = thread;
-	if (proc->dec && proc->pid == thread__pid(thread) && proc->nr_maps == nr_maps)
-		return proc->dec;
+	if (proc->image && proc->pid == thread__pid(thread) && proc->nr_maps == nr_maps)
+		return proc->image;
 
 	auxsample_proc__exit(proc);
 	proc->image = auxsample_image__new();
@@ -90,14 +89,24 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 		return NULL;
 	if (maps)
 		maps__for_each_map(maps, auxsample_proc__add_map, proc->image);
-	cfg.image = proc->image;
+	proc->pid = thread__pid(thread);
+	proc->nr_maps = nr_maps;
+	return proc->image;
+}
+
+struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
+						   const struct auxsample_config *config,
+						   struct machine *machine, struct thread *thread)
+{
+	struct auxsample_image *image = auxsample_proc__image(proc, machine, thread);
+	struct auxsample_config cfg = *config;
+
+	if (!image || proc->dec)
+		return proc->dec;
+	cfg.image = image;
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &proc->mem;
 	proc->dec = auxsample_decoder__new(&cfg);
-	proc->pid = thread__pid(thread);
-	proc->nr_maps = nr_maps;
-	proc->mem.machine = machine;
-	proc->mem.thread = thread;
 	return proc->dec;
 }
 
@@ -152,4 +161,15 @@ void auxsample_config__exit(struct auxsample_config *config)
 	if (config->type == AUXSAMPLE_TRACE_ETM)
 		zfree((void **)&config->etm.sources);
 	config->etm.nr_sources = 0;
+}
+
+void auxsample_result__init(struct auxsample_result *res, const struct auxsample_decoder *dec,
+			    int nr, struct auxsample_stats *stats)
+{
+	res->nr = nr;
+	res->nr_branches = auxsample_decoder__branches(dec, &res->branches);
+	res->depth = auxsample_decoder__callchain(dec, &res->callchain);
+	res->nr_errors = auxsample_decoder__errors(dec, &res->errors);
+	auxsample_decoder__stats(dec, stats, sizeof(*stats));
+	res->stats = stats;
 }

@@ -58,6 +58,34 @@ struct auxsample_proc {
 struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 						   const struct auxsample_config *config,
 						   struct machine *machine, struct thread *thread);
+/* The image alone, for decoders of their own. */
+struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
+					      struct machine *machine, struct thread *thread);
 void auxsample_proc__exit(struct auxsample_proc *proc);
+
+struct auxsample_branch;
+struct auxsample_decode_error;
+struct auxsample_stats;
+
+/*
+ * What one decode of a snippet gave, as the consumers of decoded samples
+ * see it: @nr is auxsample_decoder__decode()'s return (the number of
+ * branches, or -AUXSAMPLE_ERR_*), the rest what the decoder's accessors
+ * return after it.  Valid until the consumer returns.
+ */
+struct auxsample_result {
+	int					nr;
+	int					nr_branches;
+	int					depth;		/* of the call chain */
+	int					nr_errors;
+	const struct auxsample_branch		*branches;	/* newest first */
+	const u64				*callchain;
+	const struct auxsample_decode_error	*errors;
+	const struct auxsample_stats		*stats;
+};
+
+/* @dec's results after a decode that returned @nr; *@stats holds its stats. */
+void auxsample_result__init(struct auxsample_result *res, const struct auxsample_decoder *dec,
+			    int nr, struct auxsample_stats *stats);
 
 #endif /* __PERF_AUXSAMPLE_H */
