@@ -6,6 +6,7 @@
  * against the whole-buffer decode.
  */
 #include <elf.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,28 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The glibc static hello's file sections, as the recording maps them. */
+static struct auxsample_image *hello_image(const struct recording *r)
+{
+	const char *hello = DRPT "/v2022-06-glibc-static/test_simple.tracedir/hello";
+	struct auxsample_image *image = auxsample_image__new();
+	char path[4096];
+
+	if (!image)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%s", data_dir(), hello);
+	for (unsigned int i = 0; i < r->prog.nr_segs; i++) {
+		const struct segment *seg = &r->prog.segs[i];
+
+		if (auxsample_image__add_file(image, path, seg->offset, seg->size,
+					      seg->vaddr)) {
+			auxsample_image__put(image);
+			return NULL;
+		}
+	}
+	return image;
+}
+
 /* Code from files through the shared section cache, not the callback. */
 static int test_image(void)
 {
@@ -357,28 +380,18 @@ static int test_image(void)
 		.pt = { .family = 6, .model = 85, .stepping = 4 },
 		.read_memory = no_memory,
 	};
-	const char *hello = DRPT "/v2022-06-glibc-static/test_simple.tracedir/hello";
 	struct auxsample_decoder *dec = NULL;
 	struct auxsample_stats stats;
 	double t_image, t_callback;
 	struct recording r;
-	char path[4096];
 	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
 
 	if (ret != TEST_OK)
 		goto out;
 	ret = TEST_FAIL;
-	config.image = auxsample_image__new();
+	config.image = hello_image(&r);
 	if (!config.image)
 		goto out;
-	snprintf(path, sizeof(path), "%s/%s", data_dir(), hello);
-	for (unsigned int i = 0; i < r.prog.nr_segs; i++) {
-		const struct segment *seg = &r.prog.segs[i];
-
-		if (auxsample_image__add_file(config.image, path, seg->offset, seg->size,
-					      seg->vaddr))
-			goto out;
-	}
 	dec = auxsample_decoder__new(&config);
 	if (!dec)
 		goto out;
@@ -408,6 +421,94 @@ out:
 	return ret;
 }
 
+#define CLONE_THREADS	2
+#define CLONE_DECODES	20
+
+struct clone_run {
+	struct auxsample_config		config;		/* with a clone */
+	const struct recording		*r;
+	const struct auxsample_branch	*want;
+	int				nr_want;
+	pthread_t			tid;
+	int				ret;
+};
+
+/* Decode again and again from the thread's clone: what the original gives. */
+static void *clone_run__thread(void *arg)
+{
+	struct clone_run *run = arg;
+	struct auxsample_decoder *dec = auxsample_decoder__new(&run->config);
+	const struct auxsample_branch *br;
+
+	run->ret = TEST_FAIL;
+	for (int i = 0; dec && i < CLONE_DECODES; i++) {
+		int nr = auxsample_decoder__decode(dec, run->r->pt, run->r->pt_size, 64);
+
+		if (nr != run->nr_want || auxsample_decoder__branches(dec, &br) != nr ||
+		    memcmp(br, run->want, nr * sizeof(*br)))
+			goto out;
+	}
+	run->ret = dec ? TEST_OK : TEST_FAIL;
+out:
+	auxsample_decoder__delete(dec);
+	return NULL;
+}
+
+/* Clones of an image, one per thread, decode as the image does. */
+static int test_image_clone(void)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = no_memory,
+	};
+	struct clone_run runs[CLONE_THREADS] = {};
+	const struct auxsample_branch *want;
+	struct auxsample_decoder *dec = NULL;
+	struct recording r;
+	int nr, started = 0;
+	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
+
+	if (ret != TEST_OK)
+		goto out;
+	ret = TEST_FAIL;
+	config.image = hello_image(&r);
+	dec = config.image ? auxsample_decoder__new(&config) : NULL;
+	if (!dec)
+		goto out;
+	nr = auxsample_decoder__decode(dec, r.pt, r.pt_size, 64);
+	if (nr <= 0 || auxsample_decoder__branches(dec, &want) != nr)
+		goto out;
+	for (; started < CLONE_THREADS; started++) {
+		struct clone_run *run = &runs[started];
+
+		run->config = config;
+		run->config.image = auxsample_image__clone(config.image);
+		run->r = &r;
+		run->want = want;
+		run->nr_want = nr;
+		if (!run->config.image ||
+		    pthread_create(&run->tid, NULL, clone_run__thread, run))
+			break;
+	}
+	ret = started == CLONE_THREADS ? TEST_OK : TEST_FAIL;
+	for (int i = 0; i < started; i++) {
+		pthread_join(runs[i].tid, NULL);
+		if (runs[i].ret != TEST_OK)
+			ret = TEST_FAIL;
+	}
+	pr_test("%d threads x %d decodes of %d branches, each from a clone\n", started,
+		CLONE_DECODES, nr);
+out:
+	for (int i = 0; i < CLONE_THREADS; i++)
+		auxsample_image__put(runs[i].config.image);
+	auxsample_decoder__delete(dec);
+	auxsample_image__put(config.image);
+	recording__exit(&r);
+	return ret;
+}
+
 const struct test tests_pt_real[] = {
 	{ "real PT, 64-bit hello: 8 instructions", test_hello64 },
 	{ "real PT, 32-bit hello: 6 instructions", test_hello32 },
@@ -415,5 +516,6 @@ const struct test tests_pt_real[] = {
 	{ "real PT windows decode as the whole buffer, or not at all", test_windows },
 	{ "real PT, corrupt and truncated snippets", test_corrupt },
 	{ "real PT through a shared section cache", test_image },
+	{ "real PT through clones of an image, in threads", test_image_clone },
 	{ NULL, NULL },
 };

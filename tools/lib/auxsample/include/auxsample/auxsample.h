@@ -220,6 +220,13 @@ AUXSAMPLE_API void auxsample_image__put(struct auxsample_image *image);
 AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
 					    const char *filename, uint64_t offset,
 					    uint64_t size, uint64_t vaddr);
+/*
+ * A new image of the same files, as of now, that shares nothing with
+ * @image: decoders in different threads decode faster from images of
+ * their own than from one shared image, whose sections' block caches and
+ * locks they contend for.  NULL when out of memory.
+ */
+AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image);
 
 AUXSAMPLE_API const char *auxsample_strerror(int error);
 AUXSAMPLE_API const char *auxsample_branch_kind__name(unsigned int kind);
