@@ -72,6 +72,8 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object per sample (script)"),
+		OPT_UINTEGER('j', "threads", &opts.threads,
+			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
 			    "decode the trace buffers, not AUX samples (default without AUX samples)"),
 		OPT_BOOLEAN(0, "autofdo", &opts.autofdo,
@@ -653,6 +655,8 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		OPT_UINTEGER('n', "max-entries", &opts.max_entries,
 			     "entries per section (default 20, 0: all)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object with all sections"),
+		OPT_UINTEGER('j', "threads", &opts.threads,
+			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

@@ -13,6 +13,7 @@
 #include <linux/string.h>
 #include <linux/zalloc.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <auxsample/auxsample.h>
 
 #include "addr_location.h"
@@ -42,6 +43,7 @@
 /* The most trace a sample beside a full trace gets: 32 PSBs of 2K. */
 #define AUXSAMPLE_WINDOW_BYTES	(64 * 1024)
 #define OVERLAP_PROBE	32	/* bytes of a snippet looked for in the previous one */
+#define AUXSAMPLE_POOL_JOBS	256	/* samples in flight in a decoding pool */
 
 /* The previous snippet of each CPU, to measure how much they overlap. */
 struct auxsample_prev {
@@ -54,7 +56,8 @@ struct auxsample_walk;
 /*
  * One AUX sample of the file, decoded: res->nr is what
  * auxsample_decoder__decode() returned, the number of branches or
- * -AUXSAMPLE_ERR_NOSYNC.
+ * -AUXSAMPLE_ERR_NOSYNC.  Called in file order, whether decoded inline or
+ * by a pool (then @sample is a copy: its scalars and aux_sample hold).
  */
 typedef int (*auxsample_walk__sample_fn)(struct auxsample_walk *w, struct thread *thread,
 					  struct perf_sample *sample, struct evsel *evsel,
@@ -76,6 +79,9 @@ struct auxsample_walk {
 	struct perf_session		*session;
 	struct auxsample_decoder	*dec;	/* proc's, for the sample at hand */
 	struct auxsample_proc		proc;
+	/* decoding threads, 0: one per online CPU, 1: none (inline) */
+	unsigned int			threads;
+	struct auxsample_pool		*pool;
 	struct auxsample_config		config;
 	bool				have_config;
 	/*
@@ -399,6 +405,71 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 	return auxsample_walk__deliver(w, thread, sample, evsel, &res);
 }
 
+/*
+ * The threads to decode with: w->threads, or one per online CPU; Intel
+ * PT only (OpenCSD keeps global state: ETM decodes inline).
+ */
+static unsigned int auxsample_walk__nr_threads(struct auxsample_walk *w)
+{
+	long cpus;
+
+	if (w->config.type != AUXSAMPLE_TRACE_INTEL_PT)
+		return 1;
+	if (w->threads)
+		return min_t(unsigned int, w->threads, AUXSAMPLE_POOL_JOBS);
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus > 1 ? min_t(long, cpus, AUXSAMPLE_POOL_JOBS) : 1;
+}
+
+/*
+ * At the first AUX sample, when the trace configuration is known; without
+ * the threads, the samples are decoded inline, as with -j 1.
+ */
+static void auxsample_walk__start_pool(struct auxsample_walk *w)
+{
+	unsigned int nr = auxsample_walk__nr_threads(w);
+
+	if (nr <= 1)
+		return;
+	w->pool = auxsample_pool__new(&w->config, nr, AUXSAMPLE_POOL_JOBS,
+				      auxsample_walk__deliver, w);
+	if (!w->pool)
+		pr_warning("perf auxsample %s: decoding without threads\n", w->cmd);
+}
+
+/* The sample's snippet to the pool, which hands it to w->sample() in order. */
+static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *sample,
+				  struct evsel *evsel, struct machine *machine)
+{
+	struct auxsample_image *image = NULL;
+	struct thread *thread;
+	bool wanted;
+	int err;
+
+	auxsample_pool__lock(w->pool);
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	wanted = thread && auxsample_walk__wanted(w, thread);
+	if (wanted)
+		image = auxsample_proc__image(&w->proc, machine, thread);
+	auxsample_pool__unlock(w->pool);
+	if (!thread)
+		return -ENOMEM;
+	w->samples++;
+	if (!wanted) {
+		w->filtered++;
+		err = 0;
+	} else if (!image) {
+		err = -ENOMEM;
+	} else {
+		err = auxsample_pool__submit(w->pool, machine, thread, image, sample, evsel,
+					     w->depth);
+	}
+	auxsample_pool__lock(w->pool);
+	thread__put(thread);
+	auxsample_pool__unlock(w->pool);
+	return err;
+}
+
 static int auxsample_walk__process_sample(const struct perf_tool *tool,
 					  union perf_event *event __maybe_unused,
 					  struct perf_sample *sample, struct evsel *evsel,
@@ -425,6 +496,10 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 		       w->cmd);
 		return -EINVAL;
 	}
+	if (!w->samples)
+		auxsample_walk__start_pool(w);
+	if (w->pool)
+		return auxsample_walk__submit(w, sample, evsel, machine);
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
@@ -435,6 +510,62 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 		w->filtered++;
 	thread__put(thread);
 	return err;
+}
+
+/*
+ * Sideband changes a process's maps, its threads or their comm: decoding
+ * and w->sample() must see them as they were at each sample, so the
+ * samples of the process still in the pool are delivered before it.
+ */
+static int auxsample_walk__sideband(const struct perf_tool *tool, union perf_event *event,
+				    struct perf_sample *sample, struct machine *machine,
+				    pid_t pid, event_op process)
+{
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+	int err = auxsample_pool__barrier(w->pool, pid);
+
+	if (err)
+		return err;
+	auxsample_pool__lock(w->pool);
+	err = process(tool, event, sample, machine);
+	auxsample_pool__unlock(w->pool);
+	return err;
+}
+
+static int auxsample_walk__mmap(const struct perf_tool *tool, union perf_event *event,
+				struct perf_sample *sample, struct machine *machine)
+{
+	return auxsample_walk__sideband(tool, event, sample, machine, event->mmap.pid,
+					perf_event__process_mmap);
+}
+
+static int auxsample_walk__mmap2(const struct perf_tool *tool, union perf_event *event,
+				 struct perf_sample *sample, struct machine *machine)
+{
+	return auxsample_walk__sideband(tool, event, sample, machine, event->mmap2.pid,
+					perf_event__process_mmap2);
+}
+
+static int auxsample_walk__comm(const struct perf_tool *tool, union perf_event *event,
+				struct perf_sample *sample, struct machine *machine)
+{
+	return auxsample_walk__sideband(tool, event, sample, machine, event->comm.pid,
+					perf_event__process_comm);
+}
+
+/* Fork and exit: of the parent's process too, a thread of it. */
+static int auxsample_walk__fork(const struct perf_tool *tool, union perf_event *event,
+				struct perf_sample *sample, struct machine *machine)
+{
+	return auxsample_walk__sideband(tool, event, sample, machine, event->fork.ppid,
+					perf_event__process_fork);
+}
+
+static int auxsample_walk__exit(const struct perf_tool *tool, union perf_event *event,
+				struct perf_sample *sample, struct machine *machine)
+{
+	return auxsample_walk__sideband(tool, event, sample, machine, event->fork.pid,
+					perf_event__process_exit);
 }
 
 /*
@@ -563,11 +694,11 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 
 	perf_tool__init(&w->tool, /*ordered_events=*/true);
 	w->tool.sample = auxsample_walk__process_sample;
-	w->tool.mmap = perf_event__process_mmap;
-	w->tool.mmap2 = perf_event__process_mmap2;
-	w->tool.comm = perf_event__process_comm;
-	w->tool.fork = perf_event__process_fork;
-	w->tool.exit = perf_event__process_exit;
+	w->tool.mmap = auxsample_walk__mmap;
+	w->tool.mmap2 = auxsample_walk__mmap2;
+	w->tool.comm = auxsample_walk__comm;
+	w->tool.fork = auxsample_walk__fork;
+	w->tool.exit = auxsample_walk__exit;
 	w->tool.id_index = perf_event__process_id_index;
 	w->tool.auxtrace_info = auxsample_walk__auxtrace_info;
 	/* Trace buffers: for samples beside them, or decoded whole. */
@@ -589,6 +720,8 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 		err = symbol__init(&w->session->header.env);
 	if (!err)
 		err = perf_session__process_events(w->session);
+	if (!err)
+		err = auxsample_pool__flush(w->pool);
 	if (!err) {
 		err = auxsample_walk__fulltrace(w);
 		if (err <= 0)
@@ -603,6 +736,9 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 	if (!err && w->done)
 		err = w->done(w);
 out_delete:
+	/* Its jobs hold threads and images: before the session goes. */
+	auxsample_pool__delete(w->pool);
+	w->pool = NULL;
 	auxsample_proc__exit(&w->proc);
 	auxsample_config__exit(&w->config);
 	perf_session__delete(w->session);
@@ -657,6 +793,7 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 			.input = opts->input,
 			/* Statistics want the whole snippet decoded: depth 0. */
 			.depth = opts->stat ? 0 : opts->depth,
+			.threads = opts->threads,
 			.sample = auxsample_script__sample,
 			.done = auxsample_script__done,
 			.fulltrace = auxsample_script__fulltrace,
@@ -1608,6 +1745,7 @@ static int auxsample_hot__init(struct auxsample_hot *h, const struct auxsample_h
 	h->walk.cmd = "report";
 	h->walk.input = opts->input;
 	h->walk.depth = opts->depth;
+	h->walk.threads = opts->threads;
 	h->walk.sample = auxsample_hot__sample;
 	h->walk.done = auxsample_hot__print;
 	for (int id = 0; id < HOT_NR_SECTIONS; id++)

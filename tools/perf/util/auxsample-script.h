@@ -11,6 +11,7 @@
 struct auxsample_script_opts {
 	const char	*input;
 	unsigned int	depth;		/* branches per sample */
+	unsigned int	threads;	/* decoding threads, 0: per CPU, 1: inline */
 	bool		json;
 	bool		stat;		/* statistics instead of samples */
 	/* decode the trace buffers, not AUX samples (auxsample-etm.h) */
@@ -28,6 +29,7 @@ struct auxsample_hot_opts {
 	const char	*input;
 	unsigned int	depth;		/* branches per sample */
 	unsigned int	max_entries;	/* per section, 0: all */
+	unsigned int	threads;	/* decoding threads, 0: per CPU, 1: inline */
 	const char	*percent_limit;	/* hide items under it (a number) */
 	const char	*show;		/* sections: edges,loops,blocks,calls */
 	const char	*comms;		/* only samples of these commands */

@@ -58,7 +58,7 @@ struct auxsample_proc {
 struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 						   const struct auxsample_config *config,
 						   struct machine *machine, struct thread *thread);
-/* The image alone, for decoders of their own. */
+/* The image alone, for decoders of other threads (auxsample_pool). */
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread);
 void auxsample_proc__exit(struct auxsample_proc *proc);
@@ -66,6 +66,8 @@ void auxsample_proc__exit(struct auxsample_proc *proc);
 struct auxsample_branch;
 struct auxsample_decode_error;
 struct auxsample_stats;
+struct evsel;
+struct perf_sample;
 
 /*
  * What one decode of a snippet gave, as the consumers of decoded samples
@@ -87,5 +89,48 @@ struct auxsample_result {
 /* @dec's results after a decode that returned @nr; *@stats holds its stats. */
 void auxsample_result__init(struct auxsample_result *res, const struct auxsample_decoder *dec,
 			    int nr, struct auxsample_stats *stats);
+
+/*
+ * Decoding in parallel, delivered in order: auxsample_pool__submit()
+ * copies a sample and its snippet into a window of jobs, worker threads
+ * decode them (a decoder each, sharing the processes' images), and
+ * ->deliver() gets each, on the submitting thread, in submission order.
+ * Decoders read code that no image covers through auxsample_mem__read()
+ * under the pool's perf lock: hold it too, with auxsample_pool__lock(),
+ * wherever the submitting thread touches perf's machine, threads, maps
+ * or dsos while the pool lives (->deliver() is called with it held).
+ * A failed decode fails its own job only.
+ */
+struct auxsample_pool;
+
+/*
+ * @sample is a copy: its scalar fields and aux_sample hold, its other
+ * pointers are NULL.  A non-zero return stops the delivery and is
+ * returned by the pool call that made it.
+ */
+typedef int (*auxsample_pool_deliver_fn)(void *arg, struct thread *thread,
+					 struct perf_sample *sample, struct evsel *evsel,
+					 const struct auxsample_result *res);
+
+struct auxsample_pool *auxsample_pool__new(const struct auxsample_config *config,
+					   unsigned int nr_workers, unsigned int window,
+					   auxsample_pool_deliver_fn deliver, void *arg);
+/* Undelivered jobs are dropped. */
+void auxsample_pool__delete(struct auxsample_pool *pool);
+int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
+			   struct thread *thread, struct auxsample_image *image,
+			   struct perf_sample *sample, struct evsel *evsel,
+			   unsigned int depth);
+/* Deliver every job submitted. */
+int auxsample_pool__flush(struct auxsample_pool *pool);
+/*
+ * Deliver every job of process @pid (every job if @pid is -1, the
+ * kernel's), and those before them, so that they see the process as it
+ * was at their sample: before a sideband event changes it.
+ */
+int auxsample_pool__barrier(struct auxsample_pool *pool, pid_t pid);
+/* The perf lock; no-ops without a pool. */
+void auxsample_pool__lock(struct auxsample_pool *pool);
+void auxsample_pool__unlock(struct auxsample_pool *pool);
 
 #endif /* __PERF_AUXSAMPLE_H */
