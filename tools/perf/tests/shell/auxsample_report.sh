@@ -7,7 +7,8 @@
 # loops of the workload's nest() show up with the trip counts its source
 # implies, edges, blocks and calls add up to what perf auxsample script
 # --json shows of the same file, filters and limits cut what they
-# should, --json parses, and bad input gets a clear error.
+# should, --json parses, bad input gets a clear error, and decoding
+# threads (-j) change no output byte.
 
 set -u
 
@@ -240,6 +241,41 @@ failed=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["faile
 	"$tmp/short.json")
 grep -q "AUX samples, [0-9]* decoded, $failed failed (no sync point)" "$tmp/short.text" ||
 	{ cp "$tmp/short.text" "$out"; fail "text: not $failed failed samples"; }
+
+# Decoding threads: -j1 decodes inline; -j2 and -j4 through the pool, in
+# windows of 256 samples (dense.data has more), with barriers at the
+# mmaps of a dynamically linked program and at the second thread's fork:
+# every output byte for byte the same.
+simulate "$tmp/dense.data" --no-tsc -c 100 -- "$tmp/wl" branches 10
+simulate "$tmp/threads.data" --no-tsc -c 700 -- "$tmp/wl" threads 20
+simulate "$tmp/dynamic.data" --no-tsc -c 3000 -- /bin/true
+# outputs NAME J: script, script --json, stat and report (text, --json) with -j J.
+outputs() {
+	local data=$tmp/$1.data o=$tmp/$1.j$2
+
+	perf auxsample script -i "$data" -j $2 > "$o.script" 2>&1 || fail "$1: script -j $2"
+	perf auxsample script -i "$data" -j $2 --json > "$o.json" 2>&1 ||
+		fail "$1: script --json -j $2"
+	perf auxsample stat -i "$data" -j $2 > "$o.stat" 2>&1 || fail "$1: stat -j $2"
+	perf auxsample report -i "$data" -j $2 -n 0 > "$o.report" 2>&1 ||
+		fail "$1: report -j $2"
+	perf auxsample report -i "$data" -j $2 -n 0 --json > "$o.rjson" 2>&1 ||
+		fail "$1: report --json -j $2"
+}
+for f in loops branches short dense threads dynamic; do
+	alike=1
+	outputs $f 1
+	for j in 2 4; do
+		outputs $f $j
+		for o in script json stat report rjson; do
+			cmp -s "$tmp/$f.j1.$o" "$tmp/$f.j$j.$o" && continue
+			diff "$tmp/$f.j1.$o" "$tmp/$f.j$j.$o" > "$out"
+			fail "$f: $o -j $j differs from -j 1"
+			alike=0
+		done
+	done
+	[ $alike = 1 ] && echo "$f: -j 1, 2, 4 alike: $(grep -c '^{' "$tmp/$f.j1.json") samples"
+done
 
 # Errors: a clear message and a non-zero exit.
 # expect_error WHAT MESSAGE REPORT-OPTIONS
