@@ -2,22 +2,32 @@
 # SPDX-License-Identifier: GPL-2.0
 """Virtual LBR decoding speed: libauxsample against perf's own decoder.
 
-usage: bench/run.py [--runs N] [--out DIR]
+usage: bench/run.py [--runs N] [--out DIR] [--iterations N] [--threads LIST]
+                    [--perf PATH]
 
 Records two simulated Intel PT sample-mode files once (perf auxsample
-simulate --mtc --cyc): 'sparse', one sample every 5000 instructions
-(mostly disjoint snippets, the usual case), and 'dense', one every 200
-(consecutive snippets overlap by most of their bytes).  Then, on the same
-files, times
+simulate --mtc --cyc) of the tests' workload ('branches N', N from
+--iterations, default 400: about 87k instructions; single-stepping runs
+at 15-25k instructions a second, so 4000 takes a minute or two a file):
+'sparse', one sample every 5000 instructions (mostly disjoint snippets,
+the usual case), and 'dense', one every 200 (consecutive snippets overlap
+by most of their bytes).  Then, on the same files, times
 
-  ours      perf auxsample script --depth 64 > /dev/null
+  ours      perf auxsample script --depth 64 -j T > /dev/null
   upstream  perf script --itrace=L64 -F ip,brstack > /dev/null
+  ours      perf auxsample report --depth 64 -j T   (hot paths)
+  upstream  perf report --stdio --itrace=L64
   ours      perf report --stdio                  (virtual LBR, depth 64)
   upstream  perf report --stdio --itrace=L64
 
-and prints medians of wall time, CPU time, ns per taken branch, samples per
-second and peak RSS, with the ratio upstream/ours (above 1: ours is faster
-or smaller).  Timings are this machine's: compare ratios, not seconds.
+for each T of --threads (default 1,2; 1 decodes inline, without threads;
+0 passes no -j, for builds without it), and prints medians of wall time,
+CPU time, ns per taken branch (CPU), samples per second (wall) and peak
+RSS, with the ratios upstream/ours of wall and of CPU time (above 1: ours
+is faster).  The runs of the commands compared take turns, so that other
+work on the machine weighs on all of them alike.  --perf times another
+build (the same perf is upstream's).  Timings are this machine's: compare
+ratios, not seconds.
 """
 import argparse
 import os
@@ -29,6 +39,11 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERF = os.path.join(TOP, 'build', 'perf', 'perf')
+
+
+def jobs(t):
+    """perf auxsample's -j option for @t threads; 0: the default."""
+    return ['-j', str(t)] if t else []
 WORKLOAD = os.path.join(TOP, 'tools', 'perf', 'tests', 'shell', 'lib', 'auxsample_workload.c')
 
 
@@ -44,12 +59,12 @@ def run(cmd):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def record(out, name, period):
-    data = os.path.join(out, name + '.data')
+def record(out, name, period, iterations):
+    data = os.path.join(out, '%s-%d.data' % (name, iterations))
     if not os.path.exists(data):
         subprocess.run([PERF, 'auxsample', 'simulate', '--mtc', '--cyc', '-c', str(period),
-                        '-o', data, '--', os.path.join(out, 'workload'), 'branches', '400'],
-                       check=True, capture_output=True)
+                        '-o', data, '--', os.path.join(out, 'workload'), 'branches',
+                        str(iterations)], check=True, capture_output=True)
     summary = subprocess.run([PERF, 'auxsample', 'script', '-i', data], check=True,
                              capture_output=True, text=True).stderr
     m = re.search(r'(\d+) AUX samples, (\d+) branches', summary)
@@ -60,33 +75,54 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--out', default=os.path.join(TOP, 'build', 'bench'))
+    ap.add_argument('--iterations', type=int, default=400)
+    ap.add_argument('--threads', default='1,2')
+    ap.add_argument('--perf', default=PERF)
     args = ap.parse_args()
+    perf = args.perf
+    threads = [int(t) for t in args.threads.split(',')]
+    # Other work on the machine takes CPUs from the threads: say how much.
+    print('load average at start: %.2f %.2f %.2f, %d CPUs' % (os.getloadavg() + (os.cpu_count(),)))
     os.makedirs(args.out, exist_ok=True)
     wl = os.path.join(args.out, 'workload')
     if not os.path.exists(wl):
         subprocess.run(['cc', '-O1', '-static', '-o', wl, WORKLOAD, '-lpthread'], check=True)
 
-    print('| file | samples | branches | tool | wall s | CPU s | ns/branch | samples/s | peak RSS MiB | upstream/ours (CPU) |')
-    print('|---|---|---|---|---|---|---|---|---|---|')
+    print('| file | samples | branches | tool | wall s | CPU s | ns/branch | samples/s | '
+          'peak RSS MiB | upstream/ours wall | upstream/ours CPU |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
     for name, period in (('sparse', 5000), ('dense', 200)):
-        data, samples, branches = record(args.out, name, period)
-        pairs = (
-            ('script', [PERF, 'auxsample', 'script', '--depth', '64', '-i', data],
-             [PERF, 'script', '--itrace=L64', '-F', 'ip,brstack', '-i', data]),
-            ('report', [PERF, 'report', '--stdio', '-i', data],
-             [PERF, 'report', '--stdio', '--itrace=L64', '-i', data]),
+        data, samples, branches = record(args.out, name, period, args.iterations)
+        upstream_script = [PERF, 'script', '--itrace=L64', '-F', 'ip,brstack', '-i', data]
+        upstream_report = [PERF, 'report', '--stdio', '--itrace=L64', '-i', data]
+        groups = (
+            ('script', upstream_script,
+             [('auxsample script -j%d' % t,
+               [perf, 'auxsample', 'script', '--depth', '64'] + jobs(t) + ['-i', data])
+              for t in threads]),
+            ('report', upstream_report,
+             [('auxsample report -j%d' % t,
+               [perf, 'auxsample', 'report', '--depth', '64'] + jobs(t) + ['-i', data])
+              for t in threads] +
+             [('perf report', [perf, 'report', '--stdio', '-i', data])]),
         )
-        for what, ours, upstream in pairs:
-            res = {}
-            for who, cmd in (('ours', ours), ('upstream', upstream)):
-                runs = [run(cmd) for _ in range(args.runs)]
-                res[who] = [statistics.median(x) for x in zip(*runs)]
-            for who in ('ours', 'upstream'):
+        for what, upstream, ours in groups:
+            cmds = [('upstream', upstream)] + ours
+            runs = {who: [] for who, _ in cmds}
+            for _ in range(args.runs):
+                for who, cmd in cmds:
+                    runs[who].append(run(cmd))
+            res = {who: [statistics.median(x) for x in zip(*r)] for who, r in runs.items()}
+            up = res['upstream']
+            for who, _ in ours + [('upstream', None)]:
                 wall, cpu, rss = res[who]
-                ratio = '%.2f' % (res['upstream'][1] / res['ours'][1]) if who == 'ours' else ''
-                print('| %s | %d | %d | %s %s | %.3f | %.3f | %.0f | %.0f | %.1f | %s |' %
-                      (name, samples, branches, who, what, wall, cpu, 1e9 * cpu / branches,
-                       samples / wall, rss / 1024, ratio))
+                label = 'upstream %s' % what if who == 'upstream' else 'ours ' + who
+                ratios = ('%.2f | %.2f' % (up[0] / wall, up[1] / cpu)
+                          if who != 'upstream' else ' | ')
+                print('| %s | %d | %d | %s | %.3f | %.3f | %.0f | %.0f | %.1f | %s |' %
+                      (name, samples, branches, label, wall, cpu, 1e9 * cpu / branches,
+                       samples / wall, rss / 1024, ratios))
+    print('load average at end: %.2f %.2f %.2f' % os.getloadavg())
 
 
 if __name__ == '__main__':
