@@ -1177,14 +1177,28 @@ static u64 window_cpu__end(struct auxsample_windows *ws, struct window_cpu *c,
 	size_t next = window_cpu__next_tsc(c, s->time);
 	u64 limit = ws->have_tc && next < c->nr_tscs ? c->tscs[next].offset : c->len;
 
+	size_t resumed = c->nr_stops;
+
+	/*
+	 * An interrupt at the sample's IP (its PMI) wins over trace that
+	 * resumed there: a syscall's return, sigreturn's included, may resume
+	 * at the very IP where the sample then comes.
+	 */
 	for (size_t i = c->next_stop; i < c->nr_stops && c->stops[i].end <= limit; i++) {
 		const struct window_stop *stop = &c->stops[i];
 
-		if (stop->at == s->ip || (!stop->at && stop->resume == s->ip)) {
+		if (stop->at == s->ip) {
 			c->next_stop = i + 1;
 			ws->stats.at_stop++;
 			return stop->end;
 		}
+		if (!stop->at && stop->resume == s->ip && resumed == c->nr_stops)
+			resumed = i;
+	}
+	if (resumed < c->nr_stops) {
+		c->next_stop = resumed + 1;
+		ws->stats.at_stop++;
+		return c->stops[resumed].end;
 	}
 	ws->stats.by_time++;
 	return next ? c->tscs[next - 1].offset : 0;
