@@ -55,9 +55,10 @@ wl=$tmp/workload
 
 # The simulated programs run with a fixed environment and working
 # directory: their start-up, and so where the samples fall, must not
-# depend on the caller's environment.  (In one environment a sample at
-# the very IP where sigreturn resumes got a wrong older half of its
-# window: see the project's issue notes.)
+# depend on the caller's environment.  (With a long PWD, the signal
+# workload's last sample, at the very IP where sigreturn resumes, was
+# matched to a stop of the loop's first iteration: a known weakness of
+# the greedy stop matching when the trace has few TSC packets.)
 perf_bin=$(command -v perf)
 sim() {
 	(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$perf_bin" auxsample simulate "$@")
