@@ -153,9 +153,6 @@ static int persistent__list_kernel(struct persistent_info **infos, int *nr)
 		return 0;
 	}
 	while ((d = readdir(dir))) {
-		char buf[PATH_MAX], *cfg;
-		FILE *fp;
-
 		if (d->d_name[0] == '.')
 			continue;
 		tmp = realloc(v, (n + 1) * sizeof(*v));
@@ -165,15 +162,7 @@ static int persistent__list_kernel(struct persistent_info **infos, int *nr)
 		memset(&v[n], 0, sizeof(v[n]));
 		strlcpy(v[n].name, d->d_name, sizeof(v[n].name));
 		v[n].uid = -1;
-		scnprintf(buf, sizeof(buf), "%s/%s", path, d->d_name);
-		fp = fopen(buf, "re");
-		if (fp && fgets(buf, sizeof(buf), fp)) {
-			cfg = strstr(buf, "config=");
-			if (cfg)
-				v[n].id = strtoul(cfg + 7, NULL, 0);
-		}
-		if (fp)
-			fclose(fp);
+		persistent__kernel_id(d->d_name, &v[n].id);
 		n++;
 	}
 	closedir(dir);
@@ -507,9 +496,7 @@ static int persistent_attach__record(union perf_event *event, int cpu __maybe_un
 static int persistent_attach__evlist(struct persistent_attach *a)
 {
 	struct persistent_conn *conn = &a->conn;
-	int idx, nr = perf_cpu_map__nr(conn->cpus);
 	struct evsel *evsel;
-	u64 id;
 
 	a->evlist = evlist__new();
 	if (!a->evlist)
@@ -523,14 +510,7 @@ static int persistent_attach__evlist(struct persistent_attach *a)
 	evlist__add(a->evlist, evsel);
 	perf_cpu_map__put(evsel->core.cpus);
 	evsel->core.cpus = perf_cpu_map__get(conn->cpus);
-	if (perf_evsel__alloc_id(&evsel->core, nr, 1))
-		return -ENOMEM;
-	for (idx = 0; idx < nr; idx++) {
-		if (ioctl(conn->fds[idx], PERF_EVENT_IOC_ID, &id) < 0)
-			return -errno;
-		perf_evlist__id_add(&a->evlist->core, &evsel->core, idx, 0, id);
-	}
-	return 0;
+	return persistent_conn__add_ids(conn, a->evlist, evsel);
 }
 
 static void persistent_attach__features(struct persistent_attach *a)

@@ -617,7 +617,7 @@ static int persistent__kernel_read(const char *file, char *buf, size_t size)
 	return 0;
 }
 
-static int persistent__kernel_id(const char *spec, u32 *id)
+int persistent__kernel_id(const char *spec, u32 *id)
 {
 	char file[PATH_MAX], buf[256], *cfg, *end;
 	unsigned long v;
@@ -730,12 +730,20 @@ int persistent_conn__open(struct persistent_conn *conn, const char *spec)
 	return persistent_conn__open_kernel(conn, spec, id, NULL);
 }
 
-int persistent_conn__open_id(struct persistent_conn *conn, u32 id)
+int persistent_conn__add_ids(struct persistent_conn *conn, struct evlist *evlist,
+			     struct evsel *evsel)
 {
-	char spec[16];
+	int idx, nr = perf_cpu_map__nr(conn->cpus);
+	u64 id;
 
-	scnprintf(spec, sizeof(spec), "%u", id);
-	return persistent_conn__open(conn, spec);
+	if (perf_evsel__alloc_id(&evsel->core, nr, 1))
+		return -ENOMEM;
+	for (idx = 0; idx < nr; idx++) {
+		if (ioctl(conn->fds[idx], PERF_EVENT_IOC_ID, &id) < 0)
+			return -errno;
+		perf_evlist__id_add(&evlist->core, &evsel->core, idx, 0, id);
+	}
+	return 0;
 }
 
 void persistent_conn__close(struct persistent_conn *conn)
@@ -857,7 +865,6 @@ static int persistent_evsel__open(struct persistent_evsel *pevsel, struct evlist
 	u32 id = evsel->core.attr.config;
 	int err, idx, nr;
 	char spec[16];
-	u64 sid;
 
 	scnprintf(spec, sizeof(spec), "%u", id);
 	if (evsel->core.attr.type == PERSISTENT_HOLDER_TYPE) {
@@ -896,19 +903,14 @@ static int persistent_evsel__open(struct persistent_evsel *pevsel, struct evlist
 	evsel->core.own_cpus = perf_cpu_map__get(conn->cpus);
 	perf_thread_map__put(evsel->core.threads);
 	evsel->core.threads = perf_thread_map__new_dummy();
-	if (!evsel->core.threads || perf_evsel__alloc_id(&evsel->core, nr, 1))
+	if (!evsel->core.threads)
 		return -ENOMEM;
 
 	evlist->core.needs_map_propagation = false;
 	evlist__add(evlist, evsel);
 	evlist->core.needs_map_propagation = propagate;
 
-	for (idx = 0; idx < nr; idx++) {
-		if (ioctl(conn->fds[idx], PERF_EVENT_IOC_ID, &sid) < 0)
-			return -errno;
-		perf_evlist__id_add(&evlist->core, &evsel->core, idx, 0, sid);
-	}
-	return 0;
+	return persistent_conn__add_ids(conn, evlist, evsel);
 }
 
 int persistent_evlist__open(struct persistent_evlist *pevlist, struct evlist *evlist,

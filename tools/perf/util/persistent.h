@@ -63,6 +63,8 @@ struct persistent_info {
 const char *persistent__dir(void);
 /* Whether the running kernel's sysfs has the persistent PMU. */
 bool persistent__kernel_pmu(void);
+/* The id of the kernel's persistent event @spec (a name or an id). */
+int persistent__kernel_id(const char *spec, u32 *id);
 
 /* Hook for perf_pmus__find(): the holder's PMU when sysfs has none. */
 struct perf_pmu *perf_pmus__find_persistent(const char *name);
@@ -114,7 +116,9 @@ struct persistent_conn {
  * Errors are reported with pr_err(), in words a user can act on.
  */
 int persistent_conn__open(struct persistent_conn *conn, const char *spec);
-int persistent_conn__open_id(struct persistent_conn *conn, u32 id);
+/* @evsel, in @evlist, gets the ids of the connection's events. */
+int persistent_conn__add_ids(struct persistent_conn *conn, struct evlist *evlist,
+			     struct evsel *evsel);
 void persistent_conn__close(struct persistent_conn *conn);
 
 /* Holder protocol, client side. */
