@@ -12,20 +12,9 @@
 
 set -u
 
-if [ "$(uname -m)" != x86_64 ]; then
-	echo "Skip: perf auxsample simulate single-steps x86-64 code"
-	exit 2
-fi
-if ! perf check feature -q auxsample; then
-	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
-	exit 2
-fi
-for tool in cc python3; do
-	if ! command -v $tool > /dev/null; then
-		echo "Skip: no $tool"
-		exit 2
-	fi
-done
+# shellcheck source=lib/auxsample_sim.sh
+. "$(dirname "$0")"/lib/auxsample_sim.sh
+auxsample_sim_check
 
 err=0
 lib=$(dirname "$0")/lib
@@ -46,11 +35,7 @@ fail() {
 	err=1
 }
 
-if ! cc -O1 -static -o "$tmp/workload" "$lib/auxsample_workload.c" -lpthread > "$out" 2>&1; then
-	echo "Skip: cannot build a static test program (no static libc?)"
-	cat "$out"
-	exit 2
-fi
+auxsample_sim_workload "$tmp/workload" "$out"
 wl=$tmp/workload
 
 # The simulated programs run with a fixed environment and working

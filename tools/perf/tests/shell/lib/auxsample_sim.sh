@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# For the tests on 'perf auxsample simulate' recordings: where the
+# simulator cannot run they are skipped (exit 2) saying why, and they
+# trace a small static program built from auxsample_workload.c.
+
+# auxsample_sim_check: skip unless the simulator can run here.
+auxsample_sim_check() {
+	local tool
+
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "Skip: perf auxsample simulate single-steps x86-64 code"
+		exit 2
+	fi
+	if ! perf check feature -q auxsample; then
+		echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+		exit 2
+	fi
+	for tool in cc python3; do
+		if ! command -v $tool > /dev/null; then
+			echo "Skip: no $tool"
+			exit 2
+		fi
+	done
+}
+
+# auxsample_sim_workload PROGRAM LOG: build the static test program as
+# PROGRAM (its name is its comm), or skip.
+auxsample_sim_workload() {
+	local src
+
+	src=$(dirname "$0")/lib/auxsample_workload.c
+	if ! cc -O1 -static -o "$1" "$src" -lpthread > "$2" 2>&1; then
+		echo "Skip: cannot build a static test program (no static libc?)"
+		cat "$2"
+		exit 2
+	fi
+}
