@@ -68,10 +68,13 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	const char * const script_usage[] = { "perf auxsample script [<options>]", NULL };
 	const char * const stat_usage[] = { "perf auxsample stat [<options>]", NULL };
 	const char * const *usage = stat ? stat_usage : script_usage;
+	bool reuse = true;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object per sample (script)"),
+		OPT_BOOLEAN(0, "reuse", &reuse,
+			    "decode the overlapping snippets of a CPU once (default: on)"),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
@@ -88,6 +91,7 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
+	opts.no_reuse = !reuse;
 	if (opts.autofdo && (stat || opts.json)) {
 		pr_err("perf auxsample: --autofdo is a perf auxsample script output of its own, without --json\n");
 		return 1;
@@ -639,6 +643,7 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		.max_entries = 20,
 	};
 	const char * const usage[] = { "perf auxsample report [<options>]", NULL };
+	bool reuse = true;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
@@ -655,6 +660,8 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		OPT_UINTEGER('n', "max-entries", &opts.max_entries,
 			     "entries per section (default 20, 0: all)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object with all sections"),
+		OPT_BOOLEAN(0, "reuse", &reuse,
+			    "decode the overlapping snippets of a CPU once (default: on)"),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
@@ -664,6 +671,7 @@ static int cmd_auxsample_report(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
+	opts.no_reuse = !reuse;
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_hot__run(&opts) ? 1 : 0;
 #else

@@ -63,10 +63,12 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
 {
 	if (!dec)
 		return;
-	if (dec->config.type == AUXSAMPLE_TRACE_ETM)
+	if (dec->config.type == AUXSAMPLE_TRACE_ETM) {
 		auxsample_etm__exit(dec);
-	else
+	} else {
+		auxsample_pt__stream_end(dec);
 		auxsample_pt__exit(dec);
+	}
 	auxsample_image__put(dec->config.image);
 	free(dec->etm_sources);
 	free(dec->ring);
@@ -261,12 +263,60 @@ AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
 	if (err)
 		return err;
 
-	if (dec->config.type == AUXSAMPLE_TRACE_ETM)
+	if (dec->config.type == AUXSAMPLE_TRACE_ETM) {
 		err = auxsample_etm__decode(dec, snippet, len);
-	else
+	} else {
+		auxsample_pt__stream_end(dec);
 		err = auxsample_pt__decode(dec, snippet, len);
+	}
 	auxsample_decoder__finish(dec);
 	return err < 0 ? err : (int)dec->ring_count;
+}
+
+AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
+						  const void *trace, size_t len,
+						  unsigned int max_branches)
+{
+	int err;
+
+	if (!dec || !trace || !len)
+		return -AUXSAMPLE_ERR_INVALID;
+	if (dec->config.type != AUXSAMPLE_TRACE_INTEL_PT)
+		return -AUXSAMPLE_ERR_UNSUPPORTED;
+	err = auxsample_decoder__reset(dec, len, max_branches);
+	if (err)
+		return err;
+	return auxsample_pt__stream_begin(dec, trace, len);
+}
+
+/*
+ * The ring and the call stack go on from one end to the next; the
+ * statistics and errors are the stretch's since the last, at offsets
+ * into the snippet.
+ */
+AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
+					       uint64_t start, uint64_t end)
+{
+	uint64_t end_ip;
+	int err;
+
+	if (!dec || !dec->stream || start > end)
+		return -AUXSAMPLE_ERR_INVALID;
+	/* Two samples may end at one stop. */
+	end_ip = dec->stats.end_ip;
+	dec->nr_errors = 0;
+	memset(&dec->stats, 0, sizeof(dec->stats));
+	dec->stats.size = sizeof(dec->stats);
+	dec->stats.bytes = end - start;
+	dec->stats.end_ip = end_ip;
+	err = auxsample_pt__stream_to(dec, end);
+	if (err)
+		return err;
+	for (unsigned int i = 0; i < dec->nr_errors; i++)
+		dec->errors[i].offset = dec->errors[i].offset > start ?
+					dec->errors[i].offset - start : 0;
+	auxsample_decoder__finish(dec);
+	return dec->ring_count;
 }
 
 AUXSAMPLE_API int auxsample_decoder__branches(const struct auxsample_decoder *dec,

@@ -13,6 +13,7 @@
 #define __maybe_unused		__attribute__((unused))
 
 struct pt_image;
+struct pt_stream;
 
 /* What a decode produces, shared by the backends. */
 struct auxsample_decoder {
@@ -40,6 +41,7 @@ struct auxsample_decoder {
 	struct pt_image			*image;
 	unsigned int			image_generation;	/* of config.image */
 	struct pt_insn_cache_entry	*insn_cache;		/* pt.c */
+	struct pt_stream		*stream;		/* pt.c, between stream calls */
 
 	/* The source whose elements are being decoded, for flow records. */
 	uint8_t				flow_trace_id;
@@ -70,6 +72,9 @@ int auxsample_image__sync(struct auxsample_image *image, struct pt_image *pti,
 int auxsample_pt__init(struct auxsample_decoder *dec);
 void auxsample_pt__exit(struct auxsample_decoder *dec);
 int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
+int auxsample_pt__stream_begin(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
+int auxsample_pt__stream_to(struct auxsample_decoder *dec, uint64_t end);
+void auxsample_pt__stream_end(struct auxsample_decoder *dec);
 
 /*
  * CoreSight ETM/ETE backend, on OpenCSD.  __init() may use

@@ -48,6 +48,7 @@ struct auxsample_report {
 	struct auxsample_config		config;
 	struct auxsample_decoder	*dec;	/* proc's, for the sample at hand */
 	struct auxsample_proc		proc;
+	struct auxsample_streams	*streams;	/* overlapping snippets */
 	struct branch_stack		*bs;
 	struct ip_callchain		*chain;		/* context, ip, callers */
 	unsigned int			chain_max;
@@ -107,37 +108,59 @@ static u8 auxsample_report__br_type(unsigned int kind)
  * The call chain the snippet shows: the sample's IP, then the return
  * addresses of the calls still open, innermost first.
  */
-static void auxsample_report__callchain(struct auxsample_report *r, struct perf_sample *sample)
+static void auxsample_report__callchain(struct auxsample_report *r, struct perf_sample *sample,
+				       const struct auxsample_result *res)
 {
-	const u64 *ips;
-	int depth = auxsample_decoder__callchain(r->dec, &ips);
+	int depth = min_t(int, res->depth, r->chain_max - 2);
 
-	depth = min_t(int, depth, r->chain_max - 2);
 	r->chain->ips[0] = PERF_CONTEXT_USER;
 	r->chain->ips[1] = sample->ip;
-	memcpy(&r->chain->ips[2], ips, depth * sizeof(*ips));
+	memcpy(&r->chain->ips[2], res->callchain, depth * sizeof(*res->callchain));
 	r->chain->nr = depth + 2;
+}
+
+/* @sample's results: from its stream, or a decode of its snippet alone. */
+static int auxsample_report__results(struct auxsample_report *r, struct machine *machine,
+				     struct thread *thread, struct perf_sample *sample,
+				     struct auxsample_result *res, struct auxsample_stats *stats)
+{
+	struct auxsample_image *image;
+	int nr;
+
+	if (r->streams) {
+		image = auxsample_proc__image(&r->proc, machine, thread);
+		if (image && !auxsample_streams__decode(r->streams, &r->config, machine, thread,
+							image, sample, r->depth, res, stats))
+			return 0;
+	}
+	r->dec = auxsample_proc__decoder(&r->proc, &r->config, machine, thread);
+	if (!r->dec)
+		return -ENOMEM;
+	nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
+				       sample->aux_sample.size, r->depth);
+	auxsample_result__init(res, r->dec, nr, stats);
+	return 0;
 }
 
 /* Decode @sample's snippet into r->bs and r->chain. */
 static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
 				    struct perf_sample *sample)
 {
+	struct machine *machine = &session->machines.host;
 	const struct auxsample_branch *br;
+	struct auxsample_result res;
+	struct auxsample_stats stats;
 	struct thread *thread;
-	int nr;
+	int nr, err;
 
-	thread = machine__findnew_thread(&session->machines.host, sample->pid, sample->tid);
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
-	r->dec = auxsample_proc__decoder(&r->proc, &r->config, &session->machines.host, thread);
-	if (!r->dec) {
-		thread__put(thread);
-		return -ENOMEM;
-	}
-	nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
-				       sample->aux_sample.size, r->depth);
+	err = auxsample_report__results(r, machine, thread, sample, &res, &stats);
 	thread__put(thread);
+	if (err)
+		return err;
+	nr = res.nr;
 	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
 		r->bs->nr = 0;
 		r->chain->nr = 0;
@@ -146,8 +169,8 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	if (nr < 0)
 		return nr;
 
-	auxsample_report__callchain(r, sample);
-	auxsample_decoder__branches(r->dec, &br);
+	auxsample_report__callchain(r, sample, &res);
+	br = res.branches;
 	r->bs->nr = nr;
 	r->bs->hw_idx = -1ULL;
 	for (int i = 0; i < nr; i++) {
@@ -239,6 +262,7 @@ static void auxsample_report__free(struct perf_session *session)
 	struct auxsample_report *r = to_report(session);
 
 	session->auxtrace = NULL;
+	auxsample_streams__delete(r->streams);
 	auxsample_proc__exit(&r->proc);
 	auxsample_config__exit(&r->config);
 	auxsample_windows__delete(r->windows);
@@ -422,6 +446,9 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 			return err;
 		}
 	}
+	/* Windows of a full trace are cut apart already: no snippets overlap. */
+	if (!windows)
+		r->streams = auxsample_streams__new(session);
 	r->auxtrace.process_event = auxsample_report__process_event;
 	r->auxtrace.process_auxtrace_event = auxsample_report__process_auxtrace_event;
 	r->auxtrace.flush_events = auxsample_report__flush_events;

@@ -33,6 +33,7 @@
 #include "maps.h"
 #include "sample.h"
 #include "session.h"
+#include "strbuf.h"
 #include "string2.h"
 #include "strlist.h"
 #include "symbol.h"
@@ -67,6 +68,23 @@ typedef int (*auxsample_walk__sample_fn)(struct auxsample_walk *w, struct thread
  * The walk that script, stat and report share: every sample of the file
  * that carries AUX area data, decoded by the decoder of its process.
  */
+/*
+ * Symbols by address: loops show the same few branches in sample after
+ * sample, and a lookup through the thread's maps costs more than the
+ * decoding.  An entry holds while its process's maps do: any sideband
+ * starts a new generation.
+ */
+#define SYM_CACHE_SIZE	8192	/* a power of two */
+
+struct sym_cache_entry {
+	u64			addr;
+	const struct maps	*maps;
+	u64			generation;	/* 0: empty */
+	const char		*name;		/* NULL: no symbol there */
+	size_t			name_len;
+	u64			offset;
+};
+
 struct auxsample_walk {
 	struct perf_tool		tool;
 	const char			*cmd;	/* "script", ...: for messages */
@@ -84,6 +102,12 @@ struct auxsample_walk {
 	struct auxsample_pool		*pool;
 	struct auxsample_config		config;
 	bool				have_config;
+	struct sym_cache_entry		*sym_cache;
+	u64				sym_generation;
+	struct strbuf			line;		/* a sample's text */
+	/* overlapping snippets decoded once, unless ->no_reuse */
+	struct auxsample_streams	*streams;
+	bool				no_reuse;
 	/*
 	 * Full trace: the trace buffers (auxsample-etm.c), decoded by
 	 * ->fulltrace() when asked to (->full_trace), or when the file has
@@ -235,23 +259,115 @@ static const char *auxsample_script__sym(struct thread *thread, u64 addr, u64 *o
 	return name;
 }
 
-static void auxsample_script__print_addr(struct thread *thread, u64 addr)
+/* auxsample_script__sym(), remembered; the names live as long as the session. */
+static const struct sym_cache_entry *auxsample_walk__sym_entry(struct auxsample_walk *w,
+								struct thread *thread, u64 addr)
 {
-	const char *name;
-	u64 offset;
+	static struct sym_cache_entry none;
+	const struct maps *maps = thread__maps(thread);
+	struct sym_cache_entry *e;
 
-	if (!addr) {
-		printf("%16s", "?");
-		return;
+	if (!w->sym_cache) {
+		w->sym_cache = calloc(SYM_CACHE_SIZE, sizeof(*w->sym_cache));
+		if (!w->sym_cache) {
+			e = &none;
+			goto lookup;
+		}
 	}
-	printf("%16" PRIx64, addr);
-	name = auxsample_script__sym(thread, addr, &offset);
-	if (name)
-		printf(" %s+%#" PRIx64, name, offset);
+	e = &w->sym_cache[(addr ^ (addr >> 12)) & (SYM_CACHE_SIZE - 1)];
+	if (e->generation == w->sym_generation + 1 && e->addr == addr && e->maps == maps)
+		return e;
+lookup:
+	e->addr = addr;
+	e->maps = maps;
+	e->generation = w->sym_generation + 1;
+	e->name = auxsample_script__sym(thread, addr, &e->offset);
+	e->name_len = e->name ? strlen(e->name) : 0;
+	return e;
 }
 
-static void auxsample_script__print_text(struct thread *thread, struct perf_sample *sample,
-					 struct evsel *evsel,
+static const char *auxsample_walk__sym(struct auxsample_walk *w, struct thread *thread,
+				       u64 addr, u64 *offset)
+{
+	const struct sym_cache_entry *e = auxsample_walk__sym_entry(w, thread, addr);
+
+	*offset = e->offset;
+	return e->name;
+}
+
+/*
+ * "%16" PRIx64 " %s+%#" PRIx64 of the address and its symbol, at @p, by
+ * hand: the branch lines are most of the output, and printf was most of
+ * its cost.  @p has room for ADDR_TEXT_MAX plus the name.
+ */
+#define ADDR_TEXT_MAX	(16 + 2 + 1 + 18)
+
+static char *addr_text(char *p, const struct sym_cache_entry *e, u64 addr)
+{
+	static const char digits[] = "0123456789abcdef";
+	u64 off;
+	int n;
+
+	if (!addr) {
+		memcpy(p, "               ?", 16);
+		return p + 16;
+	}
+	for (n = 15; n >= 0; n--, addr >>= 4)
+		p[n] = addr || n == 15 ? digits[addr & 15] : ' ';
+	p += 16;
+	if (!e->name)
+		return p;
+	*p++ = ' ';
+	memcpy(p, e->name, e->name_len);
+	p += e->name_len;
+	*p++ = '+';
+	off = e->offset;
+	if (!off) {
+		*p++ = '0';
+		return p;
+	}
+	*p++ = '0';
+	*p++ = 'x';
+	n = (67 - __builtin_clzll(off)) / 4;	/* digits */
+	for (int i = n - 1; i >= 0; i--, off >>= 4)
+		p[i] = digits[off & 15];
+	return p + n;
+}
+
+/* One line of @prefix, the addresses and their symbols, and @suffix. */
+static int auxsample_script__add_line(struct auxsample_walk *w, struct strbuf *sb,
+				      struct thread *thread, const char *prefix,
+				      u64 from, const u64 *to, const char *suffix)
+{
+	const struct sym_cache_entry *ef = auxsample_walk__sym_entry(w, thread, from);
+	size_t plen = strlen(prefix), slen = strlen(suffix);
+	size_t max = plen + ADDR_TEXT_MAX + ef->name_len + slen + 1;
+	struct sym_cache_entry et;
+	char *p;
+	int err;
+
+	/* The cache may put both in one slot. */
+	if (to) {
+		et = *auxsample_walk__sym_entry(w, thread, *to);
+		ef = auxsample_walk__sym_entry(w, thread, from);
+		max += 4 + ADDR_TEXT_MAX + et.name_len;
+	}
+	err = strbuf_grow(sb, max);
+	if (err)
+		return err;
+	p = sb->buf + sb->len;
+	memcpy(p, prefix, plen);
+	p = addr_text(p + plen, ef, from);
+	if (to) {
+		memcpy(p, " -> ", 4);
+		p = addr_text(p + 4, &et, *to);
+	}
+	memcpy(p, suffix, slen);
+	return strbuf_setlen(sb, p + slen - sb->buf);
+}
+
+static void auxsample_script__print_text(struct auxsample_walk *w, struct thread *thread,
+					 struct perf_sample *sample, struct evsel *evsel,
 					 const struct auxsample_result *res);
 
 static void json_puts(const char *str)
@@ -265,10 +381,10 @@ static void json_puts(const char *str)
 }
 
 /* A JSON string of the symbol at @addr, or null. */
-static void auxsample_script__json_sym(struct thread *thread, u64 addr)
+static void auxsample_script__json_sym(struct auxsample_walk *w, struct thread *thread, u64 addr)
 {
 	u64 offset;
-	const char *name = auxsample_script__sym(thread, addr, &offset);
+	const char *name = auxsample_walk__sym(w, thread, addr, &offset);
 
 	if (!name) {
 		printf("null");
@@ -280,8 +396,8 @@ static void auxsample_script__json_sym(struct thread *thread, u64 addr)
 }
 
 /* One JSON object per line: the sample, its branches and its call chain. */
-static void auxsample_script__print_json(struct thread *thread, struct perf_sample *sample,
-					 struct evsel *evsel,
+static void auxsample_script__print_json(struct auxsample_walk *w, struct thread *thread,
+					 struct perf_sample *sample, struct evsel *evsel,
 					 const struct auxsample_result *res)
 {
 	const struct auxsample_branch *br = res->branches;
@@ -294,7 +410,7 @@ static void auxsample_script__print_json(struct thread *thread, struct perf_samp
 	       sample->pid, sample->tid, sample->cpu, sample->time);
 	json_puts(evsel__name(evsel));
 	printf("\",\"ip\":\"%#" PRIx64 "\",\"sym\":", sample->ip);
-	auxsample_script__json_sym(thread, sample->ip);
+	auxsample_script__json_sym(w, thread, sample->ip);
 	printf(",\"sync\":%s,\"branches\":[", nr == -AUXSAMPLE_ERR_NOSYNC ? "false" : "true");
 	if (nr != -AUXSAMPLE_ERR_NOSYNC) {
 		nr = res->nr_branches;
@@ -309,9 +425,9 @@ static void auxsample_script__print_json(struct thread *thread, struct perf_samp
 		else
 			printf("\"%#" PRIx64 "\"", br[i].to);
 		printf(",\"kind\":\"%s\",\"from_sym\":", auxsample_branch_kind__name(br[i].kind));
-		auxsample_script__json_sym(thread, br[i].from);
+		auxsample_script__json_sym(w, thread, br[i].from);
 		printf(",\"to_sym\":");
-		auxsample_script__json_sym(thread, br[i].to);
+		auxsample_script__json_sym(w, thread, br[i].to);
 		printf("}");
 	}
 	printf("],\"callchain\":[");
@@ -325,39 +441,51 @@ static void auxsample_script__print(struct auxsample_script *s, struct thread *t
 				    const struct auxsample_result *res)
 {
 	if (s->opts->json) {
-		auxsample_script__print_json(thread, sample, evsel, res);
+		auxsample_script__print_json(&s->walk, thread, sample, evsel, res);
 		return;
 	}
-	auxsample_script__print_text(thread, sample, evsel, res);
+	auxsample_script__print_text(&s->walk, thread, sample, evsel, res);
 }
 
-static void auxsample_script__print_text(struct thread *thread, struct perf_sample *sample,
-					 struct evsel *evsel,
+static void auxsample_script__print_text(struct auxsample_walk *w, struct thread *thread,
+					 struct perf_sample *sample, struct evsel *evsel,
 					 const struct auxsample_result *res)
 {
+	static const char * const branch_suffix[] = {
+		[0]			= " unknown\n",
+		[AUXSAMPLE_BR_COND]	= " cond\n",
+		[AUXSAMPLE_BR_JUMP]	= " jump\n",
+		[AUXSAMPLE_BR_IND_JUMP]	= " ind_jump\n",
+		[AUXSAMPLE_BR_CALL]	= " call\n",
+		[AUXSAMPLE_BR_IND_CALL]	= " ind_call\n",
+		[AUXSAMPLE_BR_RET]	= " ret\n",
+		[AUXSAMPLE_BR_FAR]	= " far\n",
+		[AUXSAMPLE_BR_INTR]	= " intr\n",
+		[AUXSAMPLE_BR_GAP]	= " gap\n",
+	};
 	const struct auxsample_branch *br = res->branches;
 	const u64 *chain = res->callchain;
+	struct strbuf *sb = &w->line;
+	int err;
 
-	printf("%16s %6d [%03d] %" PRIu64 ": %s: ", thread__comm_str(thread), sample->tid,
-	       sample->cpu, sample->time, evsel__name(evsel));
-	auxsample_script__print_addr(thread, sample->ip);
-	printf("\n");
-	if (res->nr == -AUXSAMPLE_ERR_NOSYNC) {
-		printf("\tno sync point in the %" PRIu64 " bytes of trace\n", sample->aux_sample.size);
-		return;
+	strbuf_setlen(sb, 0);
+	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ", thread__comm_str(thread),
+			  sample->tid, sample->cpu, sample->time, evsel__name(evsel)) ?:
+	      auxsample_script__add_line(w, sb, thread, "", sample->ip, NULL, "\n");
+	if (!err && res->nr == -AUXSAMPLE_ERR_NOSYNC)
+		err = strbuf_addf(sb, "\tno sync point in the %" PRIu64 " bytes of trace\n",
+				  sample->aux_sample.size);
+	for (int i = 0; !err && res->nr != -AUXSAMPLE_ERR_NOSYNC && i < res->nr_branches; i++) {
+		u64 to = br[i].to;
+
+		err = auxsample_script__add_line(w, sb, thread, "\tbranch ", br[i].from, &to,
+						 branch_suffix[br[i].kind < ARRAY_SIZE(branch_suffix) ?
+							       br[i].kind : 0]);
 	}
-	for (int i = 0; i < res->nr_branches; i++) {
-		printf("\tbranch ");
-		auxsample_script__print_addr(thread, br[i].from);
-		printf(" -> ");
-		auxsample_script__print_addr(thread, br[i].to);
-		printf(" %s\n", auxsample_branch_kind__name(br[i].kind));
-	}
-	for (int i = 0; i < res->depth; i++) {
-		printf("\tcaller ");
-		auxsample_script__print_addr(thread, chain[i]);
-		printf("\n");
-	}
+	for (int i = 0; !err && res->nr != -AUXSAMPLE_ERR_NOSYNC && i < res->depth; i++)
+		err = auxsample_script__add_line(w, sb, thread, "\tcaller ", chain[i], NULL, "\n");
+	/* Out of memory: what fits, rather than nothing. */
+	fwrite_unlocked(sb->buf, 1, sb->len, stdout);
 }
 
 static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thread)
@@ -396,6 +524,13 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 	struct auxsample_stats stats;
 	int nr;
 
+	if (w->streams) {
+		struct auxsample_image *image = auxsample_proc__image(&w->proc, machine, thread);
+
+		if (image && !auxsample_streams__decode(w->streams, &w->config, machine, thread,
+							image, sample, w->depth, &res, &stats))
+			return auxsample_walk__deliver(w, thread, sample, evsel, &res);
+	}
 	w->dec = auxsample_proc__decoder(&w->proc, &w->config, machine, thread);
 	if (!w->dec)
 		return -ENOMEM;
@@ -442,8 +577,10 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 				  struct evsel *evsel, struct machine *machine)
 {
 	struct auxsample_image *image = NULL;
+	struct auxsample_result res;
+	struct auxsample_stats stats;
 	struct thread *thread;
-	bool wanted;
+	bool wanted, decoded = false;
 	int err;
 
 	auxsample_pool__lock(w->pool);
@@ -451,6 +588,10 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 	wanted = thread && auxsample_walk__wanted(w, thread);
 	if (wanted)
 		image = auxsample_proc__image(&w->proc, machine, thread);
+	/* A stream's samples are cheap: decoded here, in order. */
+	if (image && w->streams)
+		decoded = !auxsample_streams__decode(w->streams, &w->config, machine, thread,
+						     image, sample, w->depth, &res, &stats);
 	auxsample_pool__unlock(w->pool);
 	if (!thread)
 		return -ENOMEM;
@@ -460,6 +601,8 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 		err = 0;
 	} else if (!image) {
 		err = -ENOMEM;
+	} else if (decoded) {
+		err = auxsample_pool__submit_result(w->pool, machine, thread, sample, evsel, &res);
 	} else {
 		err = auxsample_pool__submit(w->pool, machine, thread, image, sample, evsel,
 					     w->depth);
@@ -496,8 +639,11 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 		       w->cmd);
 		return -EINVAL;
 	}
-	if (!w->samples)
+	if (!w->samples) {
 		auxsample_walk__start_pool(w);
+		if (!w->no_reuse && w->config.type == AUXSAMPLE_TRACE_INTEL_PT)
+			w->streams = auxsample_streams__new(w->session);
+	}
 	if (w->pool)
 		return auxsample_walk__submit(w, sample, evsel, machine);
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
@@ -528,6 +674,7 @@ static int auxsample_walk__sideband(const struct perf_tool *tool, union perf_eve
 		return err;
 	auxsample_pool__lock(w->pool);
 	err = process(tool, event, sample, machine);
+	w->sym_generation++;
 	auxsample_pool__unlock(w->pool);
 	return err;
 }
@@ -739,6 +886,10 @@ out_delete:
 	/* Its jobs hold threads and images: before the session goes. */
 	auxsample_pool__delete(w->pool);
 	w->pool = NULL;
+	auxsample_streams__delete(w->streams);
+	w->streams = NULL;
+	zfree(&w->sym_cache);
+	strbuf_release(&w->line);
 	auxsample_proc__exit(&w->proc);
 	auxsample_config__exit(&w->config);
 	perf_session__delete(w->session);
@@ -794,6 +945,8 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 			/* Statistics want the whole snippet decoded: depth 0. */
 			.depth = opts->stat ? 0 : opts->depth,
 			.threads = opts->threads,
+			/* Statistics are of each snippet on its own. */
+			.no_reuse = opts->stat || opts->no_reuse,
 			.sample = auxsample_script__sample,
 			.done = auxsample_script__done,
 			.fulltrace = auxsample_script__fulltrace,
@@ -1746,6 +1899,7 @@ static int auxsample_hot__init(struct auxsample_hot *h, const struct auxsample_h
 	h->walk.input = opts->input;
 	h->walk.depth = opts->depth;
 	h->walk.threads = opts->threads;
+	h->walk.no_reuse = opts->no_reuse;
 	h->walk.sample = auxsample_hot__sample;
 	h->walk.done = auxsample_hot__print;
 	for (int id = 0; id < HOT_NR_SECTIONS; id++)

@@ -14,6 +14,7 @@ struct auxsample_script_opts {
 	unsigned int	threads;	/* decoding threads, 0: per CPU, 1: inline */
 	bool		json;
 	bool		stat;		/* statistics instead of samples */
+	bool		no_reuse;	/* decode overlapping snippets each alone */
 	/* decode the trace buffers, not AUX samples (auxsample-etm.h) */
 	bool		full_trace;
 	bool		autofdo;	/* full trace as AutoFDO text */
@@ -36,6 +37,7 @@ struct auxsample_hot_opts {
 	const char	*dsos;		/* only items in these dsos */
 	const char	*symbols;	/* only items in these functions */
 	bool		json;
+	bool		no_reuse;	/* decode overlapping snippets each alone */
 };
 
 int auxsample_hot__run(const struct auxsample_hot_opts *opts);

@@ -252,14 +252,15 @@ static int auxsample_job__copy(void **buf, size_t *cap, const void *src, size_t 
 	return 0;
 }
 
-/* The decoder's results into the job, which outlives the next decode. */
-static int auxsample_job__keep(struct auxsample_job *job, const struct auxsample_decoder *dec,
-			       int nr)
+/* Results into the job, which outlives the decoder's next decode. */
+static int auxsample_job__keep_result(struct auxsample_job *job,
+				      const struct auxsample_result *from)
 {
-	struct auxsample_result res;
+	struct auxsample_result res = *from;
 	int err;
 
-	auxsample_result__init(&res, dec, nr, &job->stats);
+	if (res.stats != &job->stats)
+		job->stats = *res.stats;
 	err = auxsample_job__copy((void **)&job->branches, &job->branches_cap, res.branches,
 				  res.nr_branches * sizeof(*res.branches));
 	if (!err)
@@ -273,8 +274,18 @@ static int auxsample_job__keep(struct auxsample_job *job, const struct auxsample
 	res.branches = job->branches;
 	res.callchain = job->callchain;
 	res.errors = job->errors;
+	res.stats = &job->stats;
 	job->res = res;
 	return 0;
+}
+
+static int auxsample_job__keep(struct auxsample_job *job, const struct auxsample_decoder *dec,
+			       int nr)
+{
+	struct auxsample_result res;
+
+	auxsample_result__init(&res, dec, nr, &job->stats);
+	return auxsample_job__keep_result(job, &res);
 }
 
 static void auxsample_job__fail(struct auxsample_job *job, int error)
@@ -363,6 +374,8 @@ static void *auxsample_worker__run(void *arg)
 		if (pool->stop)
 			break;
 		job = &pool->jobs[pool->next++ % pool->window];
+		if (job->decoded)
+			continue;	/* decoded when submitted */
 		mutex_unlock(&pool->lock);
 		auxsample_worker__decode(wk, job);
 		mutex_lock(&pool->lock);
@@ -596,4 +609,38 @@ int auxsample_pool__barrier(struct auxsample_pool *pool, pid_t pid)
 			last = n + 1;
 	}
 	return last ? auxsample_pool__deliver(pool, last) : 0;
+}
+
+int auxsample_pool__submit_result(struct auxsample_pool *pool, struct machine *machine,
+				  struct thread *thread, struct perf_sample *sample,
+				  struct evsel *evsel, const struct auxsample_result *res)
+{
+	struct auxsample_job *job;
+	int err;
+
+	if (pool->tail - pool->head == pool->window) {
+		err = auxsample_pool__deliver(pool, pool->head + 1);
+		if (err)
+			return err;
+	}
+	job = &pool->jobs[pool->tail % pool->window];
+	err = auxsample_job__init(job, machine, thread, NULL, sample, evsel, 0);
+	if (!err)
+		err = auxsample_job__keep_result(job, res);
+	if (err) {
+		auxsample_job__release(job);
+		return err;
+	}
+	/*
+	 * Workers that took every job so far would not come by this one:
+	 * past it then, or its slot could be delivered and reused before
+	 * they do.  Otherwise the worker that takes the job before it skips it.
+	 */
+	mutex_lock(&pool->lock);
+	job->decoded = true;
+	if (pool->next == pool->tail)
+		pool->next++;
+	pool->tail++;
+	mutex_unlock(&pool->lock);
+	return auxsample_pool__deliver(pool, pool->head);
 }

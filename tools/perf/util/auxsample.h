@@ -91,6 +91,30 @@ void auxsample_result__init(struct auxsample_result *res, const struct auxsample
 			    int nr, struct auxsample_stats *stats);
 
 /*
+ * Overlapping snippets decoded once (auxsample-stream.c): a first look at
+ * @session's file finds the runs of samples whose snippets overlap, one
+ * stream each.  NULL when there are none, or the file cannot be looked
+ * at first (a pipe, no CPU in the samples): every snippet is decoded
+ * alone then.
+ */
+struct auxsample_streams;
+
+struct auxsample_streams *auxsample_streams__new(struct perf_session *session);
+void auxsample_streams__delete(struct auxsample_streams *ss);
+/*
+ * @sample's results from its stream, with @image the process's (for the
+ * decoder's code reads, through perf's maps where @image has nothing):
+ * 0, or -ENOENT when it is in none, or the stream cannot serve it (the
+ * trace did not stop at its end, the process mapped more code since the
+ * stream began): decode it alone.  @res is valid until the next call.
+ */
+int auxsample_streams__decode(struct auxsample_streams *ss, const struct auxsample_config *config,
+			      struct machine *machine, struct thread *thread,
+			      struct auxsample_image *image, struct perf_sample *sample,
+			      unsigned int depth, struct auxsample_result *res,
+			      struct auxsample_stats *stats);
+
+/*
  * Decoding in parallel, delivered in order: auxsample_pool__submit()
  * copies a sample and its snippet into a window of jobs, worker threads
  * decode them (a decoder each, sharing the processes' images), and
@@ -121,6 +145,10 @@ int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
 			   struct thread *thread, struct auxsample_image *image,
 			   struct perf_sample *sample, struct evsel *evsel,
 			   unsigned int depth);
+/* A sample decoded already (auxsample_streams__decode()), delivered in its turn. */
+int auxsample_pool__submit_result(struct auxsample_pool *pool, struct machine *machine,
+				  struct thread *thread, struct perf_sample *sample,
+				  struct evsel *evsel, const struct auxsample_result *res);
 /* Deliver every job submitted. */
 int auxsample_pool__flush(struct auxsample_pool *pool);
 /*

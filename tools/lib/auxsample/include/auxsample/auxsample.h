@@ -203,6 +203,30 @@ AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
 					    const void *snippet, size_t len,
 					    unsigned int max_branches);
 
+/*
+ * Stream decoding, for samples whose snippets overlap (consecutive samples
+ * of a CPU, at high sample rates, share most of their bytes): lay their
+ * snippets end to end, each one's new bytes after the last, and decode
+ * the whole once.  __stream_begin() starts at the first sync point of
+ * the @len bytes at @trace, which the caller keeps until the next
+ * __stream_begin(), __decode() or __delete().  __stream_to() decodes on
+ * to @end, where a sample's snippet ends (it began at @start), and leaves
+ * the results as __decode() of that snippet would, and more: branches
+ * older than the snippet, calls made before it.  Its ends must come in
+ * order.
+ *
+ * Returns what __decode() returns; -AUXSAMPLE_ERR_UNSUPPORTED where the
+ * stream cannot tell which branches came before @end: the trace did not
+ * stop there (Intel PT: the PMI of a sample of user code stops it; kernel
+ * trace goes on), or the stream is past it.  Decode that snippet on its
+ * own then.  Only Intel PT so far.
+ */
+AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
+						  const void *trace, size_t len,
+						  unsigned int max_branches);
+AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
+					       uint64_t start, uint64_t end);
+
 /* Results of the last decode; valid until the next one. */
 AUXSAMPLE_API int auxsample_decoder__branches(const struct auxsample_decoder *dec,
 					      const struct auxsample_branch **branches);

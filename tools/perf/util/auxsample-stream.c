@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Overlapping snippets, decoded once.
+ *
+ * At high sample rates consecutive samples of a CPU carry mostly the same
+ * trace: the kernel copies the newest bytes of a buffer that the hardware
+ * writes on, so each snippet is the previous one's tail plus what came
+ * since.  Decoding each on its own decodes the shared bytes again and
+ * again; upstream's decoder trims the overlap and decodes each byte once.
+ * So does this: a first look at the file lays the snippets of a CPU's
+ * samples of one process end to end, a snippet that begins inside the
+ * previous one adding only the bytes after it, and each run of two or
+ * more becomes one stream that libauxsample decodes once, stopping at
+ * each sample's end (auxsample_decoder__stream_to()).  Every other
+ * sample, and any the stream cannot serve, is decoded on its own.
+ *
+ * An overlap is taken only when the bytes say so without doubt: the
+ * snippet's first bytes must occur once in the previous snippet such
+ * that all that follows them there is the snippet's beginning, over at
+ * least STREAM_MIN_OVERLAP bytes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+#include <auxsample/auxsample.h>
+
+#include "auxsample.h"
+#include "data.h"
+#include "debug.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "sample.h"
+#include "session.h"
+#include "thread.h"
+
+#define STREAM_KEY		32	/* the snippet's first bytes, searched for */
+#define STREAM_MIN_OVERLAP	512
+#define STREAM_MAX_CANDIDATES	16	/* more: periodic trace, not told apart */
+
+/* One run of overlapping snippets. */
+struct stream_run {
+	u8				*trace;
+	size_t				len;
+	size_t				cap;
+	size_t				last;		/* the last snippet's size */
+	u32				cpu;
+	u32				pid;
+	unsigned int			nr_samples;
+	unsigned int			nr_done;	/* decoded, in order */
+	bool				failed;		/* decode the rest alone */
+	struct auxsample_decoder	*dec;
+	struct auxsample_image		*image;		/* the decoder's */
+	struct auxsample_mem		mem;
+};
+
+/* Where one sample's snippet lies in its run. */
+struct stream_cut {
+	u64		time;
+	u64		start;
+	u64		end;
+	unsigned int	run;
+};
+
+struct stream_cpu {
+	u32			cpu;
+	struct stream_cut	*cuts;		/* in file order */
+	size_t			nr_cuts;
+	size_t			cap_cuts;
+	size_t			next;		/* the first not yet matched */
+	int			open;		/* the run being built, or -1 */
+};
+
+struct auxsample_streams {
+	struct stream_run	*runs;
+	size_t			nr_runs;
+	size_t			cap_runs;
+	struct stream_cpu	*cpus;
+	size_t			nr_cpus;
+	u64			samples;	/* in streams */
+	/* done with, once the results of its last sample are consumed */
+	struct stream_run	*retired;
+};
+
+static struct stream_cpu *streams__cpu(struct auxsample_streams *ss, u32 cpu)
+{
+	struct stream_cpu *c;
+
+	for (size_t i = 0; i < ss->nr_cpus; i++) {
+		if (ss->cpus[i].cpu == cpu)
+			return &ss->cpus[i];
+	}
+	c = realloc(ss->cpus, (ss->nr_cpus + 1) * sizeof(*c));
+	if (!c)
+		return NULL;
+	ss->cpus = c;
+	c = &ss->cpus[ss->nr_cpus++];
+	memset(c, 0, sizeof(*c));
+	c->cpu = cpu;
+	c->open = -1;
+	return c;
+}
+
+/*
+ * How many of @snip's first bytes end @prev: the overlap of a snippet
+ * that ends at or after @prev's end, or -1 when none or not certain.
+ */
+static ssize_t snippet__overlap(const u8 *prev, size_t plen, const u8 *snip, size_t slen)
+{
+	const u8 *p = prev, *end = prev + plen;
+	unsigned int candidates = 0;
+	ssize_t found = -1;
+
+	if (slen < STREAM_MIN_OVERLAP || plen < STREAM_MIN_OVERLAP)
+		return -1;
+	while ((p = memmem(p, end - p, snip, STREAM_KEY)) != NULL) {
+		size_t o = end - p;
+
+		if (o < STREAM_MIN_OVERLAP)
+			break;
+		if (++candidates > STREAM_MAX_CANDIDATES)
+			return -1;
+		if (o <= slen && !memcmp(p, snip, o)) {
+			if (found >= 0)
+				return -1;
+			found = o;
+		}
+		p++;
+	}
+	return found;
+}
+
+/* A run with one snippet is no stream: that sample is decoded alone. */
+static void stream_cpu__close(struct auxsample_streams *ss, struct stream_cpu *c)
+{
+	struct stream_run *run;
+
+	if (c->open < 0)
+		return;
+	run = &ss->runs[c->open];
+	if (run->nr_samples == 1) {
+		zfree(&run->trace);
+		run->len = run->cap = 0;
+		c->nr_cuts--;
+		ss->nr_runs--;		/* it is the last one */
+	} else {
+		ss->samples += run->nr_samples;
+	}
+	c->open = -1;
+}
+
+static int stream_run__append(struct stream_run *run, const u8 *data, size_t size)
+{
+	if (run->len + size > run->cap) {
+		size_t cap = max(run->cap * 2, run->len + size);
+		u8 *trace = realloc(run->trace, cap);
+
+		if (!trace)
+			return -ENOMEM;
+		run->trace = trace;
+		run->cap = cap;
+	}
+	memcpy(run->trace + run->len, data, size);
+	run->len += size;
+	return 0;
+}
+
+static struct stream_run *streams__new_run(struct auxsample_streams *ss, struct stream_cpu *c,
+					   const struct perf_sample *sample)
+{
+	struct stream_run *run;
+
+	if (ss->nr_runs == ss->cap_runs) {
+		size_t cap = ss->cap_runs ? ss->cap_runs * 2 : 64;
+
+		run = realloc(ss->runs, cap * sizeof(*run));
+		if (!run)
+			return NULL;
+		ss->runs = run;
+		ss->cap_runs = cap;
+	}
+	c->open = ss->nr_runs;
+	run = &ss->runs[ss->nr_runs++];
+	memset(run, 0, sizeof(*run));
+	run->cpu = sample->cpu;
+	run->pid = sample->pid;
+	return run;
+}
+
+/* One AUX sample of the first look: onto its CPU's open run, or a new one. */
+static int streams__add(struct auxsample_streams *ss, const struct perf_sample *sample)
+{
+	const u8 *snip = sample->aux_sample.data;
+	size_t slen = sample->aux_sample.size;
+	struct stream_cpu *c = streams__cpu(ss, sample->cpu);
+	struct stream_run *run = NULL;
+	ssize_t overlap = -1;
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	if (c->open >= 0) {
+		run = &ss->runs[c->open];
+		if (run->pid == sample->pid)
+			overlap = snippet__overlap(run->trace + run->len - run->last, run->last,
+						   snip, slen);
+		if (overlap < 0) {
+			stream_cpu__close(ss, c);
+			run = NULL;
+		}
+	}
+	if (!run) {
+		run = streams__new_run(ss, c, sample);
+		if (!run)
+			return -ENOMEM;
+		overlap = 0;
+	}
+	err = stream_run__append(run, snip + overlap, slen - overlap);
+	if (err)
+		return err;
+	run->last = slen;
+	run->nr_samples++;
+	if (c->nr_cuts == c->cap_cuts) {
+		size_t cap = c->cap_cuts ? c->cap_cuts * 2 : 256;
+		struct stream_cut *cuts = realloc(c->cuts, cap * sizeof(*cuts));
+
+		if (!cuts)
+			return -ENOMEM;
+		c->cuts = cuts;
+		c->cap_cuts = cap;
+	}
+	c->cuts[c->nr_cuts++] = (struct stream_cut){
+		.time = sample->time, .start = run->len - slen, .end = run->len,
+		.run = c->open,
+	};
+	return 0;
+}
+
+/* The data section, mapped, event by event: only the AUX samples matter. */
+static int streams__scan(struct auxsample_streams *ss, struct perf_session *session)
+{
+	u64 offset = session->header.data_offset, size = session->header.data_size;
+	u64 page = sysconf(_SC_PAGESIZE), base = offset & ~(page - 1);
+	struct perf_sample sample;
+	u8 *map, *pos, *end;
+	int err = 0;
+
+	if (!size)
+		return 0;
+	map = mmap(NULL, offset + size - base, PROT_READ, MAP_SHARED,
+		   perf_data__fd(session->data), base);
+	if (map == MAP_FAILED)
+		return -errno;
+	pos = map + (offset - base);
+	end = pos + size;
+	while (!err && pos + sizeof(struct perf_event_header) <= end) {
+		union perf_event *event = (union perf_event *)pos;
+
+		if (event->header.size < sizeof(event->header) ||
+		    pos + event->header.size > end)
+			break;		/* truncated: the main pass says so */
+		pos += event->header.size;
+		if (event->header.type == PERF_RECORD_AUXTRACE) {
+			pos += event->auxtrace.size;
+			continue;
+		}
+		if (event->header.type != PERF_RECORD_SAMPLE ||
+		    evlist__parse_sample(session->evlist, event, &sample) ||
+		    !sample.aux_sample.size)
+			continue;
+		err = streams__add(ss, &sample);
+	}
+	for (size_t i = 0; i < ss->nr_cpus; i++)
+		stream_cpu__close(ss, &ss->cpus[i]);
+	munmap(map, offset + size - base);
+	return err;
+}
+
+void auxsample_streams__delete(struct auxsample_streams *ss)
+{
+	if (!ss)
+		return;
+	for (size_t i = 0; i < ss->nr_runs; i++) {
+		auxsample_decoder__delete(ss->runs[i].dec);
+		auxsample_image__put(ss->runs[i].image);
+		thread__put(ss->runs[i].mem.thread);
+		free(ss->runs[i].trace);
+	}
+	for (size_t i = 0; i < ss->nr_cpus; i++)
+		free(ss->cpus[i].cuts);
+	free(ss->cpus);
+	free(ss->runs);
+	free(ss);
+}
+
+struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
+{
+	struct auxsample_streams *ss;
+	int err;
+
+	/* Samples in time order per CPU are in file order: one file, CPUs known. */
+	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
+	    session->header.needs_swap ||
+	    !(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU))
+		return NULL;
+	ss = zalloc(sizeof(*ss));
+	if (!ss)
+		return NULL;
+	err = streams__scan(ss, session);
+	if (err || !ss->samples) {
+		if (err)
+			pr_debug("auxsample streams: %s\n", strerror(-err));
+		auxsample_streams__delete(ss);
+		return NULL;
+	}
+	pr_debug("auxsample streams: %" PRIu64 " samples in %zu streams\n",
+		 ss->samples, ss->nr_runs);
+	return ss;
+}
+
+/* @sample's cut, the next of its CPU with its time and its bytes. */
+static struct stream_cut *streams__find(struct auxsample_streams *ss,
+					const struct perf_sample *sample)
+{
+	struct stream_cpu *c = NULL;
+
+	for (size_t i = 0; i < ss->nr_cpus; i++) {
+		if (ss->cpus[i].cpu == sample->cpu) {
+			c = &ss->cpus[i];
+			break;
+		}
+	}
+	if (!c)
+		return NULL;
+	for (size_t i = c->next; i < c->nr_cuts && c->cuts[i].time <= sample->time; i++) {
+		struct stream_cut *cut = &c->cuts[i];
+		struct stream_run *run = &ss->runs[cut->run];
+
+		if (cut->time == sample->time && cut->end - cut->start == sample->aux_sample.size &&
+		    run->pid == sample->pid &&
+		    !memcmp(run->trace + cut->start, sample->aux_sample.data,
+			    sample->aux_sample.size)) {
+			c->next = i + 1;
+			return cut;
+		}
+	}
+	return NULL;
+}
+
+static void stream_run__end(struct stream_run *run)
+{
+	auxsample_decoder__delete(run->dec);
+	run->dec = NULL;
+	auxsample_image__put(run->image);
+	run->image = NULL;
+	thread__zput(run->mem.thread);
+	zfree(&run->trace);
+}
+
+/* The run's decoder, started on its first sample, for the process's image. */
+static int stream_run__start(struct stream_run *run, const struct auxsample_config *config,
+			     struct auxsample_image *image, unsigned int depth)
+{
+	struct auxsample_config cfg = *config;
+	int err;
+
+	cfg.image = image;
+	cfg.read_memory = auxsample_mem__read;
+	cfg.context = &run->mem;
+	cfg.flow = NULL;
+	run->dec = auxsample_decoder__new(&cfg);
+	if (!run->dec)
+		return -ENOMEM;
+	run->image = auxsample_image__get(image);
+	err = auxsample_decoder__stream_begin(run->dec, run->trace, run->len, depth);
+	return err < 0 ? err : 0;
+}
+
+int auxsample_streams__decode(struct auxsample_streams *ss, const struct auxsample_config *config,
+			      struct machine *machine, struct thread *thread,
+			      struct auxsample_image *image, struct perf_sample *sample,
+			      unsigned int depth, struct auxsample_result *res,
+			      struct auxsample_stats *stats)
+{
+	struct stream_cut *cut;
+	struct stream_run *run;
+	int nr;
+
+	if (!ss)
+		return -ENOENT;
+	if (ss->retired) {
+		stream_run__end(ss->retired);
+		ss->retired = NULL;
+	}
+	cut = streams__find(ss, sample);
+	if (!cut)
+		return -ENOENT;
+	run = &ss->runs[cut->run];
+	/* A new image (the process mapped more): the rest alone. */
+	if (run->failed || (run->image && run->image != image))
+		goto out_alone;
+	if (!run->dec && stream_run__start(run, config, image, depth))
+		goto out_fail;
+	run->mem.machine = machine;
+	thread__put(run->mem.thread);
+	run->mem.thread = thread__get(thread);
+	nr = auxsample_decoder__stream_to(run->dec, cut->start, cut->end);
+	if (nr == -AUXSAMPLE_ERR_UNSUPPORTED)
+		goto out_alone;
+	if (nr < 0)
+		goto out_fail;
+	auxsample_result__init(res, run->dec, nr, stats);
+	/* The results point into the decoder: it goes at the next call. */
+	if (++run->nr_done == run->nr_samples)
+		ss->retired = run;
+	return 0;
+
+out_fail:
+	run->failed = true;
+out_alone:
+	if (++run->nr_done == run->nr_samples)
+		stream_run__end(run);
+	return -ENOENT;
+}
