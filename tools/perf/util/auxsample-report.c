@@ -119,48 +119,45 @@ static void auxsample_report__callchain(struct auxsample_report *r, struct perf_
 	r->chain->nr = depth + 2;
 }
 
-/* @sample's results: from its stream, or a decode of its snippet alone. */
-static int auxsample_report__results(struct auxsample_report *r, struct machine *machine,
-				     struct thread *thread, struct perf_sample *sample,
-				     struct auxsample_result *res, struct auxsample_stats *stats)
-{
-	struct auxsample_image *image;
-	int nr;
+/* A sample's results, from its stream or alone, into r->bs and r->chain. */
+struct report_sample {
+	struct auxsample_report	*r;
+	struct perf_sample	*sample;
+};
 
-	if (r->streams) {
-		image = auxsample_proc__image(&r->proc, machine, thread);
-		if (image && !auxsample_streams__decode(r->streams, &r->config, machine, thread,
-							image, sample, r->depth, res, stats))
-			return 0;
-	}
-	r->dec = auxsample_proc__decoder(&r->proc, &r->config, machine, thread);
-	if (!r->dec)
+static int auxsample_report__fill(void *arg, const struct auxsample_result *res);
+
+/* In this thread: 0 when filled in, -ENOENT to decode the sample alone. */
+static int auxsample_report__decode_stream(struct auxsample_report *r, struct machine *machine,
+					   struct thread *thread, struct perf_sample *sample)
+{
+	struct report_sample rs = { r, sample };
+	struct auxsample_stream_ctx ctx = {
+		.machine	= machine,
+		.thread		= thread,
+		.depth		= r->depth,
+		.fn		= auxsample_report__fill,
+		.arg		= &rs,
+	};
+	struct auxsample_stream_job job;
+
+	if (auxsample_streams__claim(r->streams, sample, &job))
+		return -ENOENT;
+	ctx.image = auxsample_proc__image(&r->proc, machine, thread);
+	if (!ctx.image) {
+		auxsample_stream_job__cancel(&job);
 		return -ENOMEM;
-	nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
-				       sample->aux_sample.size, r->depth);
-	auxsample_result__init(res, r->dec, nr, stats);
-	return 0;
+	}
+	return auxsample_stream_job__decode(&job, &r->config, &ctx);
 }
 
-/* Decode @sample's snippet into r->bs and r->chain. */
-static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
-				    struct perf_sample *sample)
+static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 {
-	struct machine *machine = &session->machines.host;
-	const struct auxsample_branch *br;
-	struct auxsample_result res;
-	struct auxsample_stats stats;
-	struct thread *thread;
-	int nr, err;
+	struct report_sample *rs = arg;
+	struct auxsample_report *r = rs->r;
+	const struct auxsample_branch *br = res->branches;
+	int nr = res->nr;
 
-	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	if (!thread)
-		return -ENOMEM;
-	err = auxsample_report__results(r, machine, thread, sample, &res, &stats);
-	thread__put(thread);
-	if (err)
-		return err;
-	nr = res.nr;
 	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
 		r->bs->nr = 0;
 		r->chain->nr = 0;
@@ -169,8 +166,7 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	if (nr < 0)
 		return nr;
 
-	auxsample_report__callchain(r, sample, &res);
-	br = res.branches;
+	auxsample_report__callchain(r, rs->sample, res);
 	r->bs->nr = nr;
 	r->bs->hw_idx = -1ULL;
 	for (int i = 0; i < nr; i++) {
@@ -182,6 +178,38 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 		e->flags.type = auxsample_report__br_type(br[i].kind);
 	}
 	return 0;
+}
+
+/* Decode @sample's snippet into r->bs and r->chain. */
+static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
+				    struct perf_sample *sample)
+{
+	struct machine *machine = &session->machines.host;
+	struct report_sample rs = { r, sample };
+	struct auxsample_result res;
+	struct auxsample_stats stats;
+	struct thread *thread;
+	int err = -ENOENT;
+
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!thread)
+		return -ENOMEM;
+	if (r->streams)
+		err = auxsample_report__decode_stream(r, machine, thread, sample);
+	if (err == -ENOENT) {
+		r->dec = auxsample_proc__decoder(&r->proc, &r->config, machine, thread);
+		if (r->dec) {
+			int nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
+							   sample->aux_sample.size, r->depth);
+
+			auxsample_result__init(&res, r->dec, nr, &stats);
+			err = auxsample_report__fill(&rs, &res);
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	thread__put(thread);
+	return err;
 }
 
 /* The window of @sample, found in the same order on the first pass. */

@@ -516,6 +516,46 @@ static int auxsample_walk__deliver(void *arg, struct thread *thread, struct perf
 	return w->sample(w, thread, sample, evsel, res);
 }
 
+/* A sample's results from its stream, delivered at once. */
+struct walk_stream_sample {
+	struct auxsample_walk	*w;
+	struct thread		*thread;
+	struct perf_sample	*sample;
+	struct evsel		*evsel;
+};
+
+static int auxsample_walk__stream_deliver(void *arg, const struct auxsample_result *res)
+{
+	struct walk_stream_sample *ws = arg;
+
+	return auxsample_walk__deliver(ws->w, ws->thread, ws->sample, ws->evsel, res);
+}
+
+/* In this thread: 0 when delivered, -ENOENT to decode the sample alone. */
+static int auxsample_walk__decode_stream(struct auxsample_walk *w, struct perf_sample *sample,
+					 struct evsel *evsel, struct machine *machine,
+					 struct thread *thread)
+{
+	struct walk_stream_sample ws = { w, thread, sample, evsel };
+	struct auxsample_stream_ctx ctx = {
+		.machine	= machine,
+		.thread		= thread,
+		.depth		= w->depth,
+		.fn		= auxsample_walk__stream_deliver,
+		.arg		= &ws,
+	};
+	struct auxsample_stream_job job;
+
+	if (auxsample_streams__claim(w->streams, sample, &job))
+		return -ENOENT;
+	ctx.image = auxsample_proc__image(&w->proc, machine, thread);
+	if (!ctx.image) {
+		auxsample_stream_job__cancel(&job);
+		return -ENOMEM;
+	}
+	return auxsample_stream_job__decode(&job, &w->config, &ctx);
+}
+
 static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *sample,
 				  struct evsel *evsel, struct machine *machine,
 				  struct thread *thread)
@@ -525,11 +565,9 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 	int nr;
 
 	if (w->streams) {
-		struct auxsample_image *image = auxsample_proc__image(&w->proc, machine, thread);
-
-		if (image && !auxsample_streams__decode(w->streams, &w->config, machine, thread,
-							image, sample, w->depth, &res, &stats))
-			return auxsample_walk__deliver(w, thread, sample, evsel, &res);
+		nr = auxsample_walk__decode_stream(w, sample, evsel, machine, thread);
+		if (nr != -ENOENT)
+			return nr;
 	}
 	w->dec = auxsample_proc__decoder(&w->proc, &w->config, machine, thread);
 	if (!w->dec)
@@ -576,11 +614,10 @@ static void auxsample_walk__start_pool(struct auxsample_walk *w)
 static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *sample,
 				  struct evsel *evsel, struct machine *machine)
 {
+	struct auxsample_stream_job stream;
 	struct auxsample_image *image = NULL;
-	struct auxsample_result res;
-	struct auxsample_stats stats;
 	struct thread *thread;
-	bool wanted, decoded = false;
+	bool wanted, in_stream = false;
 	int err;
 
 	auxsample_pool__lock(w->pool);
@@ -588,11 +625,9 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 	wanted = thread && auxsample_walk__wanted(w, thread);
 	if (wanted)
 		image = auxsample_proc__image(&w->proc, machine, thread);
-	/* A stream's samples are cheap: decoded here, in order. */
-	if (image && w->streams)
-		decoded = !auxsample_streams__decode(w->streams, &w->config, machine, thread,
-						     image, sample, w->depth, &res, &stats);
 	auxsample_pool__unlock(w->pool);
+	if (image && w->streams)
+		in_stream = !auxsample_streams__claim(w->streams, sample, &stream);
 	if (!thread)
 		return -ENOMEM;
 	w->samples++;
@@ -601,11 +636,9 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 		err = 0;
 	} else if (!image) {
 		err = -ENOMEM;
-	} else if (decoded) {
-		err = auxsample_pool__submit_result(w->pool, machine, thread, sample, evsel, &res);
 	} else {
 		err = auxsample_pool__submit(w->pool, machine, thread, image, sample, evsel,
-					     w->depth);
+					     w->depth, in_stream ? &stream : NULL);
 	}
 	auxsample_pool__lock(w->pool);
 	thread__put(thread);

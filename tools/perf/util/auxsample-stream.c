@@ -17,7 +17,10 @@
  * An overlap is taken only when the bytes say so without doubt: the
  * snippet's first bytes must occur once in the previous snippet such
  * that all that follows them there is the snippet's beginning, over at
- * least STREAM_MIN_OVERLAP bytes.
+ * least STREAM_MIN_OVERLAP bytes.  And only when it is at least half the
+ * snippet: a stream decodes every byte once, but a snippet decoded alone
+ * only from its latest sync point that gives the branches asked for,
+ * which costs less when most of the snippet is new.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,7 +46,11 @@
 #define STREAM_MIN_OVERLAP	512
 #define STREAM_MAX_CANDIDATES	16	/* more: periodic trace, not told apart */
 
-/* One run of overlapping snippets. */
+/*
+ * One run of overlapping snippets.  Its samples are claimed in order on
+ * the thread that reads the file, and decoded in that order, maybe by
+ * other threads: each waits for its turn.
+ */
 struct stream_run {
 	u8				*trace;
 	size_t				len;
@@ -52,11 +59,17 @@ struct stream_run {
 	u32				cpu;
 	u32				pid;
 	unsigned int			nr_samples;
-	unsigned int			nr_done;	/* decoded, in order */
+	unsigned int			claimed;
+	struct mutex			lock;
+	struct cond			turn_done;
+	/* under lock: */
+	unsigned int			turn;		/* the claim to decode next */
+	unsigned int			served;		/* claims decoded from the stream */
 	bool				failed;		/* decode the rest alone */
 	struct auxsample_decoder	*dec;
 	struct auxsample_image		*image;		/* the decoder's */
 	struct auxsample_mem		mem;
+	struct mutex			*perf_lock;	/* for code reads */
 };
 
 /* Where one sample's snippet lies in its run. */
@@ -65,6 +78,7 @@ struct stream_cut {
 	u64		start;
 	u64		end;
 	unsigned int	run;
+	bool		last;		/* of its run */
 };
 
 struct stream_cpu {
@@ -83,8 +97,6 @@ struct auxsample_streams {
 	struct stream_cpu	*cpus;
 	size_t			nr_cpus;
 	u64			samples;	/* in streams */
-	/* done with, once the results of its last sample are consumed */
-	struct stream_run	*retired;
 };
 
 static struct stream_cpu *streams__cpu(struct auxsample_streams *ss, u32 cpu)
@@ -121,7 +133,7 @@ static ssize_t snippet__overlap(const u8 *prev, size_t plen, const u8 *snip, siz
 	while ((p = memmem(p, end - p, snip, STREAM_KEY)) != NULL) {
 		size_t o = end - p;
 
-		if (o < STREAM_MIN_OVERLAP)
+		if (o < STREAM_MIN_OVERLAP || o < slen / 2)
 			break;
 		if (++candidates > STREAM_MAX_CANDIDATES)
 			return -1;
@@ -150,6 +162,7 @@ static void stream_cpu__close(struct auxsample_streams *ss, struct stream_cpu *c
 		ss->nr_runs--;		/* it is the last one */
 	} else {
 		ss->samples += run->nr_samples;
+		c->cuts[c->nr_cuts - 1].last = true;
 	}
 	c->open = -1;
 }
@@ -281,15 +294,42 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 	return err;
 }
 
+/* Done decoding; the trace stays for matching samples to their claims. */
+static void stream_run__end(struct stream_run *run)
+{
+	auxsample_decoder__delete(run->dec);
+	run->dec = NULL;
+	auxsample_image__put(run->image);
+	run->image = NULL;
+	thread__zput(run->mem.thread);
+}
+
+/* The runs do not move any more: their locks can be made. */
+static void streams__init_locks(struct auxsample_streams *ss)
+{
+	for (size_t i = 0; i < ss->nr_runs; i++) {
+		mutex_init(&ss->runs[i].lock);
+		cond_init(&ss->runs[i].turn_done);
+	}
+}
+
 void auxsample_streams__delete(struct auxsample_streams *ss)
 {
+	u64 served = 0;
+
 	if (!ss)
 		return;
+	for (size_t i = 0; i < ss->nr_runs; i++)
+		served += ss->runs[i].served;
+	if (ss->samples)
+		pr_debug("auxsample streams: %" PRIu64 " samples decoded from them\n", served);
 	for (size_t i = 0; i < ss->nr_runs; i++) {
-		auxsample_decoder__delete(ss->runs[i].dec);
-		auxsample_image__put(ss->runs[i].image);
-		thread__put(ss->runs[i].mem.thread);
+		stream_run__end(&ss->runs[i]);
 		free(ss->runs[i].trace);
+		if (ss->samples) {
+			cond_destroy(&ss->runs[i].turn_done);
+			mutex_destroy(&ss->runs[i].lock);
+		}
 	}
 	for (size_t i = 0; i < ss->nr_cpus; i++)
 		free(ss->cpus[i].cuts);
@@ -315,9 +355,11 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
 	if (err || !ss->samples) {
 		if (err)
 			pr_debug("auxsample streams: %s\n", strerror(-err));
+		ss->samples = 0;
 		auxsample_streams__delete(ss);
 		return NULL;
 	}
+	streams__init_locks(ss);
 	pr_debug("auxsample streams: %" PRIu64 " samples in %zu streams\n",
 		 ss->samples, ss->nr_runs);
 	return ss;
@@ -352,14 +394,18 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 	return NULL;
 }
 
-static void stream_run__end(struct stream_run *run)
+/* Code outside the image, through perf's maps, under the caller's lock. */
+static int stream_run__read_memory(u8 *buf, size_t size, u64 addr, void *context)
 {
-	auxsample_decoder__delete(run->dec);
-	run->dec = NULL;
-	auxsample_image__put(run->image);
-	run->image = NULL;
-	thread__zput(run->mem.thread);
-	zfree(&run->trace);
+	struct stream_run *run = context;
+	int len;
+
+	if (run->perf_lock)
+		mutex_lock(run->perf_lock);
+	len = auxsample_mem__read(buf, size, addr, &run->mem);
+	if (run->perf_lock)
+		mutex_unlock(run->perf_lock);
+	return len;
 }
 
 /* The run's decoder, started on its first sample, for the process's image. */
@@ -370,8 +416,8 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	int err;
 
 	cfg.image = image;
-	cfg.read_memory = auxsample_mem__read;
-	cfg.context = &run->mem;
+	cfg.read_memory = stream_run__read_memory;
+	cfg.context = run;
 	cfg.flow = NULL;
 	run->dec = auxsample_decoder__new(&cfg);
 	if (!run->dec)
@@ -381,49 +427,72 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	return err < 0 ? err : 0;
 }
 
-int auxsample_streams__decode(struct auxsample_streams *ss, const struct auxsample_config *config,
-			      struct machine *machine, struct thread *thread,
-			      struct auxsample_image *image, struct perf_sample *sample,
-			      unsigned int depth, struct auxsample_result *res,
-			      struct auxsample_stats *stats)
+int auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
+			     struct auxsample_stream_job *job)
 {
-	struct stream_cut *cut;
-	struct stream_run *run;
-	int nr;
+	struct stream_cut *cut = ss ? streams__find(ss, sample) : NULL;
 
-	if (!ss)
-		return -ENOENT;
-	if (ss->retired) {
-		stream_run__end(ss->retired);
-		ss->retired = NULL;
-	}
-	cut = streams__find(ss, sample);
 	if (!cut)
 		return -ENOENT;
-	run = &ss->runs[cut->run];
+	job->run = &ss->runs[cut->run];
+	job->cut = cut;
+	job->turn = job->run->claimed++;
+	return 0;
+}
+
+/* Undo the latest claim, which will not be decoded. */
+void auxsample_stream_job__cancel(const struct auxsample_stream_job *job)
+{
+	job->run->claimed--;
+}
+
+/* The claim's results from the stream, under the run's lock. */
+static int stream_run__decode(struct stream_run *run, const struct stream_cut *cut,
+			      const struct auxsample_config *config,
+			      struct auxsample_stream_ctx *ctx)
+{
+	struct auxsample_result res;
+	struct auxsample_stats stats;
+	int nr;
+
 	/* A new image (the process mapped more): the rest alone. */
-	if (run->failed || (run->image && run->image != image))
-		goto out_alone;
-	if (!run->dec && stream_run__start(run, config, image, depth))
-		goto out_fail;
-	run->mem.machine = machine;
+	if (run->failed || (run->image && run->image != ctx->image))
+		return -ENOENT;
+	if (!run->dec && stream_run__start(run, config, ctx->image, ctx->depth)) {
+		run->failed = true;
+		return -ENOENT;
+	}
+	run->mem.machine = ctx->machine;
 	thread__put(run->mem.thread);
-	run->mem.thread = thread__get(thread);
+	run->mem.thread = thread__get(ctx->thread);
+	run->perf_lock = ctx->perf_lock;
 	nr = auxsample_decoder__stream_to(run->dec, cut->start, cut->end);
 	if (nr == -AUXSAMPLE_ERR_UNSUPPORTED)
-		goto out_alone;
-	if (nr < 0)
-		goto out_fail;
-	auxsample_result__init(res, run->dec, nr, stats);
-	/* The results point into the decoder: it goes at the next call. */
-	if (++run->nr_done == run->nr_samples)
-		ss->retired = run;
-	return 0;
+		return -ENOENT;
+	if (nr < 0) {
+		run->failed = true;
+		return -ENOENT;
+	}
+	auxsample_result__init(&res, run->dec, nr, &stats);
+	run->served++;
+	return ctx->fn(ctx->arg, &res);
+}
 
-out_fail:
-	run->failed = true;
-out_alone:
-	if (++run->nr_done == run->nr_samples)
+int auxsample_stream_job__decode(const struct auxsample_stream_job *job,
+				 const struct auxsample_config *config,
+				 struct auxsample_stream_ctx *ctx)
+{
+	struct stream_run *run = job->run;
+	int err;
+
+	mutex_lock(&run->lock);
+	while (run->turn != job->turn)
+		cond_wait(&run->turn_done, &run->lock);
+	err = stream_run__decode(run, job->cut, config, ctx);
+	if (job->cut->last)
 		stream_run__end(run);
-	return -ENOENT;
+	run->turn++;
+	cond_broadcast(&run->turn_done);
+	mutex_unlock(&run->lock);
+	return err;
 }

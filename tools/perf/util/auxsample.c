@@ -189,6 +189,8 @@ struct auxsample_job {
 	struct thread			*thread;	/* a reference */
 	struct auxsample_image		*image;		/* a reference */
 	unsigned int			depth;
+	bool				in_stream;
+	struct auxsample_stream_job	stream;		/* if in_stream */
 	bool				decoded;	/* under pool->lock */
 	void				*snippet;
 	size_t				snippet_cap;
@@ -339,10 +341,39 @@ static struct auxsample_decoder *auxsample_worker__decoder(struct auxsample_work
 	return wk->dec;
 }
 
+static int auxsample_job__keep_stream(void *arg, const struct auxsample_result *res)
+{
+	return auxsample_job__keep_result(arg, res);
+}
+
+/* From its stream, in the stream's order: 0, or -ENOENT to decode it alone. */
+static int auxsample_worker__decode_stream(struct auxsample_worker *wk,
+					   struct auxsample_job *job)
+{
+	struct auxsample_stream_ctx ctx = {
+		.machine	= job->machine,
+		.thread		= job->thread,
+		.image		= job->image,
+		.depth		= job->depth,
+		.perf_lock	= &wk->pool->perf_lock,
+		.fn		= auxsample_job__keep_stream,
+		.arg		= job,
+	};
+	int err = auxsample_stream_job__decode(&job->stream, &wk->pool->config, &ctx);
+
+	if (err && err != -ENOENT)
+		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
+	return err == -ENOENT ? err : 0;
+}
+
 static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsample_job *job)
 {
-	struct auxsample_decoder *dec = auxsample_worker__decoder(wk, job->image);
+	struct auxsample_decoder *dec;
 	int nr;
+
+	if (job->in_stream && !auxsample_worker__decode_stream(wk, job))
+		return;
+	dec = auxsample_worker__decoder(wk, job->image);
 
 	if (!dec) {
 		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
@@ -374,8 +405,6 @@ static void *auxsample_worker__run(void *arg)
 		if (pool->stop)
 			break;
 		job = &pool->jobs[pool->next++ % pool->window];
-		if (job->decoded)
-			continue;	/* decoded when submitted */
 		mutex_unlock(&pool->lock);
 		auxsample_worker__decode(wk, job);
 		mutex_lock(&pool->lock);
@@ -541,7 +570,7 @@ static int auxsample_pool__deliver(struct auxsample_pool *pool, u64 end)
 static int auxsample_job__init(struct auxsample_job *job, struct machine *machine,
 			       struct thread *thread, struct auxsample_image *image,
 			       struct perf_sample *sample, struct evsel *evsel,
-			       unsigned int depth)
+			       unsigned int depth, const struct auxsample_stream_job *stream)
 {
 	int err = auxsample_job__copy(&job->snippet, &job->snippet_cap, sample->aux_sample.data,
 				      sample->aux_sample.size);
@@ -565,26 +594,35 @@ static int auxsample_job__init(struct auxsample_job *job, struct machine *machin
 	job->thread = thread__get(thread);
 	job->image = auxsample_image__get(image);
 	job->depth = depth;
+	job->in_stream = stream;
+	if (stream)
+		job->stream = *stream;
 	return 0;
 }
 
 int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
 			   struct thread *thread, struct auxsample_image *image,
 			   struct perf_sample *sample, struct evsel *evsel,
-			   unsigned int depth)
+			   unsigned int depth, const struct auxsample_stream_job *stream)
 {
 	struct auxsample_job *job;
 	int err;
 
 	if (pool->tail - pool->head == pool->window) {
 		err = auxsample_pool__deliver(pool, pool->head + 1);
-		if (err)
+		if (err) {
+			if (stream)
+				auxsample_stream_job__cancel(stream);
 			return err;
+		}
 	}
 	job = &pool->jobs[pool->tail % pool->window];
-	err = auxsample_job__init(job, machine, thread, image, sample, evsel, depth);
-	if (err)
+	err = auxsample_job__init(job, machine, thread, image, sample, evsel, depth, stream);
+	if (err) {
+		if (stream)
+			auxsample_stream_job__cancel(stream);
 		return err;
+	}
 	mutex_lock(&pool->lock);
 	job->decoded = false;
 	pool->tail++;
@@ -609,38 +647,4 @@ int auxsample_pool__barrier(struct auxsample_pool *pool, pid_t pid)
 			last = n + 1;
 	}
 	return last ? auxsample_pool__deliver(pool, last) : 0;
-}
-
-int auxsample_pool__submit_result(struct auxsample_pool *pool, struct machine *machine,
-				  struct thread *thread, struct perf_sample *sample,
-				  struct evsel *evsel, const struct auxsample_result *res)
-{
-	struct auxsample_job *job;
-	int err;
-
-	if (pool->tail - pool->head == pool->window) {
-		err = auxsample_pool__deliver(pool, pool->head + 1);
-		if (err)
-			return err;
-	}
-	job = &pool->jobs[pool->tail % pool->window];
-	err = auxsample_job__init(job, machine, thread, NULL, sample, evsel, 0);
-	if (!err)
-		err = auxsample_job__keep_result(job, res);
-	if (err) {
-		auxsample_job__release(job);
-		return err;
-	}
-	/*
-	 * Workers that took every job so far would not come by this one:
-	 * past it then, or its slot could be delivered and reused before
-	 * they do.  Otherwise the worker that takes the job before it skips it.
-	 */
-	mutex_lock(&pool->lock);
-	job->decoded = true;
-	if (pool->next == pool->tail)
-		pool->next++;
-	pool->tail++;
-	mutex_unlock(&pool->lock);
-	return auxsample_pool__deliver(pool, pool->head);
 }

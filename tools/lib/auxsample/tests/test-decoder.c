@@ -357,6 +357,74 @@ out:
 	return ret;
 }
 
+/*
+ * A PSB+, then four times the loop of stream__loops() and an interrupt at
+ * 0x1000 (a sample's PMI: FUP, TIP.PGD, then timing), trace resuming there
+ * (TIP.PGE) but the last time: the end of each snippet in @ends.
+ */
+static int stream__samples(struct stream *s, size_t *ends)
+{
+	if (stream__psb(s, 0x1000))
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		if ((i && stream__put(s, ppt_tip_pge, 0x1000, IP)) ||
+		    stream__put(s, ppt_tnt_8, 0x6, 3) || stream__put(s, ppt_tip, 0x1000, IP) ||
+		    stream__put(s, ppt_fup, 0x1000, IP) || stream__put(s, ppt_tip_pgd, 0, NOIP) ||
+		    stream__put(s, ppt_pad, 0, 0))
+			return -1;
+		ends[i] = s->len;
+	}
+	return 0;
+}
+
+/* Each stop of a stream decoded once gives what its snippet alone gives. */
+static int test_stream(void)
+{
+	struct auxsample_branch stream_br[16];
+	struct auxsample_decoder *dec = new_decoder(), *alone = new_decoder();
+	const struct auxsample_branch *br;
+	struct auxsample_stats stats;
+	size_t ends[4];
+	struct stream s;
+	int ret = TEST_FAIL, n;
+
+	if (!dec || !alone || stream__init(&s) || stream__samples(&s, ends))
+		goto out;
+	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0]) == -AUXSAMPLE_ERR_INVALID);
+	T_ASSERT(auxsample_decoder__stream_begin(dec, s.buf, s.len, 16) == 0);
+	for (int i = 0; i < 4; i++) {
+		n = auxsample_decoder__stream_to(dec, 0, ends[i]);
+		T_ASSERT(n == 4 * (i + 1));
+		auxsample_decoder__branches(dec, &br);
+		memcpy(stream_br, br, n * sizeof(*br));
+		auxsample_decoder__stats(dec, &stats, sizeof(stats));
+		T_ASSERT(stats.branches == 4 && stats.end_ip == 0x1000);
+		/* The pad after the stop is no flow: the same stop. */
+		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[i] - 1) == n);
+
+		T_ASSERT(auxsample_decoder__decode(alone, s.buf, ends[i], 16) == n);
+		auxsample_decoder__branches(alone, &br);
+		T_ASSERT(!memcmp(br, stream_br, n * sizeof(*br)));
+		T_ASSERT(!check_branch(&br[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP));
+	}
+	/* Behind the stream, or where the trace did not stop: not served. */
+	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[1]) == -AUXSAMPLE_ERR_UNSUPPORTED);
+	auxsample_decoder__stream_begin(dec, s.buf, s.len, 16);
+	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0] + 3) ==
+		 -AUXSAMPLE_ERR_UNSUPPORTED);
+	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[2]) == 12);
+	/* A decode of a snippet ends the stream. */
+	auxsample_decoder__decode(dec, s.buf, ends[0], 16);
+	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) == -AUXSAMPLE_ERR_INVALID);
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(alone);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
 /* The PT writer's stream of the same flow decodes to the same branches. */
 static int check_writer(bool noretcomp)
 {
@@ -470,6 +538,7 @@ const struct test tests_decoder[] = {
 	{ "unreadable code gives an error, no branches", test_no_memory },
 	{ "decoding starts at the latest PSB that is enough", test_latest_psb },
 	{ "whole-snippet decoding when asked", test_whole_snippet },
+	{ "a stream decoded once stops where each snippet ends", test_stream },
 	{ "the PT writer's streams parse and decode as written", test_writer },
 	{ "bad arguments are refused", test_api_errors },
 	{ NULL, NULL },

@@ -140,6 +140,28 @@ grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
 overlap=$(sed -n 's/.*overlapping the CPU.s previous snippet (\([0-9]*\).*/\1/p' "$out")
 [ "${overlap:-0}" -ge 90 ] || fail "stat: dense snippets overlap by only ${overlap:-0}%"
 
+# Dense samples are decoded as streams, each byte once: the same true
+# branches inline and in threads, the same branches as each snippet decoded
+# alone (--no-reuse), whose call chains may only be shorter.
+perf auxsample script -i "$data" -v -j 1 > "$tmp/stream" 2> "$out"
+grep -q 'auxsample streams: [1-9][0-9]* samples decoded from them' "$out" ||
+	fail "dense: not decoded as streams"
+for j in 1 2 3; do
+	python3 "$lib/auxsample_truth.py" --auxsample "$data" 64 perf -j $j > "$out" 2>&1 ||
+		fail "dense, streams, -j $j: not the truth"
+done
+perf auxsample script -i "$data" -j 3 > "$tmp/stream3" 2> /dev/null
+cmp -s "$tmp/stream" "$tmp/stream3" || fail "dense: streams decoded in threads differ"
+perf auxsample script -i "$data" -j 1 --no-reuse > "$tmp/alone" 2> /dev/null
+grep -v caller "$tmp/stream" > "$tmp/stream.br"
+grep -v caller "$tmp/alone" > "$tmp/alone.br"
+cmp -s "$tmp/stream.br" "$tmp/alone.br" || fail "dense: streams and --no-reuse give other branches"
+[ "$(grep -c caller "$tmp/stream")" -ge "$(grep -c caller "$tmp/alone")" ] ||
+	fail "dense: streams know fewer callers than snippets alone"
+branches=$(grep -c '^.branch' "$tmp/stream")
+perf report -i "$data" --stdio > "$out" 2>&1
+grep -q "^# Event count (approx.): $branches\$" "$out" || fail "dense report: not $branches branches"
+
 # A file without AUX samples: a clear error.
 perf record -o "$tmp/plain.data" -e cpu-clock -- true > /dev/null 2>&1
 if perf auxsample script -i "$tmp/plain.data" > "$out" 2>&1; then
