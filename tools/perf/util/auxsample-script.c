@@ -476,11 +476,11 @@ static void auxsample_script__print_text(struct auxsample_walk *w, struct thread
 		err = strbuf_addf(sb, "\tno sync point in the %" PRIu64 " bytes of trace\n",
 				  sample->aux_sample.size);
 	for (int i = 0; !err && res->nr != -AUXSAMPLE_ERR_NOSYNC && i < res->nr_branches; i++) {
+		unsigned int kind = br[i].kind < ARRAY_SIZE(branch_suffix) ? br[i].kind : 0;
 		u64 to = br[i].to;
 
 		err = auxsample_script__add_line(w, sb, thread, "\tbranch ", br[i].from, &to,
-						 branch_suffix[br[i].kind < ARRAY_SIZE(branch_suffix) ?
-							       br[i].kind : 0]);
+						 branch_suffix[kind]);
 	}
 	for (int i = 0; !err && res->nr != -AUXSAMPLE_ERR_NOSYNC && i < res->depth; i++)
 		err = auxsample_script__add_line(w, sb, thread, "\tcaller ", chain[i], NULL, "\n");

@@ -160,7 +160,8 @@ cmp -s "$tmp/stream.br" "$tmp/alone.br" || fail "dense: streams and --no-reuse g
 	fail "dense: streams know fewer callers than snippets alone"
 branches=$(grep -c '^.branch' "$tmp/stream")
 perf report -i "$data" --stdio > "$out" 2>&1
-grep -q "^# Event count (approx.): $branches\$" "$out" || fail "dense report: not $branches branches"
+grep -q "^# Event count (approx.): $branches\$" "$out" ||
+	fail "dense report: not $branches branches"
 
 # A file without AUX samples: a clear error.
 perf record -o "$tmp/plain.data" -e cpu-clock -- true > /dev/null 2>&1
