@@ -1071,6 +1071,13 @@ struct hot_br {
 	bool				in_run;	/* loops: counted in a run */
 };
 
+/* Resolved addresses, as the walk's symbol cache (SYM_CACHE_SIZE). */
+struct hot_addr_cache_entry {
+	const struct maps	*maps;
+	u64			generation;	/* 0: empty */
+	struct hot_addr		a;
+};
+
 struct auxsample_hot {
 	struct auxsample_walk			walk;
 	const struct auxsample_hot_opts		*opts;
@@ -1083,6 +1090,7 @@ struct auxsample_hot {
 	unsigned int				brs_max;
 	u64					decoded;
 	u64					branches;
+	struct hot_addr_cache_entry		*addr_cache;
 };
 
 static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
@@ -1109,6 +1117,29 @@ static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
 		}
 	}
 	addr_location__exit(&al);
+}
+
+static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr *a,
+					struct thread *thread, u64 ip)
+{
+	const struct maps *maps = thread__maps(thread);
+	u64 generation = h->walk.sym_generation + 1;
+	struct hot_addr_cache_entry *e;
+
+	if (!h->addr_cache) {
+		h->addr_cache = calloc(SYM_CACHE_SIZE, sizeof(*h->addr_cache));
+		if (!h->addr_cache) {
+			hot_addr__resolve(a, thread, ip);
+			return;
+		}
+	}
+	e = &h->addr_cache[(ip ^ (ip >> 12)) & (SYM_CACHE_SIZE - 1)];
+	if (e->generation != generation || e->maps != maps || e->a.ip != ip) {
+		hot_addr__resolve(&e->a, thread, ip);
+		e->maps = maps;
+		e->generation = generation;
+	}
+	*a = e->a;
 }
 
 /* The function @a is in, as an address: its first byte. */
@@ -1455,13 +1486,13 @@ static int auxsample_hot__add_chain(struct auxsample_hot *h, struct thread *thre
 	struct hot_item key = {};
 	int depth = res->depth;
 
-	hot_addr__resolve(&key.b, thread, ip);
+	auxsample_hot__resolve_addr(h, &key.b, thread, ip);
 	hot_addr__func(&key.b);
 	for (int i = 0; i < depth; i++) {
 		struct hot_item *call;
 
 		/* A return address may be the first byte of the next function. */
-		hot_addr__resolve(&key.a, thread, chain[i] - 1);
+		auxsample_hot__resolve_addr(h, &key.a, thread, chain[i] - 1);
 		hot_addr__func(&key.a);
 		call = hot_section__findnew(&h->sections[HOT_CALLS], &key);
 		if (!call)
@@ -1495,9 +1526,10 @@ static int auxsample_hot__resolve(struct auxsample_hot *h, struct thread *thread
 		memset(e, 0, sizeof(*e));
 		e->br = &br[n - 1 - i];
 		e->depth = depth;
-		hot_addr__resolve(&e->from, thread, e->br->from);
-		hot_addr__resolve(&e->to, thread,
-				  e->br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : e->br->to);
+		auxsample_hot__resolve_addr(h, &e->from, thread, e->br->from);
+		auxsample_hot__resolve_addr(h, &e->to, thread,
+					    e->br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 :
+					    e->br->to);
 		if (e->br->kind == AUXSAMPLE_BR_CALL || e->br->kind == AUXSAMPLE_BR_IND_CALL)
 			depth++;
 		else if (e->br->kind == AUXSAMPLE_BR_RET)
@@ -1976,6 +2008,7 @@ static void auxsample_hot__exit(struct auxsample_hot *h)
 	strlist__delete(h->dsos);
 	strlist__delete(h->symbols);
 	zfree(&h->brs);
+	zfree(&h->addr_cache);
 }
 
 int auxsample_hot__run(const struct auxsample_hot_opts *opts)
