@@ -365,6 +365,12 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
 	return ss;
 }
 
+/*
+ * The newest bytes of a snippet that must match its cut's: with its CPU,
+ * time, process and size, enough to tell samples apart.
+ */
+#define STREAM_CHECK_BYTES	256
+
 /* @sample's cut, the next of its CPU with its time and its bytes. */
 static struct stream_cut *streams__find(struct auxsample_streams *ss,
 					const struct perf_sample *sample)
@@ -383,10 +389,13 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 		struct stream_cut *cut = &c->cuts[i];
 		struct stream_run *run = &ss->runs[cut->run];
 
+		size_t check = min_t(size_t, sample->aux_sample.size, STREAM_CHECK_BYTES);
+
 		if (cut->time == sample->time && cut->end - cut->start == sample->aux_sample.size &&
 		    run->pid == sample->pid &&
-		    !memcmp(run->trace + cut->start, sample->aux_sample.data,
-			    sample->aux_sample.size)) {
+		    !memcmp(run->trace + cut->end - check,
+			    (const u8 *)sample->aux_sample.data + sample->aux_sample.size - check,
+			    check)) {
 			c->next = i + 1;
 			return cut;
 		}
