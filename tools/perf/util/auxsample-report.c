@@ -144,10 +144,8 @@ static int auxsample_report__decode_stream(struct auxsample_report *r, struct ma
 	if (auxsample_streams__claim(r->streams, sample, &job))
 		return -ENOENT;
 	ctx.image = auxsample_proc__image(&r->proc, machine, thread);
-	if (!ctx.image) {
-		auxsample_stream_job__cancel(&job);
+	if (!ctx.image)
 		return -ENOMEM;
-	}
 	return auxsample_stream_job__decode(&job, &r->config, &ctx);
 }
 

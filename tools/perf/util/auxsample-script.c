@@ -531,29 +531,39 @@ static int auxsample_walk__stream_deliver(void *arg, const struct auxsample_resu
 	return auxsample_walk__deliver(ws->w, ws->thread, ws->sample, ws->evsel, res);
 }
 
-/* In this thread: 0 when delivered, -ENOENT to decode the sample alone. */
-static int auxsample_walk__decode_stream(struct auxsample_walk *w, struct perf_sample *sample,
-					 struct evsel *evsel, struct machine *machine,
-					 struct thread *thread)
+/* A claim, in this thread: 0 when delivered, -ENOENT to decode the sample alone. */
+static int auxsample_walk__decode_claim(struct auxsample_walk *w,
+					const struct auxsample_stream_job *job,
+					struct perf_sample *sample, struct evsel *evsel,
+					struct machine *machine, struct thread *thread,
+					struct auxsample_image *image)
 {
 	struct walk_stream_sample ws = { w, thread, sample, evsel };
 	struct auxsample_stream_ctx ctx = {
 		.machine	= machine,
 		.thread		= thread,
+		.image		= image,
 		.depth		= w->depth,
 		.fn		= auxsample_walk__stream_deliver,
 		.arg		= &ws,
 	};
+
+	return auxsample_stream_job__decode(job, &w->config, &ctx);
+}
+
+static int auxsample_walk__decode_stream(struct auxsample_walk *w, struct perf_sample *sample,
+					 struct evsel *evsel, struct machine *machine,
+					 struct thread *thread)
+{
 	struct auxsample_stream_job job;
+	struct auxsample_image *image;
 
 	if (auxsample_streams__claim(w->streams, sample, &job))
 		return -ENOENT;
-	ctx.image = auxsample_proc__image(&w->proc, machine, thread);
-	if (!ctx.image) {
-		auxsample_stream_job__cancel(&job);
+	image = auxsample_proc__image(&w->proc, machine, thread);
+	if (!image)
 		return -ENOMEM;
-	}
-	return auxsample_stream_job__decode(&job, &w->config, &ctx);
+	return auxsample_walk__decode_claim(w, &job, sample, evsel, machine, thread, image);
 }
 
 static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *sample,
@@ -636,9 +646,24 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 		err = 0;
 	} else if (!image) {
 		err = -ENOMEM;
+	} else if (in_stream) {
+		/*
+		 * A stream's samples cost little each, less than the two
+		 * thread switches of a job: decoded and delivered here, after
+		 * the jobs before them.
+		 */
+		err = auxsample_pool__flush(w->pool);
+		auxsample_pool__lock(w->pool);
+		if (!err)
+			err = auxsample_walk__decode_claim(w, &stream, sample, evsel, machine,
+							   thread, image);
+		auxsample_pool__unlock(w->pool);
+		if (err == -ENOENT)
+			err = auxsample_pool__submit(w->pool, machine, thread, image, sample,
+						     evsel, w->depth);
 	} else {
 		err = auxsample_pool__submit(w->pool, machine, thread, image, sample, evsel,
-					     w->depth, in_stream ? &stream : NULL);
+					     w->depth);
 	}
 	auxsample_pool__lock(w->pool);
 	thread__put(thread);

@@ -46,11 +46,7 @@
 #define STREAM_MIN_OVERLAP	512
 #define STREAM_MAX_CANDIDATES	16	/* more: periodic trace, not told apart */
 
-/*
- * One run of overlapping snippets.  Its samples are claimed in order on
- * the thread that reads the file, and decoded in that order, maybe by
- * other threads: each waits for its turn.
- */
+/* One run of overlapping snippets. */
 struct stream_run {
 	u8				*trace;
 	size_t				len;
@@ -59,17 +55,11 @@ struct stream_run {
 	u32				cpu;
 	u32				pid;
 	unsigned int			nr_samples;
-	unsigned int			claimed;
-	struct mutex			lock;
-	struct cond			turn_done;
-	/* under lock: */
-	unsigned int			turn;		/* the claim to decode next */
-	unsigned int			served;		/* claims decoded from the stream */
+	unsigned int			served;		/* decoded from the stream */
 	bool				failed;		/* decode the rest alone */
 	struct auxsample_decoder	*dec;
 	struct auxsample_image		*image;		/* the decoder's */
 	struct auxsample_mem		mem;
-	struct mutex			*perf_lock;	/* for code reads */
 };
 
 /* Where one sample's snippet lies in its run. */
@@ -304,15 +294,6 @@ static void stream_run__end(struct stream_run *run)
 	thread__zput(run->mem.thread);
 }
 
-/* The runs do not move any more: their locks can be made. */
-static void streams__init_locks(struct auxsample_streams *ss)
-{
-	for (size_t i = 0; i < ss->nr_runs; i++) {
-		mutex_init(&ss->runs[i].lock);
-		cond_init(&ss->runs[i].turn_done);
-	}
-}
-
 void auxsample_streams__delete(struct auxsample_streams *ss)
 {
 	u64 served = 0;
@@ -326,10 +307,6 @@ void auxsample_streams__delete(struct auxsample_streams *ss)
 	for (size_t i = 0; i < ss->nr_runs; i++) {
 		stream_run__end(&ss->runs[i]);
 		free(ss->runs[i].trace);
-		if (ss->samples) {
-			cond_destroy(&ss->runs[i].turn_done);
-			mutex_destroy(&ss->runs[i].lock);
-		}
 	}
 	for (size_t i = 0; i < ss->nr_cpus; i++)
 		free(ss->cpus[i].cuts);
@@ -359,7 +336,6 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
 		auxsample_streams__delete(ss);
 		return NULL;
 	}
-	streams__init_locks(ss);
 	pr_debug("auxsample streams: %" PRIu64 " samples in %zu streams\n",
 		 ss->samples, ss->nr_runs);
 	return ss;
@@ -403,20 +379,6 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 	return NULL;
 }
 
-/* Code outside the image, through perf's maps, under the caller's lock. */
-static int stream_run__read_memory(u8 *buf, size_t size, u64 addr, void *context)
-{
-	struct stream_run *run = context;
-	int len;
-
-	if (run->perf_lock)
-		mutex_lock(run->perf_lock);
-	len = auxsample_mem__read(buf, size, addr, &run->mem);
-	if (run->perf_lock)
-		mutex_unlock(run->perf_lock);
-	return len;
-}
-
 /* The run's decoder, started on its first sample, for the process's image. */
 static int stream_run__start(struct stream_run *run, const struct auxsample_config *config,
 			     struct auxsample_image *image, unsigned int depth)
@@ -425,8 +387,8 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	int err;
 
 	cfg.image = image;
-	cfg.read_memory = stream_run__read_memory;
-	cfg.context = run;
+	cfg.read_memory = auxsample_mem__read;
+	cfg.context = &run->mem;
 	cfg.flow = NULL;
 	run->dec = auxsample_decoder__new(&cfg);
 	if (!run->dec)
@@ -445,17 +407,10 @@ int auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *s
 		return -ENOENT;
 	job->run = &ss->runs[cut->run];
 	job->cut = cut;
-	job->turn = job->run->claimed++;
 	return 0;
 }
 
-/* Undo the latest claim, which will not be decoded. */
-void auxsample_stream_job__cancel(const struct auxsample_stream_job *job)
-{
-	job->run->claimed--;
-}
-
-/* The claim's results from the stream, under the run's lock. */
+/* The claim's results from the stream. */
 static int stream_run__decode(struct stream_run *run, const struct stream_cut *cut,
 			      const struct auxsample_config *config,
 			      struct auxsample_stream_ctx *ctx)
@@ -474,7 +429,6 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 	run->mem.machine = ctx->machine;
 	thread__put(run->mem.thread);
 	run->mem.thread = thread__get(ctx->thread);
-	run->perf_lock = ctx->perf_lock;
 	nr = auxsample_decoder__stream_to(run->dec, cut->start, cut->end);
 	if (nr == -AUXSAMPLE_ERR_UNSUPPORTED)
 		return -ENOENT;
@@ -492,16 +446,9 @@ int auxsample_stream_job__decode(const struct auxsample_stream_job *job,
 				 struct auxsample_stream_ctx *ctx)
 {
 	struct stream_run *run = job->run;
-	int err;
+	int err = stream_run__decode(run, job->cut, config, ctx);
 
-	mutex_lock(&run->lock);
-	while (run->turn != job->turn)
-		cond_wait(&run->turn_done, &run->lock);
-	err = stream_run__decode(run, job->cut, config, ctx);
 	if (job->cut->last)
 		stream_run__end(run);
-	run->turn++;
-	cond_broadcast(&run->turn_done);
-	mutex_unlock(&run->lock);
 	return err;
 }

@@ -189,8 +189,6 @@ struct auxsample_job {
 	struct thread			*thread;	/* a reference */
 	struct auxsample_image		*image;		/* a reference */
 	unsigned int			depth;
-	bool				in_stream;
-	struct auxsample_stream_job	stream;		/* if in_stream */
 	bool				decoded;	/* under pool->lock */
 	void				*snippet;
 	size_t				snippet_cap;
@@ -254,15 +252,14 @@ static int auxsample_job__copy(void **buf, size_t *cap, const void *src, size_t 
 	return 0;
 }
 
-/* Results into the job, which outlives the decoder's next decode. */
-static int auxsample_job__keep_result(struct auxsample_job *job,
-				      const struct auxsample_result *from)
+/* The decoder's results into the job, which outlives the next decode. */
+static int auxsample_job__keep(struct auxsample_job *job, const struct auxsample_decoder *dec,
+			       int nr)
 {
-	struct auxsample_result res = *from;
+	struct auxsample_result res;
 	int err;
 
-	if (res.stats != &job->stats)
-		job->stats = *res.stats;
+	auxsample_result__init(&res, dec, nr, &job->stats);
 	err = auxsample_job__copy((void **)&job->branches, &job->branches_cap, res.branches,
 				  res.nr_branches * sizeof(*res.branches));
 	if (!err)
@@ -276,18 +273,8 @@ static int auxsample_job__keep_result(struct auxsample_job *job,
 	res.branches = job->branches;
 	res.callchain = job->callchain;
 	res.errors = job->errors;
-	res.stats = &job->stats;
 	job->res = res;
 	return 0;
-}
-
-static int auxsample_job__keep(struct auxsample_job *job, const struct auxsample_decoder *dec,
-			       int nr)
-{
-	struct auxsample_result res;
-
-	auxsample_result__init(&res, dec, nr, &job->stats);
-	return auxsample_job__keep_result(job, &res);
 }
 
 static void auxsample_job__fail(struct auxsample_job *job, int error)
@@ -341,39 +328,10 @@ static struct auxsample_decoder *auxsample_worker__decoder(struct auxsample_work
 	return wk->dec;
 }
 
-static int auxsample_job__keep_stream(void *arg, const struct auxsample_result *res)
-{
-	return auxsample_job__keep_result(arg, res);
-}
-
-/* From its stream, in the stream's order: 0, or -ENOENT to decode it alone. */
-static int auxsample_worker__decode_stream(struct auxsample_worker *wk,
-					   struct auxsample_job *job)
-{
-	struct auxsample_stream_ctx ctx = {
-		.machine	= job->machine,
-		.thread		= job->thread,
-		.image		= job->image,
-		.depth		= job->depth,
-		.perf_lock	= &wk->pool->perf_lock,
-		.fn		= auxsample_job__keep_stream,
-		.arg		= job,
-	};
-	int err = auxsample_stream_job__decode(&job->stream, &wk->pool->config, &ctx);
-
-	if (err && err != -ENOENT)
-		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
-	return err == -ENOENT ? err : 0;
-}
-
 static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsample_job *job)
 {
-	struct auxsample_decoder *dec;
+	struct auxsample_decoder *dec = auxsample_worker__decoder(wk, job->image);
 	int nr;
-
-	if (job->in_stream && !auxsample_worker__decode_stream(wk, job))
-		return;
-	dec = auxsample_worker__decoder(wk, job->image);
 
 	if (!dec) {
 		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
@@ -570,7 +528,7 @@ static int auxsample_pool__deliver(struct auxsample_pool *pool, u64 end)
 static int auxsample_job__init(struct auxsample_job *job, struct machine *machine,
 			       struct thread *thread, struct auxsample_image *image,
 			       struct perf_sample *sample, struct evsel *evsel,
-			       unsigned int depth, const struct auxsample_stream_job *stream)
+			       unsigned int depth)
 {
 	int err = auxsample_job__copy(&job->snippet, &job->snippet_cap, sample->aux_sample.data,
 				      sample->aux_sample.size);
@@ -594,35 +552,26 @@ static int auxsample_job__init(struct auxsample_job *job, struct machine *machin
 	job->thread = thread__get(thread);
 	job->image = auxsample_image__get(image);
 	job->depth = depth;
-	job->in_stream = stream;
-	if (stream)
-		job->stream = *stream;
 	return 0;
 }
 
 int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
 			   struct thread *thread, struct auxsample_image *image,
 			   struct perf_sample *sample, struct evsel *evsel,
-			   unsigned int depth, const struct auxsample_stream_job *stream)
+			   unsigned int depth)
 {
 	struct auxsample_job *job;
 	int err;
 
 	if (pool->tail - pool->head == pool->window) {
 		err = auxsample_pool__deliver(pool, pool->head + 1);
-		if (err) {
-			if (stream)
-				auxsample_stream_job__cancel(stream);
+		if (err)
 			return err;
-		}
 	}
 	job = &pool->jobs[pool->tail % pool->window];
-	err = auxsample_job__init(job, machine, thread, image, sample, evsel, depth, stream);
-	if (err) {
-		if (stream)
-			auxsample_stream_job__cancel(stream);
+	err = auxsample_job__init(job, machine, thread, image, sample, evsel, depth);
+	if (err)
 		return err;
-	}
 	mutex_lock(&pool->lock);
 	job->decoded = false;
 	pool->tail++;

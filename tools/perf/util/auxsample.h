@@ -98,19 +98,20 @@ void auxsample_result__init(struct auxsample_result *res, const struct auxsample
  * alone then.
  */
 struct auxsample_streams;
-struct mutex;
 
 struct auxsample_streams *auxsample_streams__new(struct perf_session *session);
 void auxsample_streams__delete(struct auxsample_streams *ss);
 /*
- * A sample's place in its stream: auxsample_streams__claim() finds it, on
- * the thread that reads the file, in file order; -ENOENT when the sample
- * is in none.  Each claim must then be decoded, in any thread, by
- * auxsample_stream_job__decode(), which waits for the run's earlier
- * claims to be decoded.  It calls ctx->fn() with the results while they
- * are valid, and returns what it returned; -ENOENT when the stream
- * cannot serve the sample (the trace did not stop at its end, the
- * process mapped more code since the stream began): decode it alone.
+ * A sample's place in its stream: auxsample_streams__claim() finds it, in
+ * file order; -ENOENT when the sample is in none.  Claims are decoded in
+ * the order they were made: auxsample_stream_job__decode() calls ctx->fn()
+ * with the results while they are valid, and returns what it returned;
+ * -ENOENT when the stream cannot serve the sample (the trace did not stop
+ * at its end, the process mapped more code since the stream began):
+ * decode it alone.  A stream's samples cost little each, less than a
+ * handover to a decoding thread and back: they are decoded where the
+ * file is read, holding what guards perf's machine (code outside the
+ * image is read through its maps).
  */
 struct stream_run;
 struct stream_cut;
@@ -118,7 +119,6 @@ struct stream_cut;
 struct auxsample_stream_job {
 	struct stream_run	*run;
 	struct stream_cut	*cut;
-	unsigned int		turn;
 };
 
 struct auxsample_stream_ctx {
@@ -126,8 +126,6 @@ struct auxsample_stream_ctx {
 	struct thread		*thread;	/* the sample's */
 	struct auxsample_image	*image;		/* its process's */
 	unsigned int		depth;
-	/* held for reading code through perf's maps; NULL: perf's thread */
-	struct mutex		*perf_lock;
 	int			(*fn)(void *arg, const struct auxsample_result *res);
 	void			*arg;
 };
@@ -137,8 +135,6 @@ int auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *s
 int auxsample_stream_job__decode(const struct auxsample_stream_job *job,
 				 const struct auxsample_config *config,
 				 struct auxsample_stream_ctx *ctx);
-/* The latest claim, when it cannot be handed on to be decoded. */
-void auxsample_stream_job__cancel(const struct auxsample_stream_job *job);
 
 /*
  * Decoding in parallel, delivered in order: auxsample_pool__submit()
@@ -167,11 +163,10 @@ struct auxsample_pool *auxsample_pool__new(const struct auxsample_config *config
 					   auxsample_pool_deliver_fn deliver, void *arg);
 /* Undelivered jobs are dropped. */
 void auxsample_pool__delete(struct auxsample_pool *pool);
-/* @stream: the sample's claim in a stream, or NULL. */
 int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
 			   struct thread *thread, struct auxsample_image *image,
 			   struct perf_sample *sample, struct evsel *evsel,
-			   unsigned int depth, const struct auxsample_stream_job *stream);
+			   unsigned int depth);
 /* Deliver every job submitted. */
 int auxsample_pool__flush(struct auxsample_pool *pool);
 /*
