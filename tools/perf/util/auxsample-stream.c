@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
@@ -244,33 +245,40 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 	return 0;
 }
 
-/* The data section, mapped, event by event: only the AUX samples matter. */
-static int streams__scan(struct auxsample_streams *ss, struct perf_session *session)
+/* The data section is read through windows of this size, as perf's reader does. */
+#define STREAM_SCAN_WINDOW	(32ULL << 20)
+
+/*
+ * The events in [*@pos, @end) that lie whole in a window mapped from
+ * *@pos: *@pos moves past them, and past the trace that follows an
+ * AUXTRACE event.  Only the AUX samples matter.
+ */
+static int streams__scan_window(struct auxsample_streams *ss, struct perf_session *session,
+				u64 *pos, u64 end)
 {
-	u64 offset = session->header.data_offset, size = session->header.data_size;
-	u64 page = sysconf(_SC_PAGESIZE), base = offset & ~(page - 1);
+	u64 page = sysconf(_SC_PAGESIZE), base = *pos & ~(page - 1);
+	size_t len = min_t(u64, end - base, STREAM_SCAN_WINDOW);
 	struct perf_sample sample;
-	u8 *map, *pos, *end;
+	u8 *map, *p, *wend;
 	int err = 0;
 
-	if (!size)
-		return 0;
-	map = mmap(NULL, offset + size - base, PROT_READ, MAP_SHARED,
-		   perf_data__fd(session->data), base);
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, perf_data__fd(session->data), base);
 	if (map == MAP_FAILED)
 		return -errno;
-	pos = map + (offset - base);
-	end = pos + size;
-	while (!err && pos + sizeof(struct perf_event_header) <= end) {
-		union perf_event *event = (union perf_event *)pos;
+	p = map + (*pos - base);
+	wend = map + len;
+	while (!err && p + sizeof(struct perf_event_header) <= wend) {
+		union perf_event *event = (union perf_event *)p;
 
-		if (event->header.size < sizeof(event->header) ||
-		    pos + event->header.size > end)
-			break;		/* truncated: the main pass says so */
-		pos += event->header.size;
+		if (event->header.size < sizeof(event->header))
+			break;		/* corrupt: the main pass says so */
+		if (p + event->header.size > wend)
+			break;		/* in the next window */
+		p += event->header.size;
+		*pos = base + (p - map);
 		if (event->header.type == PERF_RECORD_AUXTRACE) {
-			pos += event->auxtrace.size;
-			continue;
+			*pos += event->auxtrace.size;
+			break;
 		}
 		if (event->header.type != PERF_RECORD_SAMPLE ||
 		    evlist__parse_sample(session->evlist, event, &sample) ||
@@ -278,9 +286,30 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 			continue;
 		err = streams__add(ss, &sample);
 	}
+	munmap(map, len);
+	return err;
+}
+
+static int streams__scan(struct auxsample_streams *ss, struct perf_session *session)
+{
+	u64 pos = session->header.data_offset, end = pos + session->header.data_size;
+	struct stat st;
+	int err = 0;
+
+	/* A file cut short: no mapping past its end, where reads fault. */
+	if (fstat(perf_data__fd(session->data), &st))
+		return -errno;
+	end = min_t(u64, end, st.st_size);
+
+	while (!err && pos + sizeof(struct perf_event_header) <= end) {
+		u64 before = pos;
+
+		err = streams__scan_window(ss, session, &pos, end);
+		if (pos == before)
+			break;		/* corrupt or truncated: the main pass says so */
+	}
 	for (size_t i = 0; i < ss->nr_cpus; i++)
 		stream_cpu__close(ss, &ss->cpus[i]);
-	munmap(map, offset + size - base);
 	return err;
 }
 
