@@ -9,6 +9,7 @@
  * decoder, which --itrace selects instead.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/err.h>
@@ -433,6 +434,23 @@ static bool auxsample_report__may_have_windows(struct perf_session *session)
 	       (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU);
 }
 
+/*
+ * A file cut short, by a full disk or a copy that did not finish: perf's
+ * reader would fault on the missing bytes, with nothing said.
+ */
+static int auxsample_report__check_size(struct perf_session *session)
+{
+	struct perf_header *header = &session->header;
+	u64 end = header->data_offset + header->data_size;
+
+	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
+	    !header->data_size || perf_data__size(session->data) >= end)
+		return 0;
+	pr_err("%s is truncated: %lu bytes where its header says %" PRIu64 "; copy or record it again\n",
+	       session->data->path, perf_data__size(session->data), end);
+	return -EIO;
+}
+
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth)
 {
@@ -447,6 +465,9 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 	windows = !auxsample_report__has_aux_samples(session->evlist);
 	if (windows && !auxsample_report__may_have_windows(session))
 		return 0;
+	err = auxsample_report__check_size(session);
+	if (err)
+		return err;
 
 	r = zalloc(sizeof(*r));
 	if (!r)

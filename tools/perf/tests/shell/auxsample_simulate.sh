@@ -170,6 +170,16 @@ if perf auxsample script -i "$tmp/plain.data" > "$out" 2>&1; then
 fi
 grep -q "has no samples with AUX area data" "$out" || fail "no clear error for a file without AUX samples"
 
+# A file cut short: perf report says so and fails, where perf's reader
+# alone would fault on the missing bytes.
+perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 20 > /dev/null 2>&1
+head -c $(($(stat -c %s "$data") * 2 / 3)) "$data" > "$tmp/cut.data"
+perf report -i "$tmp/cut.data" --stdio > "$out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ $rc -lt 128 ] || fail "report of a truncated file: exit $rc"
+grep -q "cut.data is truncated: .* bytes where its header says" "$out" ||
+	fail "report of a truncated file: no clear error"
+
 # Bad input: a clear error, a non-zero exit and no output left behind.
 if perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1; then
 	fail "a program that does not exist was simulated"
