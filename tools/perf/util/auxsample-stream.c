@@ -63,11 +63,12 @@ struct stream_run {
 	struct auxsample_mem		mem;
 };
 
-/* Where one sample's snippet lies in its run. */
+/* Where one sample's snippet lies in its run, its padding left out. */
 struct stream_cut {
 	u64		time;
 	u64		start;
 	u64		end;
+	u64		size;		/* the sample's, padding included */
 	unsigned int	run;
 	bool		last;		/* of its run */
 };
@@ -147,10 +148,11 @@ static void stream_cpu__close(struct auxsample_streams *ss, struct stream_cpu *c
 		return;
 	run = &ss->runs[c->open];
 	if (run->nr_samples == 1) {
+		/* Its cut is its CPU's last; the run, maybe not the last made, stays empty. */
 		zfree(&run->trace);
 		run->len = run->cap = 0;
+		run->nr_samples = 0;
 		c->nr_cuts--;
-		ss->nr_runs--;		/* it is the last one */
 	} else {
 		ss->samples += run->nr_samples;
 		c->cuts[c->nr_cuts - 1].last = true;
@@ -196,7 +198,12 @@ static struct stream_run *streams__new_run(struct auxsample_streams *ss, struct 
 	return run;
 }
 
-/* One AUX sample of the first look: onto its CPU's open run, or a new one. */
+/*
+ * One AUX sample of the first look: onto its CPU's open run, or a new one.
+ * The kernel pads a snippet with zeros to 8 bytes, where the next one has
+ * the trace that came after: the padding stays out of the stream (zeros
+ * are PAD packets, so trace that ends in real ones loses nothing).
+ */
 static int streams__add(struct auxsample_streams *ss, const struct perf_sample *sample)
 {
 	const u8 *snip = sample->aux_sample.data;
@@ -206,6 +213,8 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 	ssize_t overlap = -1;
 	int err;
 
+	while (slen && slen + 7 >= sample->aux_sample.size && !snip[slen - 1])
+		slen--;
 	if (!c)
 		return -ENOMEM;
 	if (c->open >= 0) {
@@ -240,7 +249,7 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 	}
 	c->cuts[c->nr_cuts++] = (struct stream_cut){
 		.time = sample->time, .start = run->len - slen, .end = run->len,
-		.run = c->open,
+		.size = sample->aux_sample.size, .run = c->open,
 	};
 	return 0;
 }
@@ -347,6 +356,7 @@ void auxsample_streams__delete(struct auxsample_streams *ss)
 struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
 {
 	struct auxsample_streams *ss;
+	size_t runs = 0;
 	int err;
 
 	/* Samples in time order per CPU are in file order: one file, CPUs known. */
@@ -365,8 +375,9 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
 		auxsample_streams__delete(ss);
 		return NULL;
 	}
-	pr_debug("auxsample streams: %" PRIu64 " samples in %zu streams\n",
-		 ss->samples, ss->nr_runs);
+	for (size_t i = 0; i < ss->nr_runs; i++)
+		runs += ss->runs[i].nr_samples > 0;
+	pr_debug("auxsample streams: %" PRIu64 " samples in %zu streams\n", ss->samples, runs);
 	return ss;
 }
 
@@ -394,13 +405,13 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 		struct stream_cut *cut = &c->cuts[i];
 		struct stream_run *run = &ss->runs[cut->run];
 
-		size_t check = min_t(size_t, sample->aux_sample.size, STREAM_CHECK_BYTES);
+		size_t len = cut->end - cut->start;
+		size_t check = min_t(size_t, len, STREAM_CHECK_BYTES);
 
-		if (cut->time == sample->time && cut->end - cut->start == sample->aux_sample.size &&
+		if (cut->time == sample->time && cut->size == sample->aux_sample.size &&
 		    run->pid == sample->pid &&
 		    !memcmp(run->trace + cut->end - check,
-			    (const u8 *)sample->aux_sample.data + sample->aux_sample.size - check,
-			    check)) {
+			    (const u8 *)sample->aux_sample.data + len - check, check)) {
 			c->next = i + 1;
 			return cut;
 		}

@@ -158,6 +158,14 @@ grep -v caller "$tmp/alone" > "$tmp/alone.br"
 cmp -s "$tmp/stream.br" "$tmp/alone.br" || fail "dense: streams and --no-reuse give other branches"
 [ "$(grep -c caller "$tmp/stream")" -ge "$(grep -c caller "$tmp/alone")" ] ||
 	fail "dense: streams know fewer callers than snippets alone"
+# Threads on CPUs of their own, their buffers filling up: snippets that
+# grow, padded with zeros to 8 bytes, still make streams.
+perf auxsample simulate -o "$tmp/threads.data" -c 150 -- "$wl" threads 20 > /dev/null 2>&1
+perf auxsample script -i "$tmp/threads.data" -v > /dev/null 2> "$out"
+grep -q 'auxsample streams: [1-9][0-9]* samples decoded from them' "$out" ||
+	fail "threads: not decoded as streams"
+python3 "$lib/auxsample_truth.py" --auxsample "$tmp/threads.data" 64 perf > "$out" 2>&1 ||
+	fail "threads, streams: not the truth"
 branches=$(grep -c '^.branch' "$tmp/stream")
 perf report -i "$data" --stdio > "$out" 2>&1
 grep -q "^# Event count (approx.): $branches\$" "$out" ||
