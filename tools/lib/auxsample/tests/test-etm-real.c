@@ -332,6 +332,12 @@ static int snapshot__read(uint8_t *buf, size_t size, uint64_t addr, void *contex
 	return -1;
 }
 
+/* No code at all: what the trace says without it. */
+static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return -1;
+}
+
 /* A decoder for @nr sources of @ss from @first on. */
 static struct auxsample_decoder *snapshot__decoder(struct snapshot *ss, unsigned int first,
 						   unsigned int nr)
@@ -1033,6 +1039,238 @@ static int test_flow(void)
 	return ret;
 }
 
+/*
+ * Timestamps: the flow's TIMESTAMP records of one source, against the
+ * TIMESTAMP elements (and timestamps other elements carry, "TS=") that
+ * trc_pkt_lister prints, at the same packet index and of the same value.
+ * Each keeps the number of taken branches the flow had shown before it.
+ */
+#define MAX_TS		4096
+
+struct ts_seen {
+	uint64_t		offset[MAX_TS];
+	uint64_t		value[MAX_TS];
+	uint64_t		branches_before[MAX_TS];
+	unsigned int		nr;
+	bool			overflow;
+	uint64_t		branches;
+	struct auxsample_branch	*br;		/* every taken branch, in order */
+	size_t			cap;
+};
+
+static void ts__record(const struct auxsample_flow *flow, void *context)
+{
+	struct ts_seen *ts = context;
+
+	if (flow->type == AUXSAMPLE_FLOW_BRANCH) {
+		if (ts->branches == ts->cap) {
+			size_t cap = ts->cap ? ts->cap * 2 : 4096;
+			struct auxsample_branch *br = realloc(ts->br, cap * sizeof(*br));
+
+			if (!br) {
+				ts->overflow = true;
+				return;
+			}
+			ts->br = br;
+			ts->cap = cap;
+		}
+		ts->br[ts->branches].from = flow->from;
+		ts->br[ts->branches].to = flow->to;
+		ts->br[ts->branches].kind = flow->kind;
+		ts->branches++;
+		return;
+	}
+	if (flow->type != AUXSAMPLE_FLOW_TIMESTAMP)
+		return;
+	if (ts->nr == MAX_TS) {
+		ts->overflow = true;
+		return;
+	}
+	ts->offset[ts->nr] = flow->from;
+	ts->value[ts->nr] = flow->to;
+	ts->branches_before[ts->nr++] = ts->branches;
+}
+
+static int ts__decode(struct snapshot *ss, unsigned int i, struct ts_seen *ts, bool code)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_ETM,
+		.read_memory = code ? snapshot__read : no_memory,
+		.context = ss,
+		.etm = {
+			.sources = &ss->src[i],
+			.nr_sources = 1,
+			.formatted = ss->formatted,
+		},
+		.flow = ts__record,
+		.flow_context = ts,
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	int n;
+
+	if (!dec)
+		return -1;
+	n = auxsample_decoder__decode(dec, ss->trace, ss->trace_size, 0);
+	auxsample_decoder__delete(dec);
+	return n < 0 && n != -AUXSAMPLE_ERR_NOSYNC ? -1 : 0;
+}
+
+/* trc_pkt_lister's timestamps of trace ID @id (every line, if @raw). */
+static int ts__expected(const char *name, unsigned int id, bool raw, struct ts_seen *x)
+{
+	char path[2048], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" OPENCSD "/expected/%s.ppl", data_dir(), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *ts = strstr(line, "TS=0x");
+		uint64_t idx, value;
+		unsigned int lid;
+
+		if (!ts || !strstr(line, "OCSD_GEN_TRC_ELEM_") ||
+		    sscanf(line, "Idx:%" SCNu64 "; ID:%x;", &idx, &lid) != 2 ||
+		    sscanf(ts, "TS=0x%" SCNx64, &value) != 1 || (!raw && lid != id))
+			continue;
+		if (x->nr == MAX_TS) {
+			fclose(f);
+			return -1;
+		}
+		x->offset[x->nr] = idx;
+		x->value[x->nr++] = value;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The trace up to a timestamp, as a window that ends there (on the frame
+ * before it, in formatted trace), decodes to the branches the whole
+ * buffer shows before that timestamp, and at most the one still open
+ * there, whose target the window cannot know.
+ */
+static int check_window_at_ts(struct snapshot *ss, unsigned int i, const struct ts_seen *ts,
+			      unsigned int k, uint64_t *compared)
+{
+	struct auxsample_decoder *dec = snapshot__decoder(ss, i, 1);
+	size_t end = ts->offset[k] - (ss->formatted ? ts->offset[k] % 16 : 0);
+	uint64_t before = ts->branches_before[k];
+	const struct auxsample_branch *br;
+	int n, ret = TEST_OK;
+	uint64_t j = 0;
+
+	if (!dec)
+		return TEST_FAIL;
+	n = auxsample_decoder__decode(dec, ss->trace, end, 1U << 20);
+	auxsample_decoder__branches(dec, &br);
+	for (int b = n - 1; b >= 0 && ret == TEST_OK; b--, j++) {
+		const struct auxsample_branch *f = j < ts->branches ? &ts->br[j] : NULL;
+
+		if (br[b].kind == AUXSAMPLE_BR_GAP) {
+			j--;
+			continue;
+		}
+		if (!f || f->from != br[b].from || f->kind != br[b].kind ||
+		    (b && f->to != br[b].to))
+			ret = TEST_FAIL;
+	}
+	/* Formatted: the frame cut may leave out a few before the timestamp. */
+	if (j > before + 1 || (!ss->formatted && j < before))
+		ret = TEST_FAIL;
+	if (ret != TEST_OK)
+		fprintf(stderr, "  ID %#x: window [0, %zu) before timestamp %u: %" PRIu64
+			" branches, the whole buffer %" PRIu64 " before it\n",
+			ss->src[i].trace_id, end, k, j, before);
+	*compared += j;
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int check_timestamps(const char *subdir, const char *name, const char *expected,
+			    unsigned int *total)
+{
+	uint64_t compared = 0;
+	struct snapshot *ss = snapshot__get(subdir, name);
+	struct ts_seen *ts = calloc(1, sizeof(*ts)), *nocode = calloc(1, sizeof(*nocode));
+	struct ts_seen *x = calloc(1, sizeof(*x));
+	int ret = TEST_FAIL;
+
+	if (!ss) {
+		ret = TEST_SKIP;
+		goto out;
+	}
+	for (unsigned int i = 0; ts && nocode && x && i < ss->nr_src; i++) {
+		unsigned int id = ss->src[i].trace_id;
+
+		free(ts->br);
+		free(nocode->br);
+		memset(ts, 0, sizeof(*ts));
+		memset(nocode, 0, sizeof(*nocode));
+		memset(x, 0, sizeof(*x));
+		if (ts__expected(expected, id, !ss->formatted, x) || ts__decode(ss, i, ts, true) ||
+		    ts__decode(ss, i, nocode, false) || ts->overflow || nocode->overflow) {
+			fprintf(stderr, "  %s ID %#x: cannot decode or read %s.ppl\n", name, id,
+				expected);
+			goto out;
+		}
+		pr_test("%s ID %#x: %u timestamps, %u expected, %u without code\n", name, id,
+			ts->nr, x->nr, nocode->nr);
+		/* Where they are and what they say needs no code: a window scan reads none. */
+		if (ts->nr != x->nr || nocode->nr != x->nr ||
+		    memcmp(ts->offset, x->offset, x->nr * sizeof(x->offset[0])) ||
+		    memcmp(ts->value, x->value, x->nr * sizeof(x->value[0])) ||
+		    memcmp(nocode->offset, x->offset, x->nr * sizeof(x->offset[0])) ||
+		    memcmp(nocode->value, x->value, x->nr * sizeof(x->value[0]))) {
+			fprintf(stderr, "  %s ID %#x: %u timestamps (%u without code), expected %u\n",
+				name, id, ts->nr, nocode->nr, x->nr);
+			goto out;
+		}
+		for (unsigned int k = 1; k < ts->nr; k++) {
+			if (ts->value[k] < ts->value[k - 1] || ts->offset[k] <= ts->offset[k - 1]) {
+				fprintf(stderr, "  %s ID %#x: timestamp %u goes back\n", name, id, k);
+				goto out;
+			}
+		}
+		for (unsigned int k = 0; k < ts->nr; k++) {
+			if (check_window_at_ts(ss, i, ts, k, &compared) != TEST_OK)
+				goto out;
+		}
+		*total += ts->nr;
+	}
+	pr_test("%s: %" PRIu64 " branches of windows cut at timestamps compared\n", name,
+		compared);
+	ret = ts && nocode && x ? TEST_OK : TEST_FAIL;
+out:
+	if (ts)
+		free(ts->br);
+	if (nocode)
+		free(nocode->br);
+	free(ts);
+	free(nocode);
+	free(x);
+	if (ss)
+		snapshot__exit(ss);
+	return ret;
+}
+
+static int test_timestamps(void)
+{
+	unsigned int total = 0;
+	int ret = check_timestamps("snapshots", "a57_single_step", "a57_single_step", &total);
+
+	if (ret == TEST_OK)
+		ret = check_timestamps("snapshots-ete", "ts_marker", "ete-ts_marker", &total);
+	if (ret == TEST_OK && !total) {
+		fprintf(stderr, "  no timestamp in the snapshots\n");
+		ret = TEST_FAIL;
+	}
+	pr_test("%u timestamps checked\n", total);
+	return ret;
+}
+
 const struct test tests_etm_real[] = {
 	{ "real ETM, a57_single_step against trc_pkt_lister", test_a57_single_step },
 	{ "real ETM, juno_r1_1 against trc_pkt_lister", test_juno_r1_1 },
@@ -1044,5 +1282,6 @@ const struct test tests_etm_real[] = {
 	{ "real ETE windows decode as the whole buffer, or not at all", test_windows_ete },
 	{ "real ETM/ETE, corrupt and truncated snippets", test_corrupt },
 	{ "real ETM, the flow callback sees every branch, instruction and error", test_flow },
+	{ "real ETM/ETE timestamps as trc_pkt_lister's, and windows cut at them", test_timestamps },
 	{ NULL, NULL },
 };
