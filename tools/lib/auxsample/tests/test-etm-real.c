@@ -784,15 +784,12 @@ static int check_windows_at(struct window_run *w, size_t end, size_t align)
 	return TEST_OK;
 }
 
-static int check_windows(const char *subdir, const char *name, size_t step, bool need_sync)
+static int check_windows_of(struct snapshot *ss, const char *name, size_t step, bool need_sync)
 {
-	struct window_run w = { NULL };
+	struct window_run w = { .ss = ss };
 	size_t align, end_all;
 	int ret = TEST_OK;
 
-	w.ss = snapshot__get(subdir, name);
-	if (!w.ss)
-		return TEST_SKIP;
 	/* Formatted data is decoded in whole frames: cut on frames. */
 	align = w.ss->formatted ? 16 : 1;
 	for (unsigned int i = 0; ret == TEST_OK && i < w.ss->nr_src; i++) {
@@ -822,7 +819,18 @@ static int check_windows(const char *subdir, const char *name, size_t step, bool
 		fprintf(stderr, "  %s: no window held a sync point\n", name);
 		ret = TEST_FAIL;
 	}
-	snapshot__exit(w.ss);
+	return ret;
+}
+
+static int check_windows(const char *subdir, const char *name, size_t step, bool need_sync)
+{
+	struct snapshot *ss = snapshot__get(subdir, name);
+	int ret;
+
+	if (!ss)
+		return TEST_SKIP;
+	ret = check_windows_of(ss, name, step, need_sync);
+	snapshot__exit(ss);
 	return ret;
 }
 
@@ -849,6 +857,173 @@ static int test_windows_ete(void)
 
 	if (ret == TEST_OK)
 		ret = check_windows("snapshots-ete", "tme_test", 512, false);
+	return ret;
+}
+
+/*
+ * perf's own recordings: the trace buffers (PERF_RECORD_AUXTRACE) of a
+ * cs_etm perf.data, as perf record writes them for a full trace, with
+ * each buffer's CPU's source from AUXTRACE_INFO (version 1 and later),
+ * formatted (ETMv4 through an ETR).  No code: what is compared is where
+ * the trace syncs, is lost (every kernel address is unreadable here) and
+ * ends, and the branches that need no code.
+ */
+#define SIMPLEPERF		"etm/simpleperf"
+#define PERF_RECORD_AUXTRACE_INFO	70
+#define PERF_RECORD_AUXTRACE		71
+#define CS_ETMV4_MAGIC		0x4040404040404040ULL
+#define CS_HEADER_U64S		3	/* version, PMU type and CPUs, snapshot */
+#define CS_BLOCK_U64S		3	/* magic, CPU, number of parameters */
+#define MAX_BUFFERS		16
+
+struct perf_header_sections {
+	uint64_t	magic;
+	uint64_t	size;
+	uint64_t	attr_size;
+	uint64_t	attrs[2];
+	uint64_t	data[2];	/* offset, size */
+};
+
+struct perf_event_hdr {
+	uint32_t	type;
+	uint16_t	misc;
+	uint16_t	size;
+};
+
+struct perf_auxtrace_event {
+	struct perf_event_hdr	header;
+	uint64_t		size;
+	uint64_t		offset;
+	uint64_t		reference;
+	uint32_t		idx;
+	uint32_t		tid;
+	uint32_t		cpu;
+	uint32_t		reserved;
+};
+
+/* The ETMv4 sources of a cs_etm AUXTRACE_INFO's @nr u64s, into @src[cpu]. */
+static int perfdata__sources(const uint64_t *priv, size_t nr,
+			     struct auxsample_etm_source *src, unsigned int max_cpus)
+{
+	size_t pos = CS_HEADER_U64S;
+	unsigned int nr_cpus;
+
+	if (nr < CS_HEADER_U64S || priv[0] < 1)
+		return -1;
+	nr_cpus = (uint32_t)priv[1];
+	for (unsigned int i = 0; i < nr_cpus; i++) {
+		const uint64_t *blk = priv + pos;
+		uint64_t cpu;
+
+		/* TRCCONFIGR, TRCTRACEIDR, TRCIDR0, 1, 2, 8 after the block's head */
+		if (pos + CS_BLOCK_U64S + 6 > nr || blk[0] != CS_ETMV4_MAGIC)
+			return -1;
+		cpu = blk[1];
+		if (cpu >= max_cpus)
+			return -1;
+		memset(&src[cpu], 0, sizeof(src[cpu]));
+		src[cpu].cpu = cpu;
+		src[cpu].trcconfigr = blk[3];
+		src[cpu].trace_id = blk[4] & 0x7f;
+		src[cpu].trcidr[0] = blk[5];
+		src[cpu].trcidr[1] = blk[6];
+		src[cpu].trcidr[2] = blk[7];
+		src[cpu].trcidr[8] = blk[8];
+		pos += CS_BLOCK_U64S + blk[2];
+	}
+	return 0;
+}
+
+/* Each trace buffer of @name as a snapshot of its own, its CPU's source alone. */
+static int perfdata__load(const char *name, struct snapshot **ss, unsigned int *nr)
+{
+	struct auxsample_etm_source src[MAX_SOURCES];
+	const struct perf_header_sections *h;
+	bool have_src = false;
+	uint64_t off, end;
+	char path[2048];
+	uint8_t *d;
+	size_t size;
+	int err = 0;
+
+	*nr = 0;
+	snprintf(path, sizeof(path), "%s/" SIMPLEPERF "/%s", data_dir(), name);
+	d = read_path(path, &size);
+	if (!d)
+		return 1;
+	h = (const void *)d;
+	if (size < sizeof(*h) || memcmp(d, "PERFILE2", 8) || h->data[0] + h->data[1] > size) {
+		free(d);
+		return -1;
+	}
+	off = h->data[0];
+	end = h->data[0] + h->data[1];
+	while (!err && off + sizeof(struct perf_event_hdr) <= end) {
+		const struct perf_event_hdr *e = (const void *)(d + off);
+		const struct perf_auxtrace_event *at = (const void *)e;
+
+		if (!e->size || off + e->size > end)
+			break;
+		if (e->type == PERF_RECORD_AUXTRACE_INFO && e->size > 16) {
+			err = perfdata__sources((const uint64_t *)(d + off + 16),
+						(e->size - 16) / 8, src, MAX_SOURCES);
+			have_src = !err;
+		} else if (e->type == PERF_RECORD_AUXTRACE) {
+			struct snapshot *s;
+
+			if (!have_src || at->cpu >= MAX_SOURCES || *nr == MAX_BUFFERS ||
+			    off + e->size + at->size > end) {
+				err = -1;
+				break;
+			}
+			s = calloc(1, sizeof(*s));
+			if (s)
+				s->trace = malloc(at->size ?: 1);
+			if (!s || !s->trace) {
+				free(s);
+				err = -1;
+				break;
+			}
+			memcpy(s->trace, d + off + e->size, at->size);
+			s->trace_size = at->size;
+			s->src[0] = src[at->cpu];
+			s->nr_src = 1;
+			s->formatted = 1;
+			ss[(*nr)++] = s;
+			off += at->size;
+		}
+		off += e->size;
+	}
+	free(d);
+	return err;
+}
+
+/*
+ * Windows of 4, 8 and 16 KiB (as many as the buffer has) ending every
+ * 512 bytes of each buffer of simpleperf's ETMv4 kernel recording, as
+ * perf's ETM windows cut them: on frames, within one buffer.
+ */
+static int test_windows_perfdata(void)
+{
+	struct snapshot *ss[MAX_BUFFERS];
+	unsigned int nr = 0;
+	int ret = perfdata__load("perf_kernel.data", ss, &nr);
+	char name[64];
+
+	if (ret > 0) {
+		test_skip_reason = "no ../shared/data/" SIMPLEPERF "/perf_kernel.data (set AUXSAMPLE_DATA)";
+		return TEST_SKIP;
+	}
+	if (ret || !nr) {
+		fprintf(stderr, "  perf_kernel.data: no cs_etm trace buffers found\n");
+		ret = TEST_FAIL;
+	}
+	for (unsigned int i = 0; i < nr; i++) {
+		snprintf(name, sizeof(name), "perf_kernel.data buffer %u", i);
+		if (ret == TEST_OK)
+			ret = check_windows_of(ss[i], name, 512, true);
+		snapshot__exit(ss[i]);
+	}
 	return ret;
 }
 
@@ -1280,6 +1455,8 @@ const struct test tests_etm_real[] = {
 	{ "real ETE snapshots against trc_pkt_lister", test_ete },
 	{ "real ETM windows decode as the whole buffer, or not at all", test_windows },
 	{ "real ETE windows decode as the whole buffer, or not at all", test_windows_ete },
+	{ "real ETM windows of perf.data trace buffers decode as the whole buffer",
+	  test_windows_perfdata },
 	{ "real ETM/ETE, corrupt and truncated snippets", test_corrupt },
 	{ "real ETM, the flow callback sees every branch, instruction and error", test_flow },
 	{ "real ETM/ETE timestamps as trc_pkt_lister's, and windows cut at them", test_timestamps },
