@@ -6,16 +6,24 @@
 # records the ETM trace in full (timestamps on) beside the sampled
 # events: script, stat and report must give every sample the window of
 # trace before it, decoded as an AUX snippet, and perf report must show
-# those windows as branch data.  That needs such a recording from ETM
-# hardware under $AUXSAMPLE_DATA/etm/<dir>/*.data: the shared simpleperf
-# recordings have no sampled events and no timestamps (TRCCONFIGR.TS is
-# clear), so the test skips until one is there.  Where the windows are
-# cut, on real ETM buffers and timestamps, libauxsample's unit tests
-# check.
+# those windows as branch data.
+#
+# No shared recording has sampled events beside ETM trace (simpleperf's
+# have none, and no timestamps: TRCCONFIGR.TS is clear).  So the test
+# makes the perf.data such a recording would be from a real ETE trace
+# with timestamps, OpenCSD's ts_marker snapshot (lib/auxsample_etm_fixture.py:
+# its registers, its trace, its memory, samples just after each of its
+# timestamps), and checks every sample's branches against those that
+# trc_pkt_lister's output shows before the sample's last timestamp.  Real
+# recordings with samples and timestamps found under
+# $AUXSAMPLE_DATA/etm/<dir>/*.data are checked for consistency too.
 
 set -u
 
 data_dir=${AUXSAMPLE_DATA:-$(dirname "$0")/../../../../../../../shared/data}/etm
+snapshot=$data_dir/opencsd/snapshots-ete/ts_marker
+ppl=$data_dir/opencsd/expected/ete-ts_marker.ppl
+lib=$(dirname "$0")/lib
 
 if ! perf check feature -q auxsample; then
 	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
@@ -82,7 +90,58 @@ check() {
 	echo "$file: $samples samples with windows, ${nosync:-?} without a sync point, ${branches:-0} branches"
 }
 
+# fixture: the windows of samples beside a real ETE trace with timestamps.
+fixture() {
+	local data=$tmp/ts_marker.data samples=13 depth branches
+
+	if ! python3 "$lib/auxsample_etm_fixture.py" make "$snapshot" "$ppl" "$data" \
+			> "$out" 2>&1; then
+		fail "cannot make a perf.data of the ts_marker snapshot"
+		return
+	fi
+	# One sample before the first timestamp, one after each of 12 values.
+	perf auxsample stat -i "$data" > "$out" 2>&1
+	grep -q "^ *$samples  AUX samples" "$out" || fail "stat: not $samples samples with windows"
+	grep -q '^ *1  samples without a sync point' "$out" ||
+		fail "stat: not just the sample before the first timestamp without a window"
+	grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
+	perf auxsample report -i "$data" > "$out" 2>&1
+	grep -q "^# perf auxsample report: $samples AUX samples, 12 decoded" "$out" ||
+		fail "report: not 12 of $samples samples decoded"
+	for depth in 64 16; do
+		perf auxsample script --json --depth $depth -i "$data" > "$tmp/json" 2> "$out"
+		if python3 "$lib/auxsample_etm_fixture.py" check "$data.expect" "$tmp/json" $depth \
+				> "$out" 2>&1; then
+			echo "ts_marker, depth $depth: $(cat "$out")"
+		else
+			fail "the windows' branches (depth $depth) are not trc_pkt_lister's before the sample"
+		fi
+	done
+	branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
+		   sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
+	perf report -i "$data" --stdio > "$out" 2>&1
+	grep -q "^# Event count (approx.): $branches\$" "$out" ||
+		fail "perf report: not the $branches branches of the windows"
+	grep -q 'Source Symbol.*Target Symbol' "$out" || fail "perf report: not in branch mode"
+
+	# Timestamps that are not the kernel's time place no sample: it says so.
+	if python3 "$lib/auxsample_etm_fixture.py" make "$snapshot" "$ppl" "$data" -1 \
+			> "$out" 2>&1; then
+		perf auxsample stat -i "$data" > "$out" 2>&1
+		if ! grep -q "^ *$samples  samples without a sync point" "$out" ||
+		   ! grep -q "ETM timestamps are not the kernel's time" "$out"; then
+			fail "ts_source -1: samples got windows, or no warning"
+		fi
+	else
+		fail "cannot make a perf.data of the ts_marker snapshot, ts_source -1"
+	fi
+}
+
 found=0
+if [ -r "$snapshot/snapshot.ini" ] && [ -r "$ppl" ] && command -v python3 > /dev/null; then
+	found=1
+	fixture
+fi
 for file in "$data_dir"/*/*.data; do
 	[ -r "$file" ] || continue
 	samples=$(etm_samples "$file")
@@ -92,7 +151,7 @@ for file in "$data_dir"/*/*.data; do
 done
 
 if [ $found -eq 0 ]; then
-	echo "Skip: no cs_etm recording with timestamps and sampled events beside the trace in $data_dir (simpleperf's have neither)"
+	echo "Skip: no OpenCSD ts_marker snapshot (or no python3), and no cs_etm recording with timestamps and sampled events beside the trace in $data_dir"
 	exit 2
 fi
 exit $err
