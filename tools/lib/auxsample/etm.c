@@ -270,6 +270,23 @@ static void etm_source__context(struct etm_state *etm, struct etm_source_state *
 	auxsample__flow(etm->dec, &flow);
 }
 
+/*
+ * The trace's timestamp, where the packet that carried it is: TIMESTAMP
+ * elements, and any other element that carries one (has_ts: software
+ * trace's timestamped payloads).
+ */
+static void etm_timestamp(struct etm_state *etm, const ocsd_generic_trace_elem *el,
+			  ocsd_trc_index_t index)
+{
+	struct auxsample_flow flow = {
+		.type	= AUXSAMPLE_FLOW_TIMESTAMP,
+		.from	= index,
+		.to	= el->timestamp,
+	};
+
+	auxsample__flow(etm->dec, &flow);
+}
+
 static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_index_t index,
 					const uint8_t chan_id,
 					const ocsd_generic_trace_elem *el)
@@ -281,6 +298,8 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 	if (!s)
 		return OCSD_RESP_CONT;
 	dec->flow_trace_id = chan_id;
+	if (el->elem_type == OCSD_GEN_TRC_ELEM_TIMESTAMP || el->has_ts)
+		etm_timestamp(etm, el, index);
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_NO_SYNC:
 		/* Why, where the decoder says: the C API logs nothing for us. */

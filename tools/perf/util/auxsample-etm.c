@@ -56,6 +56,8 @@
 #include "tsc.h"
 
 #define FULLTRACE_MAX_CPUS	4096
+/* CoreSight formatter frames: formatted trace is cut on them */
+#define CS_ETM_FRAME_SIZE	16
 /* simpleperf's AutoFDO text pads build IDs to this many bytes */
 #define AUTOFDO_BUILD_ID_SIZE	20
 
@@ -851,6 +853,17 @@ int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session
  * leads up to it, as if the kernel had copied it into the sample
  * (PERF_SAMPLE_AUX), and is then decoded as any AUX snippet is.
  *
+ * CoreSight ETM: each CPU's buffers are decoded once, without code, for
+ * the timestamps of its own source (in formatted trace, its trace ID's),
+ * and a sample gets the trace up to the last timestamp not later than it,
+ * cut on the frame before it in formatted trace, within the buffer that
+ * holds it: buffers are not contiguous.  Its source alone decodes it.
+ * The timestamps are perf time only where every ETM says they are the
+ * kernel's (ts_source 1, as perf's cs-etm.c requires): then they convert
+ * with PERF_RECORD_TIME_CONV, else no sample can be placed in the trace.
+ *
+ * Intel PT:
+ *
  * Each CPU's trace is scanned once, packet by packet (no code is read):
  * where the traced code stopped (FUP + TIP.PGD: an interrupt, in user-only
  * trace the PMI of a sample at the FUP's IP; TIP.PGD alone: a syscall,
@@ -869,8 +882,9 @@ struct window_stop {
 };
 
 struct window_tsc {
-	u64	offset;	/* of the TSC packet */
+	u64	offset;	/* of the TSC packet, or ETM timestamp packet */
 	u64	time;	/* perf time */
+	u64	base;	/* ETM: where its buffer begins in the CPU's trace */
 };
 
 struct window_cpu {
@@ -882,6 +896,8 @@ struct window_cpu {
 	size_t			next_stop;	/* the first one no sample took */
 	struct window_tsc	*tscs;
 	size_t			nr_tscs;
+	/* ETM: the CPU's source, that decodes its windows; NULL: Intel PT */
+	struct auxsample_config	*config;
 };
 
 struct window_sample {
@@ -901,6 +917,10 @@ struct auxsample_windows {
 	bool				have_tc;
 	size_t				max_bytes;
 	struct auxsample_window_stats	stats;
+	/* ETM: every source, from AUXTRACE_INFO */
+	struct auxsample_config		etm;
+	bool				have_etm;
+	bool				etm_virtual_ts;	/* timestamps are kernel time */
 };
 
 struct auxsample_windows *auxsample_windows__new(size_t max_bytes)
@@ -920,12 +940,59 @@ void auxsample_windows__delete(struct auxsample_windows *ws)
 		free(ws->cpus[i].trace);
 		free(ws->cpus[i].stops);
 		free(ws->cpus[i].tscs);
+		if (ws->cpus[i].config)
+			auxsample_config__exit(ws->cpus[i].config);
+		free(ws->cpus[i].config);
 	}
 	free(ws->cpus);
+	auxsample_config__exit(&ws->etm);
 	for (size_t i = 0; i < ws->nr_samples; i++)
 		thread__put(ws->samples[i].thread);
 	free(ws->samples);
 	free(ws);
+}
+
+/*
+ * Whether every ETM of a cs_etm AUXTRACE_INFO timestamps its trace with
+ * the kernel's time (ts_source 1: FEAT_TRF virtual time), as perf's
+ * cs_etm__has_virtual_ts() asks; the kernel says so from version 1 on.
+ */
+static bool cs_etm__virtual_ts(union perf_event *event)
+{
+	struct perf_record_auxtrace_info *info = &event->auxtrace_info;
+	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
+	const u64 *priv = (const u64 *)info->priv;
+	size_t pos = CS_HEADER_VERSION_MAX;
+	unsigned int nr_cpus;
+	u64 version;
+
+	if (nr < CS_HEADER_VERSION_MAX)
+		return false;
+	version = priv[CS_HEADER_VERSION];
+	nr_cpus = (u32)priv[CS_PMU_TYPE_CPUS];
+	if (!version || !nr_cpus)
+		return false;
+	for (unsigned int i = 0; i < nr_cpus; i++) {
+		struct auxsample_etm_source src;
+		int len = cs_etm_block__parse(priv + pos, nr - pos, version, &src);
+
+		if (len < 0 || cs_etm_block__reg(priv + pos, len, version, src.ete ?
+						  CS_ETE_TS_SOURCE : CS_ETMV4_TS_SOURCE) != 1)
+			return false;
+		pos += len;
+	}
+	return true;
+}
+
+/* ETM: every source, and whether its timestamps are perf's. */
+static void auxsample_windows__cs_etm(struct auxsample_windows *ws, union perf_event *event)
+{
+	u64 pmu_type;
+
+	if (ws->have_etm || auxsample_config__from_cs_etm(&ws->etm, event, &pmu_type))
+		return;
+	ws->have_etm = true;
+	ws->etm_virtual_ts = cs_etm__virtual_ts(event);
 }
 
 void auxsample_windows__time_conv(struct auxsample_windows *ws, union perf_event *event)
@@ -933,6 +1000,10 @@ void auxsample_windows__time_conv(struct auxsample_windows *ws, union perf_event
 	const __u64 *priv = event->auxtrace_info.priv;
 	size_t nr = (event->header.size - sizeof(event->auxtrace_info)) / sizeof(u64);
 
+	if (event->auxtrace_info.type == PERF_AUXTRACE_CS_ETM) {
+		auxsample_windows__cs_etm(ws, event);
+		return;
+	}
 	if (event->auxtrace_info.type != PERF_AUXTRACE_INTEL_PT ||
 	    nr <= INTEL_PT_CAP_USER_TIME_ZERO || !priv[INTEL_PT_CAP_USER_TIME_ZERO])
 		return;
@@ -1097,6 +1168,102 @@ static int window_cpu__scan_pt(struct auxsample_windows *ws, struct window_cpu *
 	return err;
 }
 
+/* ETM: the configuration that decodes @c's windows: its CPU's source alone. */
+static int window_cpu__etm_config(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
+				  struct window_cpu *c)
+{
+	const struct auxsample_etm_config *etm = &ws->etm.etm;
+	struct fulltrace_cpu *fc = fulltrace__cpu(ft, c->cpu);
+	struct auxsample_etm_source *src = NULL;
+
+	for (unsigned int i = 0; i < etm->nr_sources && !src; i++) {
+		if (etm->sources[i].cpu == c->cpu)
+			src = memdup(&etm->sources[i], sizeof(*src));
+	}
+	/* Not traced: its samples get no window. */
+	if (!src) {
+		pr_debug("CPU %d has no ETM configuration in AUXTRACE_INFO\n", c->cpu);
+		return 0;
+	}
+	if (fc && fc->trace_id >= 0)
+		src->trace_id = fc->trace_id;
+	c->config = memdup(&ws->etm, sizeof(*c->config));
+	if (!c->config) {
+		free(src);
+		return -ENOMEM;
+	}
+	c->config->etm.sources = src;
+	c->config->etm.nr_sources = 1;
+	c->config->etm.formatted = !(fc && fc->raw);
+	return 0;
+}
+
+/* What scanning one ETM buffer for its timestamps needs. */
+struct window_etm_scan {
+	struct auxsample_windows	*ws;
+	struct window_cpu		*c;
+	size_t				cap;
+	u64				base;	/* of the buffer in the CPU's trace */
+	int				err;
+};
+
+static void window__etm_flow(const struct auxsample_flow *flow, void *context)
+{
+	struct window_etm_scan *scan = context;
+	struct window_cpu *c = scan->c;
+	u64 time;
+
+	if (flow->type != AUXSAMPLE_FLOW_TIMESTAMP || scan->err)
+		return;
+	time = tsc_to_perf_time(flow->to, &scan->ws->tc);
+	/* Out of order (a wrap, a reset): not a place a sample can be put. */
+	if (c->nr_tscs && time < c->tscs[c->nr_tscs - 1].time)
+		return;
+	scan->err = window_cpu__add_tsc(c, &scan->cap, scan->base + flow->from, time);
+	if (!scan->err)
+		c->tscs[c->nr_tscs - 1].base = scan->base;
+}
+
+/* Where the timestamps are, needs no code: the scan reads none. */
+static int window__no_code(u8 *buf __maybe_unused, size_t size __maybe_unused,
+			   u64 addr __maybe_unused, void *context __maybe_unused)
+{
+	return -1;
+}
+
+/*
+ * ETM: each of @c's @nr buffers (@sizes bytes, one after the other in
+ * c->trace) decoded on its own, as they are not contiguous, for the
+ * timestamps of the CPU's source.
+ */
+static int window_cpu__scan_etm(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
+				struct window_cpu *c, const size_t *sizes, size_t nr)
+{
+	struct window_etm_scan scan = { .ws = ws, .c = c, };
+	struct auxsample_decoder *dec;
+	struct auxsample_config cfg;
+	int err = window_cpu__etm_config(ws, ft, c);
+
+	/* Placing samples needs perf time: without it every window is empty. */
+	if (err || !c->config || !ws->have_tc)
+		return err;
+	cfg = *c->config;
+	cfg.read_memory = window__no_code;
+	cfg.flow = window__etm_flow;
+	cfg.flow_context = &scan;
+	dec = auxsample_decoder__new(&cfg);
+	if (!dec) {
+		pr_err("cannot set up an ETM decoder for CPU %d\n", c->cpu);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < nr && !scan.err; i++) {
+		auxsample_decoder__decode(dec, c->trace + scan.base, sizes[i], 0);
+		scan.base += sizes[i];
+	}
+	auxsample_decoder__delete(dec);
+	return scan.err;
+}
+
 /* @cpu's trace, read and scanned the first time a sample asks for it. */
 static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
 			struct perf_session *session, int cpu, struct window_cpu **cp)
@@ -1104,7 +1271,8 @@ static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace
 	int fd = perf_data__fd(session->data);
 	struct auxtrace_buffer *buffer;
 	struct window_cpu *c;
-	size_t size = 0;
+	size_t size = 0, nr_buffers = 0, *sizes, nr = 0;
+	int err;
 
 	for (size_t i = 0; i < ws->nr_cpus; i++) {
 		if (ws->cpus[i].cpu == cpu) {
@@ -1122,13 +1290,19 @@ static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace
 
 	for (unsigned int i = 0; i < ft->queues.nr_queues; i++) {
 		list_for_each_entry(buffer, &ft->queues.queue_array[i].head, list) {
-			if (buffer->cpu.cpu == cpu)
+			if (buffer->cpu.cpu == cpu) {
 				size += buffer->size;
+				nr_buffers++;
+			}
 		}
 	}
 	c->trace = malloc(size ?: 1);
-	if (!c->trace)
+	/* ETM: where each buffer ends, as windows must not go past it. */
+	sizes = calloc(nr_buffers ?: 1, sizeof(*sizes));
+	if (!c->trace || !sizes) {
+		free(sizes);
 		return -ENOMEM;
+	}
 	for (unsigned int i = 0; i < ft->queues.nr_queues; i++) {
 		list_for_each_entry(buffer, &ft->queues.queue_array[i].head, list) {
 			void *data;
@@ -1139,15 +1313,22 @@ static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace
 			if (!data) {
 				pr_err("cannot read %zu bytes of trace at %#" PRIx64 " of the file\n",
 				       buffer->size, (u64)buffer->data_offset);
+				free(sizes);
 				return -EIO;
 			}
 			memcpy(c->trace + c->len, data, buffer->size);
 			c->len += buffer->size;
+			sizes[nr++] = buffer->size;
 			auxtrace_buffer__put_data(buffer);
 		}
 	}
-	if (window_cpu__scan_pt(ws, c))
-		return -ENOMEM;
+	if (ws->have_etm)
+		err = window_cpu__scan_etm(ws, ft, c, sizes, nr);
+	else
+		err = window_cpu__scan_pt(ws, c);
+	free(sizes);
+	if (err)
+		return err;
 	pr_debug("CPU %d: %zu bytes of trace, %zu stops, %zu TSC packets\n",
 		 cpu, c->len, c->nr_stops, c->nr_tscs);
 	*cp = c;
@@ -1204,11 +1385,60 @@ static u64 window_cpu__end(struct auxsample_windows *ws, struct window_cpu *c,
 	return next ? c->tscs[next - 1].offset : 0;
 }
 
+/*
+ * ETM: @s's window, [*@start, *@end) of the CPU's trace: up to its last
+ * timestamp not later than it, on the frame before it, in its buffer.
+ */
+static void window_cpu__etm_window(struct auxsample_windows *ws, struct window_cpu *c,
+				   const struct perf_sample *s, u64 *start, u64 *end)
+{
+	size_t next = window_cpu__next_tsc(c, s->time);
+	u64 unit = c->config->etm.formatted ? CS_ETM_FRAME_SIZE : 1;
+	u64 max = ws->max_bytes - ws->max_bytes % unit;
+	const struct window_tsc *t;
+
+	ws->stats.by_time++;
+	*start = *end = 0;
+	if (!next)
+		return;
+	t = &c->tscs[next - 1];
+	*end = t->offset - (t->offset - t->base) % unit;
+	*start = *end - t->base > max ? *end - max : t->base;
+}
+
+/*
+ * ETM timestamps are perf time where every ETM says they are the kernel's
+ * time: then they convert as perf's cs-etm.c converts them, through
+ * PERF_RECORD_TIME_CONV.
+ */
+static void auxsample_windows__etm_time(struct auxsample_windows *ws,
+					struct perf_session *session)
+{
+	struct perf_record_time_conv *tc = &session->time_conv;
+
+	if (!ws->etm_virtual_ts) {
+		pr_warning("ETM timestamps are not the kernel's time here (ts_source is not 1 on every CPU): samples cannot be placed in the trace, and get no window of it\n");
+		return;
+	}
+	ws->tc.time_shift = tc->time_shift;
+	ws->tc.time_mult = tc->time_mult;
+	ws->tc.time_zero = tc->time_zero;
+	if (event_contains(*tc, time_cycles)) {
+		ws->tc.time_cycles = tc->time_cycles;
+		ws->tc.time_mask = tc->time_mask;
+		ws->tc.cap_user_time_zero = tc->cap_user_time_zero;
+		ws->tc.cap_user_time_short = tc->cap_user_time_short;
+	}
+	ws->have_tc = true;
+}
+
 int auxsample_windows__run(struct auxsample_windows *ws, struct auxsample_fulltrace *ft,
 			   struct perf_session *session, auxsample_window_fn fn, void *context)
 {
 	int err = 0;
 
+	if (ws->have_etm)
+		auxsample_windows__etm_time(ws, session);
 	for (size_t i = 0; i < ws->nr_samples && !err; i++) {
 		struct window_sample *s = &ws->samples[i];
 		struct window_cpu *c;
@@ -1217,11 +1447,15 @@ int auxsample_windows__run(struct auxsample_windows *ws, struct auxsample_fulltr
 		err = windows__cpu(ws, ft, session, s->sample.cpu, &c);
 		if (err)
 			return err;
-		end = window_cpu__end(ws, c, &s->sample);
-		start = end > ws->max_bytes ? end - ws->max_bytes : 0;
+		if (c->config) {
+			window_cpu__etm_window(ws, c, &s->sample, &start, &end);
+		} else {
+			end = window_cpu__end(ws, c, &s->sample);
+			start = end > ws->max_bytes ? end - ws->max_bytes : 0;
+		}
 		s->sample.aux_sample.data = (void *)(c->trace + start);
 		s->sample.aux_sample.size = end - start;
-		err = fn(&s->sample, s->evsel, s->thread, context);
+		err = fn(&s->sample, s->evsel, s->thread, c->config, context);
 	}
 	return err;
 }

@@ -59,9 +59,11 @@ int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session
  * Windows: the samples recorded beside a full trace (perf record -e
  * intel_pt//u -e <events>, or -Acs_etm where the kernel has no AUX
  * snapshots), each handed the trace that leads up to it, at most
- * @max_bytes, ending where a real AUX snippet would: the decoder then
- * takes it for the sample's PERF_SAMPLE_AUX data.  Each CPU's trace is
- * read and scanned once.  Intel PT only so far.
+ * @max_bytes, ending where a real AUX snippet would (Intel PT), or at
+ * the trace's last timestamp not later than the sample (Intel PT without
+ * a stop at the sample, CoreSight ETM): the decoder then takes it for the
+ * sample's PERF_SAMPLE_AUX data.  Each CPU's trace is read and scanned
+ * once.
  */
 struct auxsample_windows;
 
@@ -71,12 +73,22 @@ struct auxsample_window_stats {
 	u64	bad_packets;	/* bytes that were no packet: skipped to the next PSB */
 };
 
+/*
+ * @config: what decodes the window, the sample's CPU's ETM source alone
+ * (formatted or raw, its trace ID), valid while the windows are; NULL
+ * for Intel PT: the file's own configuration.
+ */
 typedef int (*auxsample_window_fn)(struct perf_sample *sample, struct evsel *evsel,
-				   struct thread *thread, void *context);
+				   struct thread *thread,
+				   const struct auxsample_config *config, void *context);
 
 struct auxsample_windows *auxsample_windows__new(size_t max_bytes);
 void auxsample_windows__delete(struct auxsample_windows *ws);
-/* Intel PT's AUXTRACE_INFO: how its TSC converts to perf time. */
+/*
+ * AUXTRACE_INFO: Intel PT's, how its TSC converts to perf time; cs_etm's,
+ * the ETM sources and whether their timestamps are the kernel's time (then
+ * they convert through the session's PERF_RECORD_TIME_CONV).
+ */
 void auxsample_windows__time_conv(struct auxsample_windows *ws, union perf_event *event);
 /* A sample without AUX data, in the session's (time) order, and its thread. */
 int auxsample_windows__add(struct auxsample_windows *ws, struct perf_sample *sample,

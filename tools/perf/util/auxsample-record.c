@@ -525,9 +525,11 @@ static bool aux_group__kernel_samples(struct aux_group *grp)
 
 /*
  * No snapshot_aux: trace in full, with timestamps, beside the sampled
- * events, so that decoding can place each sample in the trace.
+ * events, so that decoding can place each sample in the trace: in its
+ * CPU's trace, which the sample must say, system wide or not.
  */
-static int aux_group__setup_full_trace(struct aux_group *grp, struct evlist *evlist)
+static int aux_group__setup_full_trace(struct aux_group *grp, struct evlist *evlist,
+				       struct record_opts *opts)
 {
 	struct perf_pmu *pmu = grp->leader->pmu;
 	__u64 timestamp = pmu ? perf_pmu__format_bits(pmu, "timestamp") : 0;
@@ -538,13 +540,14 @@ static int aux_group__setup_full_trace(struct aux_group *grp, struct evlist *evl
 		return -EINVAL;
 	}
 	grp->leader->core.attr.config |= timestamp;
+	opts->sample_cpu = true;
 	aux_group__set_filtering(grp, evlist);
 	if (grp->size)
 		pr_warning("-A%s: the trace is recorded in full; the window each sample gets (%s) is chosen when decoding\n",
 			   grp->info->name, grp->size);
 	pr_info("-A%s: this kernel has no AUX area sampling for %s (no snapshot_aux):\n"
 		"recording its trace in full, with timestamps, beside the sampled events.\n"
-		"Decode it with perf report or perf script --itrace.\n",
+		"Decode it with perf report, perf auxsample or perf script --itrace.\n",
 		grp->info->name, grp->info->what);
 	return 0;
 }
@@ -576,7 +579,7 @@ int auxsample_record__setup(struct evlist *evlist, struct record_opts *opts)
 	}
 
 	if (grp->full_trace) {
-		ret = aux_group__setup_full_trace(grp, evlist);
+		ret = aux_group__setup_full_trace(grp, evlist, opts);
 		goto out;
 	}
 	aux_group__regroup(grp, evlist);

@@ -42,6 +42,8 @@ struct report_window {
 	u64		time;
 	u64		ip;
 	u32		cpu;
+	/* what decodes it, if not the file's configuration: ETM's CPU's */
+	const struct auxsample_config *config;
 };
 
 struct auxsample_report {
@@ -179,9 +181,10 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 	return 0;
 }
 
-/* Decode @sample's snippet into r->bs and r->chain. */
+/* Decode @sample's snippet, with @config, into r->bs and r->chain. */
 static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
-				    struct perf_sample *sample)
+				    struct perf_sample *sample,
+				    const struct auxsample_config *config)
 {
 	struct machine *machine = &session->machines.host;
 	struct report_sample rs = { r, sample };
@@ -196,7 +199,7 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	if (r->streams)
 		err = auxsample_report__decode_stream(r, machine, thread, sample);
 	if (err == -ENOENT) {
-		r->dec = auxsample_proc__decoder(&r->proc, &r->config, machine, thread);
+		r->dec = auxsample_proc__decoder(&r->proc, config, machine, thread);
 		if (r->dec) {
 			int nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
 							   sample->aux_sample.size, r->depth);
@@ -247,7 +250,8 @@ static int auxsample_report__process_event(struct perf_session *session,
 		sample->aux_sample.data = (void *)w->data;
 		sample->aux_sample.size = w->size;
 	}
-	err = auxsample_report__decode(r, session, sample);
+	err = auxsample_report__decode(r, session, sample,
+				       w && w->config ? w->config : &r->config);
 	if (w) {
 		sample->aux_sample.data = NULL;
 		sample->aux_sample.size = 0;
@@ -353,6 +357,25 @@ static s64 prepass__auxtrace(struct perf_session *session, union perf_event *eve
 	return auxsample_fulltrace__queue(p->ft, session, event);
 }
 
+/* ETM: a CPU's trace format (raw or formatted), and its trace ID. */
+static int prepass__aux(const struct perf_tool *tool, union perf_event *event,
+			struct perf_sample *sample, struct machine *machine __maybe_unused)
+{
+	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
+
+	auxsample_fulltrace__aux(p->ft, event, sample);
+	return 0;
+}
+
+static int prepass__aux_output_hw_id(const struct perf_tool *tool, union perf_event *event,
+				     struct perf_sample *sample,
+				     struct machine *machine __maybe_unused)
+{
+	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
+
+	return auxsample_fulltrace__hw_id(p->ft, event, sample);
+}
+
 static int prepass__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
 			   struct perf_sample *sample, struct evsel *evsel,
 			   struct machine *machine __maybe_unused)
@@ -365,7 +388,8 @@ static int prepass__sample(const struct perf_tool *tool, union perf_event *event
 }
 
 static int prepass__window(struct perf_sample *sample, struct evsel *evsel __maybe_unused,
-			   struct thread *thread __maybe_unused, void *context)
+			   struct thread *thread __maybe_unused,
+			   const struct auxsample_config *config, void *context)
 {
 	struct auxsample_report *r = context;
 
@@ -381,11 +405,12 @@ static int prepass__window(struct perf_sample *sample, struct evsel *evsel __may
 	r->wins[r->nr_wins++] = (struct report_window){
 		.data = sample->aux_sample.data, .size = sample->aux_sample.size,
 		.time = sample->time, .ip = sample->ip, .cpu = sample->cpu,
+		.config = config,
 	};
 	return 0;
 }
 
-/* Intel PT full trace with samples beside it: every sample's window. */
+/* Full trace (Intel PT, CoreSight ETM) with samples beside it: every sample's window. */
 static int auxsample_report__windows(struct auxsample_report *r, struct perf_session *session)
 {
 	struct report_prepass p = {};
@@ -401,6 +426,8 @@ static int auxsample_report__windows(struct auxsample_report *r, struct perf_ses
 	p.tool.id_index = perf_event__process_id_index;
 	p.tool.auxtrace_info = prepass__auxtrace_info;
 	p.tool.auxtrace = prepass__auxtrace;
+	p.tool.aux = prepass__aux;
+	p.tool.aux_output_hw_id = prepass__aux_output_hw_id;
 	p.ft = auxsample_fulltrace__new();
 	p.ws = auxsample_windows__new(AUXSAMPLE_REPORT_WINDOW_BYTES);
 	if (!p.ft || !p.ws)
@@ -411,8 +438,8 @@ static int auxsample_report__windows(struct auxsample_report *r, struct perf_ses
 		goto out;
 	}
 	err = perf_session__process_events(ps);
-	if (!err && p.have_config && p.config.type == AUXSAMPLE_TRACE_INTEL_PT &&
-	    auxsample_windows__nr_samples(p.ws) && auxsample_fulltrace__has_trace(p.ft))
+	if (!err && p.have_config && auxsample_windows__nr_samples(p.ws) &&
+	    auxsample_fulltrace__has_trace(p.ft))
 		err = auxsample_windows__run(p.ws, p.ft, ps, prepass__window, r);
 	perf_session__delete(ps);
 	if (!err && r->nr_wins) {
@@ -485,7 +512,7 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 	if (windows) {
 		err = auxsample_report__windows(r, session);
 		if (err || !r->nr_wins) {
-			/* Not Intel PT, or no samples: perf's own decoding. */
+			/* No trace we decode, or no samples: perf's own decoding. */
 			free(r->wins);
 			free(r->bs);
 			free(r->chain);

@@ -122,6 +122,8 @@ struct auxsample_walk {
 	 * ->full_trace asks for the whole trace instead.
 	 */
 	struct auxsample_windows	*windows;
+	/* what decodes the window at hand, if not ->config: ETM's CPU's */
+	const struct auxsample_config	*window_config;
 	u64				samples;	/* AUX samples, filtered ones too */
 	u64				filtered;	/* left out by ->comms */
 	u64				nosync;
@@ -579,7 +581,8 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 		if (nr != -ENOENT)
 			return nr;
 	}
-	w->dec = auxsample_proc__decoder(&w->proc, &w->config, machine, thread);
+	w->dec = auxsample_proc__decoder(&w->proc, w->window_config ?: &w->config, machine,
+					 thread);
 	if (!w->dec)
 		return -ENOMEM;
 	nr = auxsample_decoder__decode(w->dec, sample->aux_sample.data, sample->aux_sample.size,
@@ -680,9 +683,8 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 	struct thread *thread;
 	int err = 0;
 
-	/* Kept for windows: only Intel PT has them so far. */
-	if (!sample->aux_sample.size && w->windows && !w->full_trace && w->have_config &&
-	    w->config.type == AUXSAMPLE_TRACE_INTEL_PT) {
+	/* Kept for windows. */
+	if (!sample->aux_sample.size && w->windows && !w->full_trace && w->have_config) {
 		thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 		if (!thread)
 			return -ENOMEM;
@@ -830,7 +832,8 @@ static int auxsample_walk__init_fulltrace(struct auxsample_walk *w)
 
 /* A sample beside the trace, with its window as its AUX data. */
 static int auxsample_walk__window(struct perf_sample *sample, struct evsel *evsel,
-				  struct thread *thread, void *context)
+				  struct thread *thread, const struct auxsample_config *config,
+				  void *context)
 {
 	struct auxsample_walk *w = context;
 
@@ -839,12 +842,13 @@ static int auxsample_walk__window(struct perf_sample *sample, struct evsel *evse
 		w->filtered++;
 		return 0;
 	}
+	w->window_config = config;
 	return auxsample_walk__decode(w, sample, evsel, &w->session->machines.host, thread);
 }
 
 /*
- * Intel PT full trace with samples beside it and no AUX samples: each
- * sample with its window.  1: there are none.
+ * Full trace (Intel PT, CoreSight ETM) with samples beside it and no AUX
+ * samples: each sample with its window.  1: there are none.
  */
 static int auxsample_walk__windows(struct auxsample_walk *w)
 {
@@ -852,11 +856,11 @@ static int auxsample_walk__windows(struct auxsample_walk *w)
 	int err;
 
 	if (w->full_trace || w->samples || !w->have_config ||
-	    w->config.type != AUXSAMPLE_TRACE_INTEL_PT ||
 	    !auxsample_windows__nr_samples(w->windows) ||
 	    !auxsample_fulltrace__has_trace(w->ft))
 		return 1;
 	err = auxsample_windows__run(w->windows, w->ft, w->session, auxsample_walk__window, w);
+	w->window_config = NULL;
 	st = auxsample_windows__stats(w->windows);
 	pr_debug("windows: %" PRIu64 " at the sample's stop, %" PRIu64 " by time, %" PRIu64 " bad packets\n",
 		 st->at_stop, st->by_time, st->bad_packets);

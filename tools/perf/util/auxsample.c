@@ -105,8 +105,14 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 	struct auxsample_image *image = auxsample_proc__image(proc, machine, thread);
 	struct auxsample_config cfg = *config;
 
+	/* Another configuration (ETM windows: another CPU's source): another decoder. */
+	if (proc->dec && proc->config != config) {
+		auxsample_decoder__delete(proc->dec);
+		proc->dec = NULL;
+	}
 	if (!image || proc->dec)
 		return proc->dec;
+	proc->config = config;
 	cfg.image = image;
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &proc->mem;

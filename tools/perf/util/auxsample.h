@@ -53,6 +53,7 @@ struct auxsample_proc {
 	unsigned int		nr_maps;
 	struct auxsample_image	*image;
 	struct auxsample_decoder *dec;
+	const struct auxsample_config *config;	/* dec's */
 };
 
 struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,

@@ -332,6 +332,12 @@ static int snapshot__read(uint8_t *buf, size_t size, uint64_t addr, void *contex
 	return -1;
 }
 
+/* No code at all: what the trace says without it. */
+static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return -1;
+}
+
 /* A decoder for @nr sources of @ss from @first on. */
 static struct auxsample_decoder *snapshot__decoder(struct snapshot *ss, unsigned int first,
 						   unsigned int nr)
@@ -778,15 +784,12 @@ static int check_windows_at(struct window_run *w, size_t end, size_t align)
 	return TEST_OK;
 }
 
-static int check_windows(const char *subdir, const char *name, size_t step, bool need_sync)
+static int check_windows_of(struct snapshot *ss, const char *name, size_t step, bool need_sync)
 {
-	struct window_run w = { NULL };
+	struct window_run w = { .ss = ss };
 	size_t align, end_all;
 	int ret = TEST_OK;
 
-	w.ss = snapshot__get(subdir, name);
-	if (!w.ss)
-		return TEST_SKIP;
 	/* Formatted data is decoded in whole frames: cut on frames. */
 	align = w.ss->formatted ? 16 : 1;
 	for (unsigned int i = 0; ret == TEST_OK && i < w.ss->nr_src; i++) {
@@ -816,7 +819,18 @@ static int check_windows(const char *subdir, const char *name, size_t step, bool
 		fprintf(stderr, "  %s: no window held a sync point\n", name);
 		ret = TEST_FAIL;
 	}
-	snapshot__exit(w.ss);
+	return ret;
+}
+
+static int check_windows(const char *subdir, const char *name, size_t step, bool need_sync)
+{
+	struct snapshot *ss = snapshot__get(subdir, name);
+	int ret;
+
+	if (!ss)
+		return TEST_SKIP;
+	ret = check_windows_of(ss, name, step, need_sync);
+	snapshot__exit(ss);
 	return ret;
 }
 
@@ -843,6 +857,173 @@ static int test_windows_ete(void)
 
 	if (ret == TEST_OK)
 		ret = check_windows("snapshots-ete", "tme_test", 512, false);
+	return ret;
+}
+
+/*
+ * perf's own recordings: the trace buffers (PERF_RECORD_AUXTRACE) of a
+ * cs_etm perf.data, as perf record writes them for a full trace, with
+ * each buffer's CPU's source from AUXTRACE_INFO (version 1 and later),
+ * formatted (ETMv4 through an ETR).  No code: what is compared is where
+ * the trace syncs, is lost (every kernel address is unreadable here) and
+ * ends, and the branches that need no code.
+ */
+#define SIMPLEPERF		"etm/simpleperf"
+#define PERF_RECORD_AUXTRACE_INFO	70
+#define PERF_RECORD_AUXTRACE		71
+#define CS_ETMV4_MAGIC		0x4040404040404040ULL
+#define CS_HEADER_U64S		3	/* version, PMU type and CPUs, snapshot */
+#define CS_BLOCK_U64S		3	/* magic, CPU, number of parameters */
+#define MAX_BUFFERS		16
+
+struct perf_header_sections {
+	uint64_t	magic;
+	uint64_t	size;
+	uint64_t	attr_size;
+	uint64_t	attrs[2];
+	uint64_t	data[2];	/* offset, size */
+};
+
+struct perf_event_hdr {
+	uint32_t	type;
+	uint16_t	misc;
+	uint16_t	size;
+};
+
+struct perf_auxtrace_event {
+	struct perf_event_hdr	header;
+	uint64_t		size;
+	uint64_t		offset;
+	uint64_t		reference;
+	uint32_t		idx;
+	uint32_t		tid;
+	uint32_t		cpu;
+	uint32_t		reserved;
+};
+
+/* The ETMv4 sources of a cs_etm AUXTRACE_INFO's @nr u64s, into @src[cpu]. */
+static int perfdata__sources(const uint64_t *priv, size_t nr,
+			     struct auxsample_etm_source *src, unsigned int max_cpus)
+{
+	size_t pos = CS_HEADER_U64S;
+	unsigned int nr_cpus;
+
+	if (nr < CS_HEADER_U64S || priv[0] < 1)
+		return -1;
+	nr_cpus = (uint32_t)priv[1];
+	for (unsigned int i = 0; i < nr_cpus; i++) {
+		const uint64_t *blk = priv + pos;
+		uint64_t cpu;
+
+		/* TRCCONFIGR, TRCTRACEIDR, TRCIDR0, 1, 2, 8 after the block's head */
+		if (pos + CS_BLOCK_U64S + 6 > nr || blk[0] != CS_ETMV4_MAGIC)
+			return -1;
+		cpu = blk[1];
+		if (cpu >= max_cpus)
+			return -1;
+		memset(&src[cpu], 0, sizeof(src[cpu]));
+		src[cpu].cpu = cpu;
+		src[cpu].trcconfigr = blk[3];
+		src[cpu].trace_id = blk[4] & 0x7f;
+		src[cpu].trcidr[0] = blk[5];
+		src[cpu].trcidr[1] = blk[6];
+		src[cpu].trcidr[2] = blk[7];
+		src[cpu].trcidr[8] = blk[8];
+		pos += CS_BLOCK_U64S + blk[2];
+	}
+	return 0;
+}
+
+/* Each trace buffer of @name as a snapshot of its own, its CPU's source alone. */
+static int perfdata__load(const char *name, struct snapshot **ss, unsigned int *nr)
+{
+	struct auxsample_etm_source src[MAX_SOURCES];
+	const struct perf_header_sections *h;
+	bool have_src = false;
+	uint64_t off, end;
+	char path[2048];
+	uint8_t *d;
+	size_t size;
+	int err = 0;
+
+	*nr = 0;
+	snprintf(path, sizeof(path), "%s/" SIMPLEPERF "/%s", data_dir(), name);
+	d = read_path(path, &size);
+	if (!d)
+		return 1;
+	h = (const void *)d;
+	if (size < sizeof(*h) || memcmp(d, "PERFILE2", 8) || h->data[0] + h->data[1] > size) {
+		free(d);
+		return -1;
+	}
+	off = h->data[0];
+	end = h->data[0] + h->data[1];
+	while (!err && off + sizeof(struct perf_event_hdr) <= end) {
+		const struct perf_event_hdr *e = (const void *)(d + off);
+		const struct perf_auxtrace_event *at = (const void *)e;
+
+		if (!e->size || off + e->size > end)
+			break;
+		if (e->type == PERF_RECORD_AUXTRACE_INFO && e->size > 16) {
+			err = perfdata__sources((const uint64_t *)(d + off + 16),
+						(e->size - 16) / 8, src, MAX_SOURCES);
+			have_src = !err;
+		} else if (e->type == PERF_RECORD_AUXTRACE) {
+			struct snapshot *s;
+
+			if (!have_src || at->cpu >= MAX_SOURCES || *nr == MAX_BUFFERS ||
+			    off + e->size + at->size > end) {
+				err = -1;
+				break;
+			}
+			s = calloc(1, sizeof(*s));
+			if (s)
+				s->trace = malloc(at->size ?: 1);
+			if (!s || !s->trace) {
+				free(s);
+				err = -1;
+				break;
+			}
+			memcpy(s->trace, d + off + e->size, at->size);
+			s->trace_size = at->size;
+			s->src[0] = src[at->cpu];
+			s->nr_src = 1;
+			s->formatted = 1;
+			ss[(*nr)++] = s;
+			off += at->size;
+		}
+		off += e->size;
+	}
+	free(d);
+	return err;
+}
+
+/*
+ * Windows of 4, 8 and 16 KiB (as many as the buffer has) ending every
+ * 512 bytes of each buffer of simpleperf's ETMv4 kernel recording, as
+ * perf's ETM windows cut them: on frames, within one buffer.
+ */
+static int test_windows_perfdata(void)
+{
+	struct snapshot *ss[MAX_BUFFERS];
+	unsigned int nr = 0;
+	int ret = perfdata__load("perf_kernel.data", ss, &nr);
+	char name[64];
+
+	if (ret > 0) {
+		test_skip_reason = "no ../shared/data/" SIMPLEPERF "/perf_kernel.data (set AUXSAMPLE_DATA)";
+		return TEST_SKIP;
+	}
+	if (ret || !nr) {
+		fprintf(stderr, "  perf_kernel.data: no cs_etm trace buffers found\n");
+		ret = TEST_FAIL;
+	}
+	for (unsigned int i = 0; i < nr; i++) {
+		snprintf(name, sizeof(name), "perf_kernel.data buffer %u", i);
+		if (ret == TEST_OK)
+			ret = check_windows_of(ss[i], name, 512, true);
+		snapshot__exit(ss[i]);
+	}
 	return ret;
 }
 
@@ -1033,6 +1214,238 @@ static int test_flow(void)
 	return ret;
 }
 
+/*
+ * Timestamps: the flow's TIMESTAMP records of one source, against the
+ * TIMESTAMP elements (and timestamps other elements carry, "TS=") that
+ * trc_pkt_lister prints, at the same packet index and of the same value.
+ * Each keeps the number of taken branches the flow had shown before it.
+ */
+#define MAX_TS		4096
+
+struct ts_seen {
+	uint64_t		offset[MAX_TS];
+	uint64_t		value[MAX_TS];
+	uint64_t		branches_before[MAX_TS];
+	unsigned int		nr;
+	bool			overflow;
+	uint64_t		branches;
+	struct auxsample_branch	*br;		/* every taken branch, in order */
+	size_t			cap;
+};
+
+static void ts__record(const struct auxsample_flow *flow, void *context)
+{
+	struct ts_seen *ts = context;
+
+	if (flow->type == AUXSAMPLE_FLOW_BRANCH) {
+		if (ts->branches == ts->cap) {
+			size_t cap = ts->cap ? ts->cap * 2 : 4096;
+			struct auxsample_branch *br = realloc(ts->br, cap * sizeof(*br));
+
+			if (!br) {
+				ts->overflow = true;
+				return;
+			}
+			ts->br = br;
+			ts->cap = cap;
+		}
+		ts->br[ts->branches].from = flow->from;
+		ts->br[ts->branches].to = flow->to;
+		ts->br[ts->branches].kind = flow->kind;
+		ts->branches++;
+		return;
+	}
+	if (flow->type != AUXSAMPLE_FLOW_TIMESTAMP)
+		return;
+	if (ts->nr == MAX_TS) {
+		ts->overflow = true;
+		return;
+	}
+	ts->offset[ts->nr] = flow->from;
+	ts->value[ts->nr] = flow->to;
+	ts->branches_before[ts->nr++] = ts->branches;
+}
+
+static int ts__decode(struct snapshot *ss, unsigned int i, struct ts_seen *ts, bool code)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_ETM,
+		.read_memory = code ? snapshot__read : no_memory,
+		.context = ss,
+		.etm = {
+			.sources = &ss->src[i],
+			.nr_sources = 1,
+			.formatted = ss->formatted,
+		},
+		.flow = ts__record,
+		.flow_context = ts,
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	int n;
+
+	if (!dec)
+		return -1;
+	n = auxsample_decoder__decode(dec, ss->trace, ss->trace_size, 0);
+	auxsample_decoder__delete(dec);
+	return n < 0 && n != -AUXSAMPLE_ERR_NOSYNC ? -1 : 0;
+}
+
+/* trc_pkt_lister's timestamps of trace ID @id (every line, if @raw). */
+static int ts__expected(const char *name, unsigned int id, bool raw, struct ts_seen *x)
+{
+	char path[2048], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" OPENCSD "/expected/%s.ppl", data_dir(), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *ts = strstr(line, "TS=0x");
+		uint64_t idx, value;
+		unsigned int lid;
+
+		if (!ts || !strstr(line, "OCSD_GEN_TRC_ELEM_") ||
+		    sscanf(line, "Idx:%" SCNu64 "; ID:%x;", &idx, &lid) != 2 ||
+		    sscanf(ts, "TS=0x%" SCNx64, &value) != 1 || (!raw && lid != id))
+			continue;
+		if (x->nr == MAX_TS) {
+			fclose(f);
+			return -1;
+		}
+		x->offset[x->nr] = idx;
+		x->value[x->nr++] = value;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The trace up to a timestamp, as a window that ends there (on the frame
+ * before it, in formatted trace), decodes to the branches the whole
+ * buffer shows before that timestamp, and at most the one still open
+ * there, whose target the window cannot know.
+ */
+static int check_window_at_ts(struct snapshot *ss, unsigned int i, const struct ts_seen *ts,
+			      unsigned int k, uint64_t *compared)
+{
+	struct auxsample_decoder *dec = snapshot__decoder(ss, i, 1);
+	size_t end = ts->offset[k] - (ss->formatted ? ts->offset[k] % 16 : 0);
+	uint64_t before = ts->branches_before[k];
+	const struct auxsample_branch *br;
+	int n, ret = TEST_OK;
+	uint64_t j = 0;
+
+	if (!dec)
+		return TEST_FAIL;
+	n = auxsample_decoder__decode(dec, ss->trace, end, 1U << 20);
+	auxsample_decoder__branches(dec, &br);
+	for (int b = n - 1; b >= 0 && ret == TEST_OK; b--, j++) {
+		const struct auxsample_branch *f = j < ts->branches ? &ts->br[j] : NULL;
+
+		if (br[b].kind == AUXSAMPLE_BR_GAP) {
+			j--;
+			continue;
+		}
+		if (!f || f->from != br[b].from || f->kind != br[b].kind ||
+		    (b && f->to != br[b].to))
+			ret = TEST_FAIL;
+	}
+	/* Formatted: the frame cut may leave out a few before the timestamp. */
+	if (j > before + 1 || (!ss->formatted && j < before))
+		ret = TEST_FAIL;
+	if (ret != TEST_OK)
+		fprintf(stderr, "  ID %#x: window [0, %zu) before timestamp %u: %" PRIu64
+			" branches, the whole buffer %" PRIu64 " before it\n",
+			ss->src[i].trace_id, end, k, j, before);
+	*compared += j;
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int check_timestamps(const char *subdir, const char *name, const char *expected,
+			    unsigned int *total)
+{
+	uint64_t compared = 0;
+	struct snapshot *ss = snapshot__get(subdir, name);
+	struct ts_seen *ts = calloc(1, sizeof(*ts)), *nocode = calloc(1, sizeof(*nocode));
+	struct ts_seen *x = calloc(1, sizeof(*x));
+	int ret = TEST_FAIL;
+
+	if (!ss) {
+		ret = TEST_SKIP;
+		goto out;
+	}
+	for (unsigned int i = 0; ts && nocode && x && i < ss->nr_src; i++) {
+		unsigned int id = ss->src[i].trace_id;
+
+		free(ts->br);
+		free(nocode->br);
+		memset(ts, 0, sizeof(*ts));
+		memset(nocode, 0, sizeof(*nocode));
+		memset(x, 0, sizeof(*x));
+		if (ts__expected(expected, id, !ss->formatted, x) || ts__decode(ss, i, ts, true) ||
+		    ts__decode(ss, i, nocode, false) || ts->overflow || nocode->overflow) {
+			fprintf(stderr, "  %s ID %#x: cannot decode or read %s.ppl\n", name, id,
+				expected);
+			goto out;
+		}
+		pr_test("%s ID %#x: %u timestamps, %u expected, %u without code\n", name, id,
+			ts->nr, x->nr, nocode->nr);
+		/* Where they are and what they say needs no code: a window scan reads none. */
+		if (ts->nr != x->nr || nocode->nr != x->nr ||
+		    memcmp(ts->offset, x->offset, x->nr * sizeof(x->offset[0])) ||
+		    memcmp(ts->value, x->value, x->nr * sizeof(x->value[0])) ||
+		    memcmp(nocode->offset, x->offset, x->nr * sizeof(x->offset[0])) ||
+		    memcmp(nocode->value, x->value, x->nr * sizeof(x->value[0]))) {
+			fprintf(stderr, "  %s ID %#x: %u timestamps (%u without code), expected %u\n",
+				name, id, ts->nr, nocode->nr, x->nr);
+			goto out;
+		}
+		for (unsigned int k = 1; k < ts->nr; k++) {
+			if (ts->value[k] < ts->value[k - 1] || ts->offset[k] <= ts->offset[k - 1]) {
+				fprintf(stderr, "  %s ID %#x: timestamp %u goes back\n", name, id, k);
+				goto out;
+			}
+		}
+		for (unsigned int k = 0; k < ts->nr; k++) {
+			if (check_window_at_ts(ss, i, ts, k, &compared) != TEST_OK)
+				goto out;
+		}
+		*total += ts->nr;
+	}
+	pr_test("%s: %" PRIu64 " branches of windows cut at timestamps compared\n", name,
+		compared);
+	ret = ts && nocode && x ? TEST_OK : TEST_FAIL;
+out:
+	if (ts)
+		free(ts->br);
+	if (nocode)
+		free(nocode->br);
+	free(ts);
+	free(nocode);
+	free(x);
+	if (ss)
+		snapshot__exit(ss);
+	return ret;
+}
+
+static int test_timestamps(void)
+{
+	unsigned int total = 0;
+	int ret = check_timestamps("snapshots", "a57_single_step", "a57_single_step", &total);
+
+	if (ret == TEST_OK)
+		ret = check_timestamps("snapshots-ete", "ts_marker", "ete-ts_marker", &total);
+	if (ret == TEST_OK && !total) {
+		fprintf(stderr, "  no timestamp in the snapshots\n");
+		ret = TEST_FAIL;
+	}
+	pr_test("%u timestamps checked\n", total);
+	return ret;
+}
+
 const struct test tests_etm_real[] = {
 	{ "real ETM, a57_single_step against trc_pkt_lister", test_a57_single_step },
 	{ "real ETM, juno_r1_1 against trc_pkt_lister", test_juno_r1_1 },
@@ -1042,7 +1455,10 @@ const struct test tests_etm_real[] = {
 	{ "real ETE snapshots against trc_pkt_lister", test_ete },
 	{ "real ETM windows decode as the whole buffer, or not at all", test_windows },
 	{ "real ETE windows decode as the whole buffer, or not at all", test_windows_ete },
+	{ "real ETM windows of perf.data trace buffers decode as the whole buffer",
+	  test_windows_perfdata },
 	{ "real ETM/ETE, corrupt and truncated snippets", test_corrupt },
 	{ "real ETM, the flow callback sees every branch, instruction and error", test_flow },
+	{ "real ETM/ETE timestamps as trc_pkt_lister's, and windows cut at them", test_timestamps },
 	{ NULL, NULL },
 };

@@ -191,6 +191,9 @@ test_cs_etm_full_trace() {
 	[ "$(attr_of 1 config)" = 0x10000000 ] || fail "$what: timestamps are not on"
 	[ "$(attr_of 1 exclude_kernel)" = 1 ] || fail "$what: it traces the kernel too"
 	grep -q 'group_fd -1' "$out" || fail "$what: cs_etm is not opened on its own"
+	# Windows are found in the trace of the sample's CPU: samples say which
+	# (all events get the same sample bits; the members cannot be opened here).
+	attr_of 1 sample_type | grep -q CPU || fail "$what: samples do not say their CPU"
 }
 
 test_errors() {

@@ -97,7 +97,10 @@ struct auxsample_image;
  *		VMID, as the trace configuration says the OS writes it),
  *		-1 when the trace does not say (ETM only);
  *   ERROR	a decode error, -enum auxsample_error in @kind, at snippet
- *		offset @from (every one: __errors() keeps the first few).
+ *		offset @from (every one: __errors() keeps the first few);
+ *   TIMESTAMP	the trace's own timestamp @to, raw, carried by the packet at
+ *		snippet offset @from (ETM only: TIMESTAMP elements and
+ *		timestamps that other elements carry).
  * It is called from the decoding thread, during __decode().
  */
 enum auxsample_flow_type {
@@ -106,6 +109,7 @@ enum auxsample_flow_type {
 	AUXSAMPLE_FLOW_GAP,
 	AUXSAMPLE_FLOW_CONTEXT,
 	AUXSAMPLE_FLOW_ERROR,
+	AUXSAMPLE_FLOW_TIMESTAMP,
 };
 
 struct auxsample_flow {
