@@ -166,6 +166,20 @@ grep -q 'auxsample streams: [1-9][0-9]* samples decoded from them' "$out" ||
 	fail "threads: not decoded as streams"
 python3 "$lib/auxsample_truth.py" --auxsample "$tmp/threads.data" 64 perf > "$out" 2>&1 ||
 	fail "threads, streams: not the truth"
+# Small snippets, many without a PSB of their own: decoded alone they give
+# nothing, in a stream (which knows the state from the snippets before
+# them) their true branches.
+perf auxsample simulate -o "$tmp/small.data" --no-tsc --aux-sample-size 1K -c 700 -- \
+	"$wl" branches 40 > /dev/null 2>&1
+nosync_alone=$(perf auxsample script --no-reuse -i "$tmp/small.data" 2>&1 > /dev/null |
+	       sed -n 's/.* \([0-9]*\) without a sync point.*/\1/p')
+nosync=$(perf auxsample script -i "$tmp/small.data" 2>&1 > /dev/null |
+	 sed -n 's/.* \([0-9]*\) without a sync point.*/\1/p')
+[ "${nosync_alone:-0}" -gt 0 ] && [ "${nosync:-1}" -lt "$nosync_alone" ] ||
+	fail "small snippets: ${nosync:-?} without a sync point in streams, ${nosync_alone:-?} alone"
+python3 "$lib/auxsample_truth.py" --auxsample "$tmp/small.data" 64 perf > "$out" 2>&1 ||
+	fail "small snippets, streams: not the truth"
+echo "small snippets: $nosync_alone without a sync point alone, $nosync in streams: $(cat "$out")"
 branches=$(grep -c '^.branch' "$tmp/stream")
 perf report -i "$data" --stdio > "$out" 2>&1
 grep -q "^# Event count (approx.): $branches\$" "$out" ||
