@@ -3,15 +3,16 @@
 """Virtual LBR decoding speed: libauxsample against perf's own decoder.
 
 usage: bench/run.py [--runs N] [--out DIR] [--iterations N] [--threads LIST]
-                    [--perf PATH]
+                    [--perf PATH] [--files sparse,medium,dense]
 
-Records two simulated Intel PT sample-mode files once (perf auxsample
+Records three simulated Intel PT sample-mode files once (perf auxsample
 simulate --mtc --cyc) of the tests' workload ('branches N', N from
 --iterations, default 400: about 87k instructions; single-stepping runs
 at 15-25k instructions a second, so 4000 takes a minute or two a file):
-'sparse', one sample every 5000 instructions (mostly disjoint snippets,
-the usual case), and 'dense', one every 200 (consecutive snippets overlap
-by most of their bytes).  Then, on the same files, times
+'sparse', one sample every 40000 instructions (disjoint 4 KiB snippets,
+which hold about 26000 instructions of this trace: the usual case at
+default sample rates), 'medium', one every 5000 (consecutive snippets
+overlap by about 80%), and 'dense', one every 200 (by 99%).  Then, on the same files, times
 
   ours      perf auxsample script --depth 64 -j T > /dev/null
   upstream  perf script --itrace=L64 -F ip,brstack > /dev/null
@@ -60,7 +61,7 @@ def run(cmd):
 
 
 def record(out, name, period, iterations):
-    data = os.path.join(out, '%s-%d.data' % (name, iterations))
+    data = os.path.join(out, '%s-%d-c%d.data' % (name, iterations, period))
     if not os.path.exists(data):
         subprocess.run([PERF, 'auxsample', 'simulate', '--mtc', '--cyc', '-c', str(period),
                         '-o', data, '--', os.path.join(out, 'workload'), 'branches',
@@ -78,6 +79,7 @@ def main():
     ap.add_argument('--iterations', type=int, default=400)
     ap.add_argument('--threads', default='1,2')
     ap.add_argument('--perf', default=PERF)
+    ap.add_argument('--files', default='sparse,medium,dense')
     args = ap.parse_args()
     perf = args.perf
     threads = [int(t) for t in args.threads.split(',')]
@@ -91,7 +93,9 @@ def main():
     print('| file | samples | branches | tool | wall s | CPU s | ns/branch | samples/s | '
           'peak RSS MiB | upstream/ours wall | upstream/ours CPU |')
     print('|---|---|---|---|---|---|---|---|---|---|---|')
-    for name, period in (('sparse', 5000), ('dense', 200)):
+    periods = {'sparse': 40000, 'medium': 5000, 'dense': 200}
+    for name in args.files.split(','):
+        period = periods[name]
         data, samples, branches = record(args.out, name, period, args.iterations)
         upstream_script = [PERF, 'script', '--itrace=L64', '-F', 'ip,brstack', '-i', data]
         upstream_report = [PERF, 'report', '--stdio', '--itrace=L64', '-i', data]
