@@ -127,6 +127,8 @@ struct auxsample_inject {
 	unsigned int		depth;
 	bool			callchain;
 	bool			force;
+	/* no AUX samples: the samples beside a full trace, with their windows */
+	bool			windows;
 	u64			data_offset;
 	u64			bytes_written;
 	u64			samples;	/* AUX samples rewritten */
@@ -146,13 +148,26 @@ static bool auxsample_inject__has_aux(const struct evsel *evsel)
 	       evsel->core.attr.aux_sample_size;
 }
 
+/*
+ * Whose samples get the virtual LBR: those with AUX area data, or, beside
+ * a full trace, every sampled event but the trace's own.
+ */
+static bool auxsample_inject__rewrites(const struct auxsample_inject *inject,
+				       struct evsel *evsel)
+{
+	if (!inject->windows)
+		return auxsample_inject__has_aux(evsel);
+	return !auxtrace__evsel_is_auxtrace(inject->session, evsel) &&
+	       !evsel__is_dummy_event(evsel);
+}
+
 /* The sample_type of @evsel's samples in the output. */
 static u64 auxsample_inject__sample_type(const struct auxsample_inject *inject,
-					 const struct evsel *evsel)
+					 struct evsel *evsel)
 {
 	u64 type = evsel->core.attr.sample_type;
 
-	if (!auxsample_inject__has_aux(evsel))
+	if (!auxsample_inject__rewrites(inject, evsel))
 		return type;
 	type &= ~(u64)PERF_SAMPLE_AUX;
 	type |= PERF_SAMPLE_BRANCH_STACK;
@@ -276,7 +291,7 @@ static int auxsample_inject__sample(const struct perf_tool *tool, union perf_eve
 	struct perf_sample out;
 	size_t size;
 
-	if (!auxsample_inject__has_aux(evsel))
+	if (!auxsample_inject__rewrites(inject, evsel))
 		return auxsample_inject__write(inject, event, event->header.size);
 
 	/* perf report's decoder has set the branch stack, unless it failed. */
@@ -379,10 +394,36 @@ static int auxsample_inject__check_input(struct auxsample_inject *inject)
 		}
 		aux = true;
 	}
+	/* A full trace: its samples may get the windows before them. */
+	if (!aux && perf_header__has_feat(header, HEADER_AUXTRACE)) {
+		inject->windows = true;
+		return 0;
+	}
 	if (!aux) {
 		pr_err("perf auxsample inject: %s has no AUX area samples: record with perf record -A (see perf-record(1))\n",
 		       inject->input);
 		return -ENODATA;
+	}
+	return 0;
+}
+
+/* Beside a full trace: the events to rewrite are known once the decoder is. */
+static int auxsample_inject__check_windows(struct auxsample_inject *inject)
+{
+	struct evsel *evsel;
+
+	if (!inject->session->auxtrace) {
+		pr_err("perf auxsample inject: %s has no AUX area samples, and no samples beside its trace that get the window before them: record with perf record -A (see perf-record(1))\n",
+		       inject->input);
+		return -ENODATA;
+	}
+	evlist__for_each_entry(inject->session->evlist, evsel) {
+		if (auxsample_inject__rewrites(inject, evsel) &&
+		    (evsel->core.attr.sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+			pr_err("perf auxsample inject: the %s samples of %s have branch stacks already\n",
+			       evsel__name(evsel), inject->input);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -445,7 +486,7 @@ static int auxsample_inject__write_header(struct auxsample_inject *inject)
 	evlist__for_each_entry(session->evlist, evsel) {
 		struct perf_event_attr *attr = &evsel->core.attr;
 
-		if (!auxsample_inject__has_aux(evsel))
+		if (!auxsample_inject__rewrites(inject, evsel))
 			continue;
 		attr->sample_type = auxsample_inject__sample_type(inject, evsel);
 		/* perf_event__synthesize_sample() writes hw_idx. */
@@ -518,6 +559,8 @@ static int auxsample_inject__setup_decoder(struct auxsample_inject *inject)
 	err = auxsample_report__setup(inject->session, &inject->tool, &itrace, inject->depth);
 	if (err)
 		return err;
+	if (inject->windows)
+		return auxsample_inject__check_windows(inject);
 	if (!inject->session->auxtrace) {
 		pr_err("perf auxsample inject needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
 		return -EOPNOTSUPP;

@@ -124,6 +124,15 @@ fixture() {
 		fail "perf report: not the $branches branches of the windows"
 	grep -q 'Source Symbol.*Target Symbol' "$out" || fail "perf report: not in branch mode"
 
+	# perf auxsample inject: the windows as branch stacks, as for Intel PT.
+	perf auxsample inject -i "$data" -o "$tmp/injected.data" > "$out" 2>&1 ||
+		fail "inject failed"
+	grep -q "$samples samples written to .*, 12 decoded" "$out" ||
+		fail "inject: not 12 of $samples samples decoded"
+	perf report -b --stdio -i "$tmp/injected.data" > "$out" 2>&1
+	grep -q "^# Event count (approx.): $branches\$" "$out" ||
+		fail "inject: not the $branches branches of the windows"
+
 	# Timestamps that are not the kernel's time place no sample: it says so.
 	if python3 "$lib/auxsample_etm_fixture.py" make "$snapshot" "$ppl" "$data" -1 \
 			> "$out" 2>&1; then

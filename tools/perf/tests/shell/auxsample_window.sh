@@ -108,6 +108,18 @@ perf report -i "$data" --stdio --itrace=i10000 > "$out" 2>&1
 grep -q "^# Samples: .* of event 'instructions:uH'" "$out" ||
 	fail "report --itrace: perf's own decoder did not synthesize samples"
 
+# perf auxsample inject: the samples with their windows' virtual LBRs as
+# branch stacks, for stock tools; the trace itself left out.
+perf auxsample inject -i "$data" -o "$tmp/injected.data" > "$out" 2>&1 || fail "inject failed"
+grep -q "$samples samples written to .*, $samples decoded" "$out" ||
+	fail "inject: not $samples samples decoded"
+perf evlist -v -i "$tmp/injected.data" | grep '^instructions:u:' > "$out"
+grep -q 'sample_type: [A-Z|]*BRANCH_STACK' "$out" || fail "inject: no BRANCH_STACK in sample_type"
+perf report -b --stdio -i "$tmp/injected.data" > "$out" 2>&1
+grep -q "^# Event count (approx.): $branches\$" "$out" || fail "inject: not $branches branches"
+perf report -D -i "$tmp/injected.data" > "$out" 2>&1
+grep -q 'PERF_RECORD_AUXTRACE ' "$out" && fail "inject: the trace is still there"
+
 # With cycle-accurate timing perf's own decoder places every sample where
 # it was taken: its --itrace=L entries are ours, entry for entry.
 if check "timed, MTC and CYC" 64 --mtc --cyc -c 700 -- "$wl" branches 40; then
