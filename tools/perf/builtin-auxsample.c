@@ -58,6 +58,40 @@ static const char * const auxsample_usage[] = {
 
 #define AUXSAMPLE_DEFAULT_DEPTH	64
 
+static int parse_size(const struct option *opt, const char *str, int unset)
+{
+	static struct parse_tag tags[] = {
+		{ .tag = 'B', .mult = 1 }, { .tag = 'K', .mult = 1 << 10 },
+		{ .tag = 'M', .mult = 1 << 20 }, { .tag = 0 },
+	};
+	unsigned long val;
+	char *end;
+
+	if (unset)
+		return -1;
+	val = strtoul(str, &end, 0);
+	if (*end)
+		val = parse_tag_value(str, tags);
+	if (val == (unsigned long)-1 || val > UINT_MAX) {
+		pr_err("bad size: %s\n", str);
+		return -1;
+	}
+	*(u64 *)opt->value = val;
+	return 0;
+}
+
+/* Windows before samples: at most this much trace, as a snippet of that size. */
+#define AUXSAMPLE_DEFAULT_WINDOW	(64 * 1024)
+#define AUXSAMPLE_MAX_WINDOW		(16 * 1024 * 1024)
+
+static int check_window(u64 size)
+{
+	if (size >= 256 && size <= AUXSAMPLE_MAX_WINDOW)
+		return 0;
+	pr_err("perf auxsample: --window-size must be from 256 bytes to 16M\n");
+	return -1;
+}
+
 static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 {
 	struct auxsample_script_opts opts = {
@@ -68,6 +102,7 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	const char * const script_usage[] = { "perf auxsample script [<options>]", NULL };
 	const char * const stat_usage[] = { "perf auxsample stat [<options>]", NULL };
 	const char * const *usage = stat ? stat_usage : script_usage;
+	u64 window = AUXSAMPLE_DEFAULT_WINDOW;
 	bool reuse = true;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
@@ -75,6 +110,8 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object per sample (script)"),
 		OPT_BOOLEAN(0, "reuse", &reuse,
 			    "decode the overlapping snippets of a CPU once (default: on)"),
+		OPT_CALLBACK(0, "window-size", &window, "size",
+			     "trace before a sample beside a full trace (default 64K)", parse_size),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
@@ -92,6 +129,9 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	if (argc)
 		usage_with_options(usage, options);
 	opts.no_reuse = !reuse;
+	if (check_window(window))
+		return 1;
+	opts.window = window;
 	if (opts.autofdo && (stat || opts.json)) {
 		pr_err("perf auxsample: --autofdo is a perf auxsample script output of its own, without --json\n");
 		return 1;
@@ -686,6 +726,7 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		.max_entries = 20,
 	};
 	const char * const usage[] = { "perf auxsample report [<options>]", NULL };
+	u64 window = AUXSAMPLE_DEFAULT_WINDOW;
 	bool reuse = true;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
@@ -705,6 +746,8 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object with all sections"),
 		OPT_BOOLEAN(0, "reuse", &reuse,
 			    "decode the overlapping snippets of a CPU once (default: on)"),
+		OPT_CALLBACK(0, "window-size", &window, "size",
+			     "trace before a sample beside a full trace (default 64K)", parse_size),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
@@ -715,6 +758,9 @@ static int cmd_auxsample_report(int argc, const char **argv)
 	if (argc)
 		usage_with_options(usage, options);
 	opts.no_reuse = !reuse;
+	if (check_window(window))
+		return 1;
+	opts.window = window;
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_hot__run(&opts) ? 1 : 0;
 #else
@@ -723,27 +769,6 @@ static int cmd_auxsample_report(int argc, const char **argv)
 #endif
 }
 
-static int parse_size(const struct option *opt, const char *str, int unset)
-{
-	static struct parse_tag tags[] = {
-		{ .tag = 'B', .mult = 1 }, { .tag = 'K', .mult = 1 << 10 },
-		{ .tag = 'M', .mult = 1 << 20 }, { .tag = 0 },
-	};
-	unsigned long val;
-	char *end;
-
-	if (unset)
-		return -1;
-	val = strtoul(str, &end, 0);
-	if (*end)
-		val = parse_tag_value(str, tags);
-	if (val == (unsigned long)-1 || val > UINT_MAX) {
-		pr_err("bad size: %s\n", str);
-		return -1;
-	}
-	*(u64 *)opt->value = val;
-	return 0;
-}
 
 static int cmd_auxsample_simulate(int argc, const char **argv)
 {

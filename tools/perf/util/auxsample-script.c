@@ -42,7 +42,6 @@
 
 #define STAT_MAX_CPUS	4096
 /* The most trace a sample beside a full trace gets: 32 PSBs of 2K. */
-#define AUXSAMPLE_WINDOW_BYTES	(64 * 1024)
 #define OVERLAP_PROBE	32	/* bytes of a snippet looked for in the previous one */
 #define AUXSAMPLE_POOL_JOBS	256	/* samples in flight in a decoding pool */
 
@@ -105,6 +104,7 @@ struct auxsample_walk {
 	struct sym_cache_entry		*sym_cache;
 	u64				sym_generation;
 	struct strbuf			line;		/* a sample's text */
+	size_t				window;	/* bytes before a sample, full trace */
 	/* overlapping snippets decoded once, unless ->no_reuse */
 	struct auxsample_streams	*streams;
 	bool				no_reuse;
@@ -821,7 +821,7 @@ static int auxsample_walk__aux_output_hw_id(const struct perf_tool *tool,
 static int auxsample_walk__init_fulltrace(struct auxsample_walk *w)
 {
 	w->ft = auxsample_fulltrace__new();
-	w->windows = auxsample_windows__new(AUXSAMPLE_WINDOW_BYTES);
+	w->windows = auxsample_windows__new(w->window);
 	if (!w->ft || !w->windows)
 		return -ENOMEM;
 	w->tool.auxtrace = auxsample_walk__auxtrace;
@@ -1009,6 +1009,7 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 			.threads = opts->threads,
 			/* Statistics are of each snippet on its own. */
 			.no_reuse = opts->stat || opts->no_reuse,
+			.window = opts->window,
 			.sample = auxsample_script__sample,
 			.done = auxsample_script__done,
 			.fulltrace = auxsample_script__fulltrace,
@@ -1994,6 +1995,7 @@ static int auxsample_hot__init(struct auxsample_hot *h, const struct auxsample_h
 	h->walk.depth = opts->depth;
 	h->walk.threads = opts->threads;
 	h->walk.no_reuse = opts->no_reuse;
+	h->walk.window = opts->window;
 	h->walk.sample = auxsample_hot__sample;
 	h->walk.done = auxsample_hot__print;
 	for (int id = 0; id < HOT_NR_SECTIONS; id++)

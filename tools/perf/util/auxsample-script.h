@@ -15,6 +15,7 @@ struct auxsample_script_opts {
 	bool		json;
 	bool		stat;		/* statistics instead of samples */
 	bool		no_reuse;	/* decode overlapping snippets each alone */
+	size_t		window;		/* bytes before a sample beside a full trace */
 	/* decode the trace buffers, not AUX samples (auxsample-etm.h) */
 	bool		full_trace;
 	bool		autofdo;	/* full trace as AutoFDO text */
@@ -38,6 +39,7 @@ struct auxsample_hot_opts {
 	const char	*symbols;	/* only items in these functions */
 	bool		json;
 	bool		no_reuse;	/* decode overlapping snippets each alone */
+	size_t		window;		/* bytes before a sample beside a full trace */
 };
 
 int auxsample_hot__run(const struct auxsample_hot_opts *opts);

@@ -95,6 +95,13 @@ grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
 perf auxsample report -i "$data" > "$out" 2>&1
 grep -q "^# perf auxsample report: $samples AUX samples, $samples decoded" "$out" ||
 	fail "report: not $samples samples decoded"
+# --window-size: windows of 1K, as 1K snippets would be, many without a PSB.
+perf auxsample stat -i "$data" --window-size 1K > "$out" 2>&1
+bytes=$(sed -n 's/^ *[0-9]*  bytes of trace (\([0-9]*\) per sample)$/\1/p' "$out")
+[ "${bytes:-1025}" -le 1024 ] || fail "--window-size 1K: ${bytes:-?} bytes per window"
+grep -q '^ *0  samples without a sync point' "$out" && fail "--window-size 1K: every window has a PSB"
+perf auxsample script -i "$data" --window-size 100 > "$out" 2>&1 && fail "--window-size 100 taken"
+grep -q 'window-size must be from 256 bytes to 16M' "$out" || fail "--window-size 100: no clear error"
 perf auxsample script -i "$data" --json > "$out" 2>&1
 [ "$(grep -c '^{' "$out")" = "$samples" ] || fail "script --json: not $samples samples"
 
