@@ -165,6 +165,7 @@ struct auxsample_inject {
 	const char		*input;
 	union perf_event	*event;		/* the sample being rewritten */
 	unsigned int		depth;
+	unsigned int		threads;	/* decoding threads, 0: per CPU */
 	bool			callchain;
 	bool			force;
 	/* no AUX samples: the samples beside a full trace, with their windows */
@@ -314,8 +315,12 @@ static int auxsample_inject__finished_round(const struct perf_tool *tool,
 					    union perf_event *event,
 					    struct ordered_events *oe)
 {
+	struct auxsample_inject *inject = container_of(tool, struct auxsample_inject, tool);
 	int err = perf_event__process_finished_round(tool, event, oe);
 
+	/* And the samples still decoding in threads. */
+	if (!err)
+		err = auxsample_report__flush(inject->session);
 	return err ?: auxsample_inject__repipe(tool, event, NULL, NULL);
 }
 
@@ -599,6 +604,7 @@ static int auxsample_inject__setup_decoder(struct auxsample_inject *inject)
 	err = auxsample_report__setup(inject->session, &inject->tool, &itrace, inject->depth);
 	if (err)
 		return err;
+	auxsample_report__set_threads(inject->session, inject->threads);
 	if (inject->windows)
 		return auxsample_inject__check_windows(inject);
 	if (!inject->session->auxtrace) {
@@ -700,6 +706,8 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 			    "add the call chain each snippet shows to samples recorded without one"),
 		OPT_BOOLEAN('f', "force", &inject.force,
 			    "overwrite the output file; don't complain about the input's owner"),
+		OPT_UINTEGER('j', "threads", &inject.threads,
+			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

@@ -52,6 +52,14 @@ struct auxsample_report {
 	struct auxsample_decoder	*dec;	/* proc's, for the sample at hand */
 	struct auxsample_proc		proc;
 	struct auxsample_streams	*streams;	/* overlapping snippets */
+	/*
+	 * Samples decoded alone go to decoding threads and are delivered
+	 * again when decoded, in order; the events between them wait.
+	 */
+	struct perf_session		*session;
+	struct auxsample_pool		*pool;
+	unsigned int			threads;	/* 0: one per online CPU */
+	bool				pool_tried;
 	struct branch_stack		*bs;
 	struct ip_callchain		*chain;		/* context, ip, callers */
 	unsigned int			chain_max;
@@ -130,9 +138,13 @@ struct report_sample {
 
 static int auxsample_report__fill(void *arg, const struct auxsample_result *res);
 
-/* In this thread: 0 when filled in, -ENOENT to decode the sample alone. */
+/*
+ * In this thread: 0 when filled in, -ENOENT to decode the sample alone.
+ * @claimed: the sample's place in its stream, found already, or NULL.
+ */
 static int auxsample_report__decode_stream(struct auxsample_report *r, struct machine *machine,
-					   struct thread *thread, struct perf_sample *sample)
+					   struct thread *thread, struct perf_sample *sample,
+					   const struct auxsample_stream_job *claimed)
 {
 	struct report_sample rs = { r, sample };
 	struct auxsample_stream_ctx ctx = {
@@ -144,7 +156,9 @@ static int auxsample_report__decode_stream(struct auxsample_report *r, struct ma
 	};
 	struct auxsample_stream_job job;
 
-	if (auxsample_streams__claim(r->streams, sample, &job))
+	if (claimed)
+		job = *claimed;
+	else if (auxsample_streams__claim(r->streams, sample, &job))
 		return -ENOENT;
 	ctx.image = auxsample_proc__image(&r->proc, machine, thread);
 	if (!ctx.image)
@@ -184,7 +198,8 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 /* Decode @sample's snippet, with @config, into r->bs and r->chain. */
 static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
 				    struct perf_sample *sample,
-				    const struct auxsample_config *config)
+				    const struct auxsample_config *config,
+				    const struct auxsample_stream_job *claimed)
 {
 	struct machine *machine = &session->machines.host;
 	struct report_sample rs = { r, sample };
@@ -197,7 +212,7 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	if (!thread)
 		return -ENOMEM;
 	if (r->streams)
-		err = auxsample_report__decode_stream(r, machine, thread, sample);
+		err = auxsample_report__decode_stream(r, machine, thread, sample, claimed);
 	if (err == -ENOENT) {
 		r->dec = auxsample_proc__decoder(&r->proc, config, machine, thread);
 		if (r->dec) {
@@ -231,6 +246,82 @@ static const struct report_window *auxsample_report__window(struct auxsample_rep
 	return NULL;
 }
 
+/* @sample's decode has set r->bs and r->chain, unless it failed: onto the sample. */
+static void auxsample_report__attach(struct auxsample_report *r, struct perf_sample *sample,
+				     int err)
+{
+	if (err) {
+		/* One sample's trouble never costs the others theirs. */
+		if (!r->warned)
+			pr_warning("virtual LBR: %s\n", auxsample_strerror(err));
+		r->warned = true;
+		return;
+	}
+	sample->branch_stack = r->bs;
+	sample->no_hw_idx = false;
+	if (!sample->callchain && r->chain->nr)
+		sample->callchain = r->chain;
+}
+
+/*
+ * A decoded sample, in its turn: delivered again, parsed from the copy of
+ * its event, with its virtual LBR.  perf counted the event when it read it.
+ */
+static int auxsample_report__deliver(void *arg, struct thread *thread __maybe_unused,
+				     struct perf_sample *copy __maybe_unused,
+				     struct evsel *evsel __maybe_unused,
+				     const struct auxsample_result *res, union perf_event *event)
+{
+	struct auxsample_report *r = arg;
+	struct perf_session *session = r->session;
+	struct perf_sample sample;
+	struct report_sample rs = { r, &sample };
+	int err = evlist__parse_sample(session->evlist, event, &sample);
+
+	if (err)
+		return err;
+	auxsample_report__attach(r, &sample, auxsample_report__fill(&rs, res));
+	/* The trace has been decoded: tools see the sample as without threads. */
+	sample.aux_sample.data = NULL;
+	sample.aux_sample.size = 0;
+	session->evlist->stats.nr_events[event->header.type]--;
+	return perf_session__deliver_synth_event(session, event, &sample);
+}
+
+/* Intel PT only (OpenCSD keeps global state), and with more than one CPU. */
+static void auxsample_report__start_pool(struct auxsample_report *r)
+{
+	long nr = r->threads ?: sysconf(_SC_NPROCESSORS_ONLN);
+
+	r->pool_tried = true;
+	if (r->config.type != AUXSAMPLE_TRACE_INTEL_PT || nr <= 1)
+		return;
+	r->pool = auxsample_pool__new(&r->config, min_t(long, nr, AUXSAMPLE_POOL_JOBS),
+				      AUXSAMPLE_POOL_JOBS, auxsample_report__deliver, r);
+	if (!r->pool)
+		pr_warning("virtual LBR: decoding without threads\n");
+}
+
+/* To a decoding thread: 1 when it took the sample, 0 to decode it here. */
+static int auxsample_report__submit(struct auxsample_report *r, union perf_event *event,
+				    struct perf_sample *sample)
+{
+	struct machine *machine = &r->session->machines.host;
+	struct evsel *evsel = evlist__id2evsel(r->session->evlist, sample->id);
+	struct auxsample_image *image;
+	struct thread *thread;
+	int err;
+
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!thread)
+		return -ENOMEM;
+	image = auxsample_proc__image(&r->proc, machine, thread);
+	err = image ? auxsample_pool__submit(r->pool, machine, thread, image, event, sample,
+					     evsel, r->depth) : -ENOMEM;
+	thread__put(thread);
+	return err ?: 1;
+}
+
 static int auxsample_report__process_event(struct perf_session *session,
 					   union perf_event *event,
 					   struct perf_sample *sample,
@@ -238,36 +329,48 @@ static int auxsample_report__process_event(struct perf_session *session,
 {
 	struct auxsample_report *r = to_report(session);
 	const struct report_window *w = NULL;
+	struct auxsample_stream_job job;
+	bool claimed = false;
 	int err;
 
 	if (event->header.type != PERF_RECORD_SAMPLE || sample->branch_stack || !r->have_config)
-		return 0;
+		goto out_in_order;
 	if (!sample->aux_sample.size) {
 		w = auxsample_report__window(r, sample);
 		if (!w)
-			return 0;
+			goto out_in_order;
 		/* The window stands for the AUX data the sample lacks. */
 		sample->aux_sample.data = (void *)w->data;
 		sample->aux_sample.size = w->size;
 	}
-	err = auxsample_report__decode(r, session, sample,
-				       w && w->config ? w->config : &r->config);
+	if (!r->pool_tried)
+		auxsample_report__start_pool(r);
+	/* A stream's samples cost little each: here, after the ones before them. */
+	if (r->pool && !(w && w->config))
+		claimed = !auxsample_streams__claim(r->streams, sample, &job);
+	if (r->pool && !(w && w->config) && !claimed) {
+		err = auxsample_report__submit(r, event, sample);
+		if (w) {
+			sample->aux_sample.data = NULL;
+			sample->aux_sample.size = 0;
+		}
+		return err;
+	}
+	err = auxsample_pool__flush(r->pool);
+	if (!err)
+		err = auxsample_report__decode(r, session, sample,
+					       w && w->config ? w->config : &r->config,
+					       claimed ? &job : NULL);
 	if (w) {
 		sample->aux_sample.data = NULL;
 		sample->aux_sample.size = 0;
 	}
-	if (err) {
-		/* One sample's trouble never costs the others theirs. */
-		if (!r->warned)
-			pr_warning("virtual LBR: %s\n", auxsample_strerror(err));
-		r->warned = true;
-		return 0;
-	}
-	sample->branch_stack = r->bs;
-	sample->no_hw_idx = false;
-	if (!sample->callchain && r->chain->nr)
-		sample->callchain = r->chain;
+	auxsample_report__attach(r, sample, err);
 	return 0;
+
+out_in_order:
+	/* The samples still decoding come first. */
+	return auxsample_pool__flush(r->pool);
 }
 
 /* Full trace: the windows were found on the first pass. */
@@ -278,10 +381,23 @@ static int auxsample_report__process_auxtrace_event(struct perf_session *session
 	return 0;
 }
 
-static int auxsample_report__flush_events(struct perf_session *session __maybe_unused,
+static int auxsample_report__flush_events(struct perf_session *session,
 					  const struct perf_tool *tool __maybe_unused)
 {
-	return 0;
+	return auxsample_pool__flush(to_report(session)->pool);
+}
+
+int auxsample_report__flush(struct perf_session *session)
+{
+	if (!session->auxtrace || session->auxtrace->flush_events != auxsample_report__flush_events)
+		return 0;
+	return auxsample_pool__flush(to_report(session)->pool);
+}
+
+void auxsample_report__set_threads(struct perf_session *session, unsigned int threads)
+{
+	if (session->auxtrace && session->auxtrace->flush_events == auxsample_report__flush_events)
+		to_report(session)->threads = threads;
 }
 
 static void auxsample_report__free_events(struct perf_session *session __maybe_unused)
@@ -293,6 +409,8 @@ static void auxsample_report__free(struct perf_session *session)
 	struct auxsample_report *r = to_report(session);
 
 	session->auxtrace = NULL;
+	/* Its jobs hold threads and images: first. */
+	auxsample_pool__delete(r->pool);
 	auxsample_streams__delete(r->streams);
 	auxsample_proc__exit(&r->proc);
 	auxsample_config__exit(&r->config);
@@ -509,6 +627,7 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 		return -ENOMEM;
 	}
 	r->depth = depth;
+	r->session = session;
 	if (windows) {
 		err = auxsample_report__windows(r, session);
 		if (err || !r->nr_wins) {

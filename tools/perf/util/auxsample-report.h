@@ -22,14 +22,33 @@ struct perf_tool;
 #define AUXSAMPLE_REPORT_DEPTH	64
 #define AUXSAMPLE_REPORT_WINDOW_BYTES	(64 * 1024)
 
+/*
+ * Samples decoded alone go to decoding threads, one per online CPU or
+ * __set_threads() of them (1: none), and are delivered again, with their
+ * virtual LBR, in their turn: before any other event.  __flush() delivers
+ * them all, for tools that must write what came before a point (the end
+ * of a round).
+ */
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth);
+void auxsample_report__set_threads(struct perf_session *session, unsigned int threads);
+int auxsample_report__flush(struct perf_session *session);
 #else
 static inline int auxsample_report__setup(struct perf_session *session __maybe_unused,
 					  struct perf_tool *tool __maybe_unused,
 					  struct itrace_synth_opts *itrace __maybe_unused,
 					  unsigned int depth __maybe_unused)
+{
+	return 0;
+}
+
+static inline void auxsample_report__set_threads(struct perf_session *session __maybe_unused,
+						 unsigned int threads __maybe_unused)
+{
+}
+
+static inline int auxsample_report__flush(struct perf_session *session __maybe_unused)
 {
 	return 0;
 }

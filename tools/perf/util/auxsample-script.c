@@ -43,7 +43,6 @@
 #define STAT_MAX_CPUS	4096
 /* The most trace a sample beside a full trace gets: 32 PSBs of 2K. */
 #define OVERLAP_PROBE	32	/* bytes of a snippet looked for in the previous one */
-#define AUXSAMPLE_POOL_JOBS	256	/* samples in flight in a decoding pool */
 
 /* The previous snippet of each CPU, to measure how much they overlap. */
 struct auxsample_prev {
@@ -502,7 +501,8 @@ static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thre
 
 /* A decoded sample, in file order: counted, then handed to w->sample(). */
 static int auxsample_walk__deliver(void *arg, struct thread *thread, struct perf_sample *sample,
-				   struct evsel *evsel, const struct auxsample_result *res)
+				   struct evsel *evsel, const struct auxsample_result *res,
+				   union perf_event *event __maybe_unused)
 {
 	struct auxsample_walk *w = arg;
 
@@ -530,7 +530,7 @@ static int auxsample_walk__stream_deliver(void *arg, const struct auxsample_resu
 {
 	struct walk_stream_sample *ws = arg;
 
-	return auxsample_walk__deliver(ws->w, ws->thread, ws->sample, ws->evsel, res);
+	return auxsample_walk__deliver(ws->w, ws->thread, ws->sample, ws->evsel, res, NULL);
 }
 
 /* A claim, in this thread: 0 when delivered, -ENOENT to decode the sample alone. */
@@ -588,7 +588,7 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 	nr = auxsample_decoder__decode(w->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       w->depth);
 	auxsample_result__init(&res, w->dec, nr, &stats);
-	return auxsample_walk__deliver(w, thread, sample, evsel, &res);
+	return auxsample_walk__deliver(w, thread, sample, evsel, &res, NULL);
 }
 
 /*
@@ -662,11 +662,11 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 							   thread, image);
 		auxsample_pool__unlock(w->pool);
 		if (err == -ENOENT)
-			err = auxsample_pool__submit(w->pool, machine, thread, image, sample,
-						     evsel, w->depth);
+			err = auxsample_pool__submit(w->pool, machine, thread, image, NULL,
+						     sample, evsel, w->depth);
 	} else {
-		err = auxsample_pool__submit(w->pool, machine, thread, image, sample, evsel,
-					     w->depth);
+		err = auxsample_pool__submit(w->pool, machine, thread, image, NULL, sample,
+					     evsel, w->depth);
 	}
 	auxsample_pool__lock(w->pool);
 	thread__put(thread);

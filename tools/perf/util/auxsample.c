@@ -198,6 +198,9 @@ struct auxsample_job {
 	bool				decoded;	/* under pool->lock */
 	void				*snippet;
 	size_t				snippet_cap;
+	union perf_event		*event;		/* a copy, if submitted with it */
+	size_t				event_cap;
+	bool				has_event;
 	/* the results */
 	struct auxsample_result		res;
 	struct auxsample_stats		stats;
@@ -392,6 +395,7 @@ static void auxsample_job__exit(struct auxsample_job *job)
 {
 	auxsample_job__release(job);
 	zfree(&job->snippet);
+	zfree(&job->event);
 	zfree(&job->branches);
 	zfree(&job->callchain);
 	zfree(&job->errors);
@@ -497,7 +501,8 @@ static int auxsample_pool__deliver_job(struct auxsample_pool *pool, struct auxsa
 	int err;
 
 	mutex_lock(&pool->perf_lock);
-	err = pool->deliver(pool->arg, job->thread, &job->sample, job->evsel, &job->res);
+	err = pool->deliver(pool->arg, job->thread, &job->sample, job->evsel, &job->res,
+			    job->has_event ? job->event : NULL);
 	auxsample_job__release(job);
 	mutex_unlock(&pool->perf_lock);
 	return err;
@@ -533,14 +538,18 @@ static int auxsample_pool__deliver(struct auxsample_pool *pool, u64 end)
 /* The sample, with its snippet, and what decoding it needs, into @job. */
 static int auxsample_job__init(struct auxsample_job *job, struct machine *machine,
 			       struct thread *thread, struct auxsample_image *image,
-			       struct perf_sample *sample, struct evsel *evsel,
-			       unsigned int depth)
+			       union perf_event *event, struct perf_sample *sample,
+			       struct evsel *evsel, unsigned int depth)
 {
 	int err = auxsample_job__copy(&job->snippet, &job->snippet_cap, sample->aux_sample.data,
 				      sample->aux_sample.size);
 
+	if (!err && event)
+		err = auxsample_job__copy((void **)&job->event, &job->event_cap, event,
+					  event->header.size);
 	if (err)
 		return err;
+	job->has_event = event;
 	job->sample = *sample;
 	job->sample.aux_sample.data = job->snippet;
 	/* Only the event's copy, which goes, holds these. */
@@ -563,8 +572,8 @@ static int auxsample_job__init(struct auxsample_job *job, struct machine *machin
 
 int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
 			   struct thread *thread, struct auxsample_image *image,
-			   struct perf_sample *sample, struct evsel *evsel,
-			   unsigned int depth)
+			   union perf_event *event, struct perf_sample *sample,
+			   struct evsel *evsel, unsigned int depth)
 {
 	struct auxsample_job *job;
 	int err;
@@ -575,7 +584,7 @@ int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
 			return err;
 	}
 	job = &pool->jobs[pool->tail % pool->window];
-	err = auxsample_job__init(job, machine, thread, image, sample, evsel, depth);
+	err = auxsample_job__init(job, machine, thread, image, event, sample, evsel, depth);
 	if (err)
 		return err;
 	mutex_lock(&pool->lock);

@@ -150,24 +150,29 @@ int auxsample_stream_job__decode(const struct auxsample_stream_job *job,
  */
 struct auxsample_pool;
 
+#define AUXSAMPLE_POOL_JOBS	256	/* samples in flight in a decoding pool */
+
 /*
  * @sample is a copy: its scalar fields and aux_sample hold, its other
- * pointers are NULL.  A non-zero return stops the delivery and is
+ * pointers are NULL; @event is a copy of the event, if it was submitted
+ * with it, else NULL.  A non-zero return stops the delivery and is
  * returned by the pool call that made it.
  */
 typedef int (*auxsample_pool_deliver_fn)(void *arg, struct thread *thread,
 					 struct perf_sample *sample, struct evsel *evsel,
-					 const struct auxsample_result *res);
+					 const struct auxsample_result *res,
+					 union perf_event *event);
 
 struct auxsample_pool *auxsample_pool__new(const struct auxsample_config *config,
 					   unsigned int nr_workers, unsigned int window,
 					   auxsample_pool_deliver_fn deliver, void *arg);
 /* Undelivered jobs are dropped. */
 void auxsample_pool__delete(struct auxsample_pool *pool);
+/* @event: copied too when not NULL, for ->deliver() to deliver it again. */
 int auxsample_pool__submit(struct auxsample_pool *pool, struct machine *machine,
 			   struct thread *thread, struct auxsample_image *image,
-			   struct perf_sample *sample, struct evsel *evsel,
-			   unsigned int depth);
+			   union perf_event *event, struct perf_sample *sample,
+			   struct evsel *evsel, unsigned int depth);
 /* Deliver every job submitted. */
 int auxsample_pool__flush(struct auxsample_pool *pool);
 /*

@@ -103,6 +103,16 @@ same_branches "perf script -F ip,brstack" "$data" "$injected" 64
 awk 'NF < 2 { exit 1 }' "$tmp/brstack" || fail "a sample without branches"
 [ "$(wc -l < "$tmp/brstack")" = "$samples" ] || fail "not $samples samples in perf script"
 
+# Decoding threads change nothing: the same events, in the same order.
+for j in 1 3; do
+	perf auxsample inject -j $j -i "$data" -o "$tmp/j$j.data" > "$out" 2>&1 ||
+		fail "inject -j $j failed"
+	perf script -F ip,brstack -i "$tmp/j$j.data" > "$tmp/j$j.brstack" 2> /dev/null
+	perf report -D -i "$tmp/j$j.data" 2> /dev/null | grep -o 'PERF_RECORD_[A-Z_0-9]*' > "$tmp/j$j.records"
+done
+cmp -s "$tmp/j1.brstack" "$tmp/j3.brstack" || fail "inject -j 3: other branch stacks than -j 1"
+cmp -s "$tmp/j1.records" "$tmp/j3.records" || fail "inject -j 3: other events, or in another order"
+
 # The attrs: branch stacks with hw_idx, no AUX samples.
 perf evlist -v -i "$injected" > "$out" 2>&1
 grep '^instructions:u:' "$out" > "$tmp/attr"
