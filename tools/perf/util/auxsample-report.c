@@ -312,13 +312,16 @@ static int auxsample_report__submit(struct auxsample_report *r, union perf_event
 	struct thread *thread;
 	int err;
 
+	/* The threads read code through perf's maps meanwhile. */
+	auxsample_pool__lock(r->pool);
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	if (!thread)
-		return -ENOMEM;
-	image = auxsample_proc__image(&r->proc, machine, thread);
+	image = thread ? auxsample_proc__image(&r->proc, machine, thread) : NULL;
+	auxsample_pool__unlock(r->pool);
 	err = image ? auxsample_pool__submit(r->pool, machine, thread, image, event, sample,
 					     evsel, r->depth) : -ENOMEM;
+	auxsample_pool__lock(r->pool);
 	thread__put(thread);
+	auxsample_pool__unlock(r->pool);
 	return err ?: 1;
 }
 
