@@ -48,6 +48,7 @@ auxsample_decoder__new(const struct auxsample_config *config)
 	size = config->size < sizeof(dec->config) ? config->size : sizeof(dec->config);
 	memcpy(&dec->config, config, size);
 	dec->config.size = sizeof(dec->config);
+	dec->tid = -1;
 	auxsample_image__get(dec->config.image);
 
 	if (auxsample_decoder__init_backend(dec)) {
@@ -317,6 +318,14 @@ AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 					dec->errors[i].offset - start : 0;
 	auxsample_decoder__finish(dec);
 	return dec->ring_count;
+}
+
+AUXSAMPLE_API int auxsample_decoder__set_thread(struct auxsample_decoder *dec, int64_t tid)
+{
+	if (!dec)
+		return -AUXSAMPLE_ERR_INVALID;
+	dec->tid = tid < 0 ? -1 : tid;
+	return 0;
 }
 
 AUXSAMPLE_API int auxsample_decoder__branches(const struct auxsample_decoder *dec,

@@ -62,6 +62,8 @@ struct etm_state {
 	struct auxsample_decoder *dec;
 	const uint8_t		*buf;		/* the snippet being decoded */
 	bool			synced_once;
+	/* the trace is another thread's than the decoder's (set_thread) */
+	bool			foreign;
 	int8_t			slot[ETM_NR_IDS];	/* trace ID -> src[], or -1 */
 	unsigned int		nr_src;
 	struct etm_source_state	src[];
@@ -254,11 +256,18 @@ static void etm_source__exception(struct etm_state *etm, struct etm_source_state
 	etm->dec->stats.end_ip = at;
 }
 
-/* Whose code runs now, as the OS writes it into CONTEXTIDR (perf's pid_fmt). */
+/*
+ * Whose code runs now, as the OS writes it into CONTEXTIDR (perf's pid_fmt:
+ * Linux writes the thread's ID).  Another thread's than the one decoded
+ * for: its trace is left out, and its code never read through the maps
+ * of the decoded one, where it would decode to branches that never were.
+ */
 static void etm_source__context(struct etm_state *etm, struct etm_source_state *s,
 				const ocsd_generic_trace_elem *el)
 {
 	struct auxsample_flow flow = { .type = AUXSAMPLE_FLOW_CONTEXT, .pid = -1, };
+	struct auxsample_decoder *dec = etm->dec;
+	bool foreign;
 
 	if (s->pid_in_vmid && el->context.vmid_valid)
 		flow.pid = el->context.vmid;
@@ -267,7 +276,13 @@ static void etm_source__context(struct etm_state *etm, struct etm_source_state *
 	if (flow.pid == s->pid)
 		return;
 	s->pid = flow.pid;
-	auxsample__flow(etm->dec, &flow);
+	auxsample__flow(dec, &flow);
+	foreign = dec->tid >= 0 && flow.pid >= 0 && flow.pid != dec->tid;
+	if (foreign && !etm->foreign) {
+		etm_source__lost(etm, s);
+		dec->stats.foreign++;
+	}
+	etm->foreign = foreign;
 }
 
 /*
@@ -320,6 +335,12 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 	}
 
 	etm_source__synced(etm, s, index);
+	if (el->elem_type == OCSD_GEN_TRC_ELEM_PE_CONTEXT) {
+		etm_source__context(etm, s, el);
+		return OCSD_RESP_CONT;
+	}
+	if (etm->foreign)
+		return OCSD_RESP_CONT;		/* until the decoded thread's again */
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_TRACE_ON:
 		/* Trace was off: a branch before went out of the traced code. */
@@ -345,9 +366,6 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 		break;
 	case OCSD_GEN_TRC_ELEM_EXCEPTION:
 		etm_source__exception(etm, s, el);
-		break;
-	case OCSD_GEN_TRC_ELEM_PE_CONTEXT:
-		etm_source__context(etm, s, el);
 		break;
 	default:
 		/* Exception returns come as ERET ranges; the rest is no flow. */
@@ -389,9 +407,13 @@ static uint32_t etm_read_memory(const void *context, const ocsd_vaddr_t addr,
 				uint8_t *buf)
 {
 	struct auxsample_decoder *dec = (struct auxsample_decoder *)context;
-	int n = dec->config.read_memory(buf, size, addr, dec->config.context);
+	struct etm_state *etm = dec->etm;
+	int n;
 
 	/* 0 is OpenCSD's "not accessible": an ADDR_NACC element, a gap. */
+	if (etm && etm->foreign)
+		return 0;
+	n = dec->config.read_memory(buf, size, addr, dec->config.context);
 	if (n <= 0)
 		return 0;
 	return (uint32_t)n < size ? (uint32_t)n : size;
@@ -536,6 +558,7 @@ void auxsample_etm__exit(struct auxsample_decoder *dec)
 static void etm_state__reset(struct etm_state *etm)
 {
 	etm->synced_once = false;
+	etm->foreign = false;
 	for (unsigned int i = 0; i < etm->nr_src; i++) {
 		struct etm_source_state *s = &etm->src[i];
 

@@ -34,6 +34,7 @@ struct auxsample_decoder {
 	unsigned int			depth;
 
 	struct auxsample_stats		stats;
+	int64_t				tid;	/* whose trace to decode, -1: any */
 	struct auxsample_decode_error	errors[AUXSAMPLE_MAX_ERRORS];
 	unsigned int			nr_errors;
 

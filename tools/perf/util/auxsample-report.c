@@ -216,7 +216,11 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	if (err == -ENOENT) {
 		r->dec = auxsample_proc__decoder(&r->proc, config, machine, thread);
 		if (r->dec) {
-			int nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
+			int nr;
+
+			/* ETM: the trace of the sample's thread only. */
+			auxsample_decoder__set_thread(r->dec, sample->tid);
+			nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
 							   sample->aux_sample.size, r->depth);
 
 			auxsample_result__init(&res, r->dec, nr, &stats);

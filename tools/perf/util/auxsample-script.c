@@ -585,6 +585,8 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 					 thread);
 	if (!w->dec)
 		return -ENOMEM;
+	/* ETM: the trace of the sample's thread only. */
+	auxsample_decoder__set_thread(w->dec, sample->tid);
 	nr = auxsample_decoder__decode(w->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       w->depth);
 	auxsample_result__init(&res, w->dec, nr, &stats);

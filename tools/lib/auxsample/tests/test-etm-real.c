@@ -1214,6 +1214,133 @@ static int test_flow(void)
 	return ret;
 }
 
+/* The threads the trace names (context IDs), and the branches decoded. */
+struct ctx_seen {
+	int64_t		pids[8];
+	unsigned int	nr;
+};
+
+static void ctx__record(const struct auxsample_flow *flow, void *context)
+{
+	struct ctx_seen *seen = context;
+
+	if (flow->type != AUXSAMPLE_FLOW_CONTEXT || flow->pid < 0)
+		return;
+	for (unsigned int k = 0; k < seen->nr; k++) {
+		if (seen->pids[k] == flow->pid)
+			return;
+	}
+	if (seen->nr < ARRAY_SIZE(seen->pids))
+		seen->pids[seen->nr++] = flow->pid;
+}
+
+static int ctx__decode(struct snapshot *ss, unsigned int i, int64_t tid, struct ctx_seen *seen,
+		       struct auxsample_stats *st)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_ETM,
+		.read_memory = snapshot__read,
+		.context = ss,
+		.etm = {
+			.sources = &ss->src[i],
+			.nr_sources = 1,
+			.formatted = ss->formatted,
+		},
+		.flow = ctx__record,
+		.flow_context = seen,
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	int n;
+
+	if (!dec)
+		return -1;
+	auxsample_decoder__set_thread(dec, tid);
+	n = auxsample_decoder__decode(dec, ss->trace, ss->trace_size, 64);
+	auxsample_decoder__stats(dec, st, sizeof(*st));
+	auxsample_decoder__delete(dec);
+	return n;
+}
+
+/*
+ * The thread decoded for: trace whose context ID names it decodes as with
+ * any thread; trace of another thread is left out, none of its branches.
+ */
+static int check_thread(struct snapshot *ss, unsigned int i, unsigned int *checked)
+{
+	struct auxsample_stats all, mine, other;
+	struct ctx_seen seen = { .nr = 0 }, ignore = { .nr = 0 };
+
+	/* No sync point, no thread named, or several: nothing to tell apart. */
+	if (ctx__decode(ss, i, -1, &seen, &all) < 0 || seen.nr != 1 || !all.branches)
+		return TEST_OK;
+	if (ctx__decode(ss, i, seen.pids[0], &ignore, &mine) < 0 ||
+	    ctx__decode(ss, i, seen.pids[0] + 1, &ignore, &other) < 0)
+		return TEST_FAIL;
+	pr_test("ID %#x: thread %" PRId64 ": %" PRIu64 " branches; as %" PRId64
+		": %" PRIu64 ", %" PRIu64 " left out; as another: %" PRIu64 ", %" PRIu64
+		" left out\n", ss->src[i].trace_id, seen.pids[0], all.branches, seen.pids[0],
+		mine.branches, mine.foreign, other.branches, other.foreign);
+	if (mine.branches != all.branches || mine.foreign || mine.errors != all.errors)
+		return TEST_FAIL;
+	if (!other.foreign || other.branches >= all.branches)
+		return TEST_FAIL;
+	(*checked)++;
+	return TEST_OK;
+}
+
+static const char * const perfdata_files[] = {
+	"perf_etm.data", "perf_with_unformatted_trace.data", "perf_kernel.data", NULL,
+};
+
+static int test_thread(void)
+{
+	static const char * const names[] = {
+		"a57_single_step", "juno_r1_1", "juno-uname-001", "test-file-mem-offsets",
+	};
+	unsigned int checked = 0;
+	int ret = TEST_OK;
+
+	for (unsigned int k = 0; k < ARRAY_SIZE(names); k++) {
+		struct snapshot *ss = snapshot__get("snapshots", names[k]);
+
+		if (!ss)
+			return TEST_SKIP;
+		for (unsigned int i = 0; i < ss->nr_src; i++) {
+			if (check_thread(ss, i, &checked) != TEST_OK) {
+				fprintf(stderr, "  %s ID %#x: not left out as another thread's\n",
+					names[k], ss->src[i].trace_id);
+				ret = TEST_FAIL;
+			}
+		}
+		snapshot__exit(ss);
+	}
+	/* simpleperf's recordings name the traced program's threads. */
+	for (const char * const *name = perfdata_files; *name; name++) {
+		struct snapshot *bufs[MAX_BUFFERS];
+		unsigned int nr = 0;
+
+		if (perfdata__load(*name, bufs, &nr))
+			continue;
+		for (unsigned int b = 0; b < nr; b++) {
+			for (unsigned int i = 0; i < bufs[b]->nr_src; i++) {
+				if (check_thread(bufs[b], i, &checked) != TEST_OK) {
+					fprintf(stderr, "  %s buffer %u ID %#x: %s\n", *name, b,
+						bufs[b]->src[i].trace_id,
+						"not left out as another thread's");
+					ret = TEST_FAIL;
+				}
+			}
+			snapshot__exit(bufs[b]);
+		}
+	}
+	if (ret == TEST_OK && !checked) {
+		test_skip_reason = "no snapshot names one thread in its context IDs";
+		return TEST_SKIP;
+	}
+	return ret;
+}
+
 /*
  * Timestamps: the flow's TIMESTAMP records of one source, against the
  * TIMESTAMP elements (and timestamps other elements carry, "TS=") that
@@ -1460,5 +1587,6 @@ const struct test tests_etm_real[] = {
 	{ "real ETM/ETE, corrupt and truncated snippets", test_corrupt },
 	{ "real ETM, the flow callback sees every branch, instruction and error", test_flow },
 	{ "real ETM/ETE timestamps as trc_pkt_lister's, and windows cut at them", test_timestamps },
+	{ "real ETM, another thread's trace is left out", test_thread },
 	{ NULL, NULL },
 };

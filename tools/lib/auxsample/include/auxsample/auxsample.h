@@ -177,6 +177,8 @@ struct auxsample_stats {
 	uint64_t	end_ip;		/* where the trace stopped (the sample point), or 0 */
 	/* offset decoding started at: the latest sync point giving enough */
 	uint64_t	decode_start;
+	/* stretches left out: another thread's (__set_thread()) */
+	uint64_t	foreign;
 };
 
 /* One decode error: where in the snippet, and the library's code. */
@@ -230,6 +232,15 @@ AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
 						  unsigned int max_branches);
 AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 					       uint64_t start, uint64_t end);
+
+/*
+ * The thread the next decodes are for, as the trace names it (ETM: the
+ * context ID, which Linux sets to the thread's ID), or -1, the default:
+ * any.  Trace that says it is another thread's is left out, a gap, and its
+ * code is not read (through the wrong thread's memory it would decode to
+ * branches that never were).  Intel PT trace names no thread.
+ */
+AUXSAMPLE_API int auxsample_decoder__set_thread(struct auxsample_decoder *dec, int64_t tid);
 
 /* Results of the last decode; valid until the next one. */
 AUXSAMPLE_API int auxsample_decoder__branches(const struct auxsample_decoder *dec,
