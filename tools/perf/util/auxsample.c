@@ -75,27 +75,87 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	return 0;
 }
 
-/* The process's image, made again when the process or its maps change. */
+static void auxsample_proc_entry__exit(struct auxsample_proc_entry *e)
+{
+	auxsample_decoder__delete(e->dec);
+	auxsample_image__put(e->image);
+	memset(e, 0, sizeof(*e));
+}
+
+/*
+ * The entry of the process with @nr_maps maps and, unless @any, decoding
+ * @config; else NULL.  Entries of the process with other maps are gone.
+ */
+static struct auxsample_proc_entry *auxsample_proc__find(struct auxsample_proc *proc,
+							 pid_t pid, unsigned int nr_maps,
+							 const struct auxsample_config *config,
+							 bool any)
+{
+	struct auxsample_proc_entry *found = NULL;
+
+	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
+		struct auxsample_proc_entry *e = &proc->entries[i];
+
+		if (!e->image || e->pid != pid)
+			continue;
+		if (e->nr_maps != nr_maps)
+			auxsample_proc_entry__exit(e);
+		else if (!found && (any || e->config == config))
+			found = e;
+	}
+	return found;
+}
+
+/* A free entry, or the least recently used one, freed. */
+static struct auxsample_proc_entry *auxsample_proc__new_entry(struct auxsample_proc *proc)
+{
+	struct auxsample_proc_entry *lru = &proc->entries[0];
+
+	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
+		struct auxsample_proc_entry *e = &proc->entries[i];
+
+		if (!e->image)
+			return e;
+		if (e->used < lru->used)
+			lru = e;
+	}
+	auxsample_proc_entry__exit(lru);
+	return lru;
+}
+
+static unsigned int thread__nr_maps(struct thread *thread)
+{
+	struct maps *maps = thread__maps(thread);
+
+	return maps ? maps__nr_maps(maps) : 0;
+}
+
+/* The process's image, made again when its maps change. */
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread)
 {
+	unsigned int nr_maps = thread__nr_maps(thread);
 	struct maps *maps = thread__maps(thread);
-	unsigned int nr_maps = maps ? maps__nr_maps(maps) : 0;
+	pid_t pid = thread__pid(thread);
+	struct auxsample_proc_entry *e;
 
 	proc->mem.machine = machine;
 	proc->mem.thread = thread;
-	if (proc->image && proc->pid == thread__pid(thread) && proc->nr_maps == nr_maps)
-		return proc->image;
-
-	auxsample_proc__exit(proc);
-	proc->image = auxsample_image__new();
-	if (!proc->image)
+	e = auxsample_proc__find(proc, pid, nr_maps, NULL, true);
+	if (e) {
+		e->used = ++proc->clock;
+		return e->image;
+	}
+	e = auxsample_proc__new_entry(proc);
+	e->image = auxsample_image__new();
+	if (!e->image)
 		return NULL;
 	if (maps)
-		maps__for_each_map(maps, auxsample_proc__add_map, proc->image);
-	proc->pid = thread__pid(thread);
-	proc->nr_maps = nr_maps;
-	return proc->image;
+		maps__for_each_map(maps, auxsample_proc__add_map, e->image);
+	e->pid = pid;
+	e->nr_maps = nr_maps;
+	e->used = ++proc->clock;
+	return e->image;
 }
 
 struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
@@ -103,29 +163,41 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 						   struct machine *machine, struct thread *thread)
 {
 	struct auxsample_image *image = auxsample_proc__image(proc, machine, thread);
+	unsigned int nr_maps = thread__nr_maps(thread);
+	pid_t pid = thread__pid(thread);
 	struct auxsample_config cfg = *config;
+	struct auxsample_proc_entry *e;
 
-	/* Another configuration (ETM windows: another CPU's source): another decoder. */
-	if (proc->dec && proc->config != config) {
-		auxsample_decoder__delete(proc->dec);
-		proc->dec = NULL;
+	if (!image)
+		return NULL;
+	e = auxsample_proc__find(proc, pid, nr_maps, config, false);
+	if (!e)
+		e = auxsample_proc__find(proc, pid, nr_maps, NULL, false);
+	if (!e) {
+		/* Another configuration (ETM: another CPU's source): its own entry. */
+		auxsample_image__get(image);
+		e = auxsample_proc__new_entry(proc);
+		e->image = image;
+		e->pid = pid;
+		e->nr_maps = nr_maps;
 	}
-	if (!image || proc->dec)
-		return proc->dec;
-	proc->config = config;
-	cfg.image = image;
+	e->used = ++proc->clock;
+	if (e->dec)
+		return e->dec;
+	e->config = config;
+	cfg.image = e->image;
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &proc->mem;
-	proc->dec = auxsample_decoder__new(&cfg);
-	return proc->dec;
+	e->dec = auxsample_decoder__new(&cfg);
+	return e->dec;
 }
 
 void auxsample_proc__exit(struct auxsample_proc *proc)
 {
-	auxsample_decoder__delete(proc->dec);
-	proc->dec = NULL;
-	auxsample_image__put(proc->image);
-	proc->image = NULL;
+	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
+		if (proc->entries[i].image)
+			auxsample_proc_entry__exit(&proc->entries[i]);
+	}
 }
 
 int auxsample_config__from_auxtrace_info(struct auxsample_config *config,

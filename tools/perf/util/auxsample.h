@@ -43,17 +43,27 @@ void auxsample_config__exit(struct auxsample_config *config);
 /*
  * A decoder for the process being decoded, with the files of its maps in
  * a libauxsample image (a shared section cache: much faster than reading
- * code through the maps for every block), made again when the process or
- * its number of maps changes.  Code outside files comes through
- * auxsample_mem__read().
+ * code through the maps for every block), made again when the process's
+ * number of maps changes.  Code outside files comes through
+ * auxsample_mem__read().  The last few processes' images and decoders
+ * (one a configuration: ETM windows have their CPU's) are kept, for
+ * system-wide files whose samples go from one process to another.
  */
+#define AUXSAMPLE_PROC_CACHE	8
+
+struct auxsample_proc_entry {
+	pid_t				pid;
+	unsigned int			nr_maps;
+	struct auxsample_image		*image;		/* NULL: a free entry */
+	const struct auxsample_config	*config;	/* dec's */
+	struct auxsample_decoder	*dec;
+	u64				used;		/* for the least recent */
+};
+
 struct auxsample_proc {
-	struct auxsample_mem	mem;
-	pid_t			pid;
-	unsigned int		nr_maps;
-	struct auxsample_image	*image;
-	struct auxsample_decoder *dec;
-	const struct auxsample_config *config;	/* dec's */
+	struct auxsample_mem		mem;
+	struct auxsample_proc_entry	entries[AUXSAMPLE_PROC_CACHE];
+	u64				clock;
 };
 
 struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
