@@ -9,6 +9,12 @@
 #include "internal.h"
 
 #define STACK_INITIAL	64
+/*
+ * Calls that never return (coroutines, a longjmp not seen) pile up in a
+ * long stream: the oldest half goes beyond this, as no call chain shows
+ * that many (perf's at most 127).
+ */
+#define STACK_MAX	1024
 
 static int auxsample_decoder__init_backend(struct auxsample_decoder *dec)
 {
@@ -183,6 +189,11 @@ void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 
 int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
 {
+	if (dec->depth == STACK_MAX) {
+		memmove(dec->stack, dec->stack + STACK_MAX / 2,
+			STACK_MAX / 2 * sizeof(*dec->stack));
+		dec->depth = STACK_MAX / 2;
+	}
 	if (dec->depth == dec->stack_cap) {
 		unsigned int cap = dec->stack_cap ? dec->stack_cap * 2 : STACK_INITIAL;
 		uint64_t *stack = realloc(dec->stack, cap * sizeof(*stack));

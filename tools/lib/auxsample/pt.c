@@ -499,7 +499,8 @@ struct pt_stream {
 	size_t			len;
 	struct pt_stop		*stops;
 	size_t			nr_stops;
-	uint64_t		seen;		/* disable events decoded */
+	uint64_t		seen;		/* stops behind: decoded or lost */
+	uint64_t		decoded;	/* seen, at the last stop decoded */
 	int			status;		/* libipt's, where decoding paused */
 	bool			ended;
 };
@@ -669,8 +670,10 @@ static int pt_stream__run(struct pt_stream *s, uint64_t target)
 			if (status < 0)
 				return status;
 			pt_flow__event(f, &ev);
-			if ((ev.type == ptev_disabled || ev.type == ptev_async_disabled) &&
-			    ++s->seen >= target) {
+			if (ev.type != ptev_disabled && ev.type != ptev_async_disabled)
+				continue;
+			s->decoded = ++s->seen;
+			if (s->seen >= target) {
 				s->status = status;
 				return 0;
 			}
@@ -718,5 +721,11 @@ int auxsample_pt__stream_to(struct auxsample_decoder *dec, uint64_t end)
 		}
 		pt_stream__synced(s, status);
 	}
+	/*
+	 * Lost before its stop (a decode error, then a PSB after the stop or
+	 * none at all): what the ring holds is an earlier snippet's.
+	 */
+	if (s->decoded != target)
+		return -AUXSAMPLE_ERR_UNSUPPORTED;
 	return 0;
 }

@@ -288,17 +288,29 @@ static int auxsample_report__deliver(void *arg, struct thread *thread __maybe_un
 	/* The trace has been decoded: tools see the sample as without threads. */
 	sample.aux_sample.data = NULL;
 	sample.aux_sample.size = 0;
+	/* Counted again, with the total, by perf_session__deliver_synth_event(). */
 	session->evlist->stats.nr_events[event->header.type]--;
+	session->evlist->stats.nr_events[0]--;
 	return perf_session__deliver_synth_event(session, event, &sample);
 }
 
-/* Intel PT only (OpenCSD keeps global state), and with more than one CPU. */
+/*
+ * At the first sample to decode, when the trace configuration is known:
+ * streams and threads, for Intel PT only (OpenCSD keeps global state).
+ * Threads need more than one CPU, and a file: the user events of a pipe
+ * (build-ids) change the dsos, unseen by the virtual LBR's hook.
+ */
 static void auxsample_report__start_pool(struct auxsample_report *r)
 {
 	long nr = r->threads ?: sysconf(_SC_NPROCESSORS_ONLN);
 
 	r->pool_tried = true;
-	if (r->config.type != AUXSAMPLE_TRACE_INTEL_PT || nr <= 1)
+	if (r->config.type != AUXSAMPLE_TRACE_INTEL_PT)
+		return;
+	/* Windows of a full trace are cut apart already: no snippets overlap. */
+	if (!r->windows)
+		r->streams = auxsample_streams__new(r->session);
+	if (nr <= 1 || perf_data__is_pipe(r->session->data))
 		return;
 	r->pool = auxsample_pool__new(&r->config, min_t(long, nr, AUXSAMPLE_POOL_JOBS),
 				      AUXSAMPLE_POOL_JOBS, auxsample_report__deliver, r);
@@ -364,10 +376,11 @@ static int auxsample_report__process_event(struct perf_session *session,
 		return err;
 	}
 	err = auxsample_pool__flush(r->pool);
-	if (!err)
-		err = auxsample_report__decode(r, session, sample,
-					       w && w->config ? w->config : &r->config,
-					       claimed ? &job : NULL);
+	if (err)
+		return err;
+	err = auxsample_report__decode(r, session, sample,
+				       w && w->config ? w->config : &r->config,
+				       claimed ? &job : NULL);
 	if (w) {
 		sample->aux_sample.data = NULL;
 		sample->aux_sample.size = 0;
@@ -646,9 +659,6 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 			return err;
 		}
 	}
-	/* Windows of a full trace are cut apart already: no snippets overlap. */
-	if (!windows)
-		r->streams = auxsample_streams__new(session);
 	r->auxtrace.process_event = auxsample_report__process_event;
 	r->auxtrace.process_auxtrace_event = auxsample_report__process_auxtrace_event;
 	r->auxtrace.flush_events = auxsample_report__flush_events;

@@ -260,25 +260,24 @@ static const char *auxsample_script__sym(struct thread *thread, u64 addr, u64 *o
 	return name;
 }
 
-/* auxsample_script__sym(), remembered; the names live as long as the session. */
+/*
+ * auxsample_script__sym(), remembered (the names live as long as the
+ * session), or in @tmp when there is no memory for the cache.
+ */
 static const struct sym_cache_entry *auxsample_walk__sym_entry(struct auxsample_walk *w,
-								struct thread *thread, u64 addr)
+								struct thread *thread, u64 addr,
+								struct sym_cache_entry *tmp)
 {
-	static struct sym_cache_entry none;
 	const struct maps *maps = thread__maps(thread);
-	struct sym_cache_entry *e;
+	struct sym_cache_entry *e = tmp;
 
-	if (!w->sym_cache) {
+	if (!w->sym_cache)
 		w->sym_cache = calloc(SYM_CACHE_SIZE, sizeof(*w->sym_cache));
-		if (!w->sym_cache) {
-			e = &none;
-			goto lookup;
-		}
+	if (w->sym_cache) {
+		e = &w->sym_cache[(addr ^ (addr >> 12)) & (SYM_CACHE_SIZE - 1)];
+		if (e->generation == w->sym_generation + 1 && e->addr == addr && e->maps == maps)
+			return e;
 	}
-	e = &w->sym_cache[(addr ^ (addr >> 12)) & (SYM_CACHE_SIZE - 1)];
-	if (e->generation == w->sym_generation + 1 && e->addr == addr && e->maps == maps)
-		return e;
-lookup:
 	e->addr = addr;
 	e->maps = maps;
 	e->generation = w->sym_generation + 1;
@@ -290,7 +289,8 @@ lookup:
 static const char *auxsample_walk__sym(struct auxsample_walk *w, struct thread *thread,
 				       u64 addr, u64 *offset)
 {
-	const struct sym_cache_entry *e = auxsample_walk__sym_entry(w, thread, addr);
+	struct sym_cache_entry tmp;
+	const struct sym_cache_entry *e = auxsample_walk__sym_entry(w, thread, addr, &tmp);
 
 	*offset = e->offset;
 	return e->name;
@@ -340,7 +340,8 @@ static int auxsample_script__add_line(struct auxsample_walk *w, struct strbuf *s
 				      struct thread *thread, const char *prefix,
 				      u64 from, const u64 *to, const char *suffix)
 {
-	const struct sym_cache_entry *ef = auxsample_walk__sym_entry(w, thread, from);
+	struct sym_cache_entry tmp_from, tmp_to;
+	const struct sym_cache_entry *ef = auxsample_walk__sym_entry(w, thread, from, &tmp_from);
 	size_t plen = strlen(prefix), slen = strlen(suffix);
 	size_t max = plen + ADDR_TEXT_MAX + ef->name_len + slen + 1;
 	struct sym_cache_entry et;
@@ -349,8 +350,8 @@ static int auxsample_script__add_line(struct auxsample_walk *w, struct strbuf *s
 
 	/* The cache may put both in one slot. */
 	if (to) {
-		et = *auxsample_walk__sym_entry(w, thread, *to);
-		ef = auxsample_walk__sym_entry(w, thread, from);
+		et = *auxsample_walk__sym_entry(w, thread, *to, &tmp_to);
+		ef = auxsample_walk__sym_entry(w, thread, from, &tmp_from);
 		max += 4 + ADDR_TEXT_MAX + et.name_len;
 	}
 	err = strbuf_grow(sb, max);

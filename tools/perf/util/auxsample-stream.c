@@ -199,11 +199,28 @@ static struct stream_run *streams__new_run(struct auxsample_streams *ss, struct 
 }
 
 /*
- * One AUX sample of the first look: onto its CPU's open run, or a new one.
- * The kernel pads a snippet with zeros to 8 bytes, where the next one has
- * the trace that came after: the padding stays out of the stream (zeros
- * are PAD packets, so trace that ends in real ones loses nothing).
+ * How @snip overlaps the open run's last snippet.  The kernel pads a
+ * snippet with zeros to 8 bytes, where the next one has the trace that
+ * came after: when it takes trailing zeros of the last snippet away for
+ * the two to overlap, *@pad says how many were padding.
  */
+static ssize_t stream_run__overlap(const struct stream_run *run, const u8 *snip, size_t slen,
+				   size_t *pad)
+{
+	const u8 *prev = run->trace + run->len - run->last;
+	ssize_t overlap = -1;
+
+	for (*pad = 0; *pad < 8 && *pad < run->last; (*pad)++) {
+		if (*pad && prev[run->last - *pad])
+			break;
+		overlap = snippet__overlap(prev, run->last - *pad, snip, slen);
+		if (overlap >= 0)
+			return overlap;
+	}
+	return -1;
+}
+
+/* One AUX sample of the first look: onto its CPU's open run, or a new one. */
 static int streams__add(struct auxsample_streams *ss, const struct perf_sample *sample)
 {
 	const u8 *snip = sample->aux_sample.data;
@@ -211,20 +228,22 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 	struct stream_cpu *c = streams__cpu(ss, sample->cpu);
 	struct stream_run *run = NULL;
 	ssize_t overlap = -1;
+	size_t pad = 0;
 	int err;
 
-	while (slen && slen + 7 >= sample->aux_sample.size && !snip[slen - 1])
-		slen--;
 	if (!c)
 		return -ENOMEM;
 	if (c->open >= 0) {
 		run = &ss->runs[c->open];
 		if (run->pid == sample->pid)
-			overlap = snippet__overlap(run->trace + run->len - run->last, run->last,
-						   snip, slen);
+			overlap = stream_run__overlap(run, snip, slen, &pad);
 		if (overlap < 0) {
 			stream_cpu__close(ss, c);
 			run = NULL;
+		} else if (pad) {
+			/* The last snippet's padding: not trace, and its cut ends before. */
+			run->len -= pad;
+			c->cuts[c->nr_cuts - 1].end -= pad;
 		}
 	}
 	if (!run) {
@@ -286,6 +305,11 @@ static int streams__scan_window(struct auxsample_streams *ss, struct perf_sessio
 		p += event->header.size;
 		*pos = base + (p - map);
 		if (event->header.type == PERF_RECORD_AUXTRACE) {
+			if (event->header.size < sizeof(event->auxtrace) ||
+			    event->auxtrace.size > end - *pos) {
+				*pos = end;	/* corrupt: the main pass says so */
+				break;
+			}
 			*pos += event->auxtrace.size;
 			break;
 		}
@@ -322,7 +346,7 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 	return err;
 }
 
-/* Done decoding; the trace stays for matching samples to their claims. */
+/* Done decoding: its trace too, so no sample is matched to it any more. */
 static void stream_run__end(struct stream_run *run)
 {
 	auxsample_decoder__delete(run->dec);
@@ -330,6 +354,7 @@ static void stream_run__end(struct stream_run *run)
 	auxsample_image__put(run->image);
 	run->image = NULL;
 	thread__zput(run->mem.thread);
+	zfree(&run->trace);
 }
 
 void auxsample_streams__delete(struct auxsample_streams *ss)
@@ -342,10 +367,8 @@ void auxsample_streams__delete(struct auxsample_streams *ss)
 		served += ss->runs[i].served;
 	if (ss->samples)
 		pr_debug("auxsample streams: %" PRIu64 " samples decoded from them\n", served);
-	for (size_t i = 0; i < ss->nr_runs; i++) {
+	for (size_t i = 0; i < ss->nr_runs; i++)
 		stream_run__end(&ss->runs[i]);
-		free(ss->runs[i].trace);
-	}
 	for (size_t i = 0; i < ss->nr_cpus; i++)
 		free(ss->cpus[i].cuts);
 	free(ss->cpus);
@@ -404,17 +427,21 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 	for (size_t i = c->next; i < c->nr_cuts && c->cuts[i].time <= sample->time; i++) {
 		struct stream_cut *cut = &c->cuts[i];
 		struct stream_run *run = &ss->runs[cut->run];
-
 		size_t len = cut->end - cut->start;
 		size_t check = min_t(size_t, len, STREAM_CHECK_BYTES);
 
-		if (cut->time == sample->time && cut->size == sample->aux_sample.size &&
-		    run->pid == sample->pid &&
-		    !memcmp(run->trace + cut->end - check,
-			    (const u8 *)sample->aux_sample.data + len - check, check)) {
-			c->next = i + 1;
-			return cut;
+		if (!run->trace || cut->time != sample->time ||
+		    cut->size != sample->aux_sample.size || run->pid != sample->pid ||
+		    memcmp(run->trace + cut->end - check,
+			   (const u8 *)sample->aux_sample.data + len - check, check))
+			continue;
+		/* The runs whose last samples never came (filtered) are done. */
+		for (size_t j = c->next; j < i; j++) {
+			if (c->cuts[j].last)
+				stream_run__end(&ss->runs[c->cuts[j].run]);
 		}
+		c->next = i + 1;
+		return cut;
 	}
 	return NULL;
 }

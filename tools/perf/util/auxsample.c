@@ -622,7 +622,7 @@ static int auxsample_job__init(struct auxsample_job *job, struct machine *machin
 					  event->header.size);
 	if (err)
 		return err;
-	job->has_event = event;
+	job->has_event = !!event;
 	job->sample = *sample;
 	job->sample.aux_sample.data = job->snippet;
 	/* Only the event's copy, which goes, holds these. */

@@ -425,6 +425,68 @@ out:
 	return ret;
 }
 
+/*
+ * stream__samples() with the second stretch lost (a jump to code that
+ * cannot be read, then more trace) and, if @psb, a PSB+ before the last.
+ */
+static int stream__lost(struct stream *s, size_t *ends, bool psb)
+{
+	if (stream__psb(s, 0x1000))
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		uint64_t to = i == 1 ? 0x7000 : 0x1000;
+
+		if ((psb && i == 3 && stream__psb(s, 0x1000)) ||
+		    (i && !(psb && i == 3) && stream__put(s, ppt_tip_pge, 0x1000, IP)) ||
+		    stream__put(s, ppt_tnt_8, 0x6, 3) || stream__put(s, ppt_tip, to, IP) ||
+		    (i == 1 && stream__put(s, ppt_tnt_8, 0x2, 2)) ||
+		    stream__put(s, ppt_fup, to, IP) || stream__put(s, ppt_tip_pgd, 0, NOIP) ||
+		    stream__put(s, ppt_pad, 0, 0))
+			return -1;
+		ends[i] = s->len;
+	}
+	return 0;
+}
+
+/* A stop that the stream lost is not served, with an earlier one's branches. */
+static int test_stream_lost(void)
+{
+	struct auxsample_decoder *dec = new_decoder();
+	struct stream s;
+	size_t ends[4];
+	int ret = TEST_FAIL;
+
+	for (int psb = 0; psb < 2; psb++) {
+		const struct auxsample_decode_error *errs;
+
+		if (!dec || stream__init(&s) || stream__lost(&s, ends, psb))
+			goto out;
+		T_ASSERT(auxsample_decoder__stream_begin(dec, s.buf, s.len, 16) == 0);
+		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0]) == 4);
+		/* Lost at the error, their stops never seen: decode them alone. */
+		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[1]) ==
+			 -AUXSAMPLE_ERR_UNSUPPORTED);
+		T_ASSERT(auxsample_decoder__errors(dec, &errs) == 1);
+		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[2]) ==
+			 -AUXSAMPLE_ERR_UNSUPPORTED);
+		if (psb) {
+			/* Found again at the PSB+. */
+			T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) > 0);
+		} else {
+			T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) ==
+				 -AUXSAMPLE_ERR_UNSUPPORTED);
+		}
+		pt_free_encoder(s.enc);
+		s.enc = NULL;
+	}
+	ret = TEST_OK;
+out:
+	if (s.enc)
+		pt_free_encoder(s.enc);
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
 /* The PT writer's stream of the same flow decodes to the same branches. */
 static int check_writer(bool noretcomp)
 {
@@ -539,6 +601,7 @@ const struct test tests_decoder[] = {
 	{ "decoding starts at the latest PSB that is enough", test_latest_psb },
 	{ "whole-snippet decoding when asked", test_whole_snippet },
 	{ "a stream decoded once stops where each snippet ends", test_stream },
+	{ "a stream does not serve the stops it lost", test_stream_lost },
 	{ "the PT writer's streams parse and decode as written", test_writer },
 	{ "bad arguments are refused", test_api_errors },
 	{ NULL, NULL },
