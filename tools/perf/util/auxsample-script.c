@@ -76,7 +76,13 @@ typedef int (*auxsample_walk__sample_fn)(struct auxsample_walk *w, struct thread
 
 struct sym_cache_entry {
 	u64			addr;
+	/*
+	 * With the process: perf may give a thread other maps when it learns
+	 * its process, with no sideband, and the freed maps' address may
+	 * come back.
+	 */
 	const struct maps	*maps;
+	pid_t			pid;
 	u64			generation;	/* 0: empty */
 	const char		*name;		/* NULL: no symbol there */
 	size_t			name_len;
@@ -269,17 +275,20 @@ static const struct sym_cache_entry *auxsample_walk__sym_entry(struct auxsample_
 								struct sym_cache_entry *tmp)
 {
 	const struct maps *maps = thread__maps(thread);
+	pid_t pid = thread__pid(thread);
 	struct sym_cache_entry *e = tmp;
 
 	if (!w->sym_cache)
 		w->sym_cache = calloc(SYM_CACHE_SIZE, sizeof(*w->sym_cache));
 	if (w->sym_cache) {
 		e = &w->sym_cache[(addr ^ (addr >> 12)) & (SYM_CACHE_SIZE - 1)];
-		if (e->generation == w->sym_generation + 1 && e->addr == addr && e->maps == maps)
+		if (e->generation == w->sym_generation + 1 && e->addr == addr &&
+		    e->maps == maps && e->pid == pid)
 			return e;
 	}
 	e->addr = addr;
 	e->maps = maps;
+	e->pid = pid;
 	e->generation = w->sym_generation + 1;
 	e->name = auxsample_script__sym(thread, addr, &e->offset);
 	e->name_len = e->name ? strlen(e->name) : 0;
@@ -1106,7 +1115,8 @@ struct hot_br {
 
 /* Resolved addresses, as the walk's symbol cache (SYM_CACHE_SIZE). */
 struct hot_addr_cache_entry {
-	const struct maps	*maps;
+	const struct maps	*maps;		/* and pid: as the symbol cache's */
+	pid_t			pid;
 	u64			generation;	/* 0: empty */
 	struct hot_addr		a;
 };
@@ -1157,6 +1167,7 @@ static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr
 {
 	const struct maps *maps = thread__maps(thread);
 	u64 generation = h->walk.sym_generation + 1;
+	pid_t pid = thread__pid(thread);
 	struct hot_addr_cache_entry *e;
 
 	if (!h->addr_cache) {
@@ -1167,9 +1178,10 @@ static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr
 		}
 	}
 	e = &h->addr_cache[(ip ^ (ip >> 12)) & (SYM_CACHE_SIZE - 1)];
-	if (e->generation != generation || e->maps != maps || e->a.ip != ip) {
+	if (e->generation != generation || e->maps != maps || e->pid != pid || e->a.ip != ip) {
 		hot_addr__resolve(&e->a, thread, ip);
 		e->maps = maps;
+		e->pid = pid;
 		e->generation = generation;
 	}
 	*a = e->a;
