@@ -232,6 +232,14 @@ static void auxsample_script__print_stat(struct auxsample_script *s)
 	}
 }
 
+/* A pipe's header features; the last one only says that they are all there. */
+static int auxsample_walk__feature(struct perf_session *session, union perf_event *event)
+{
+	if (event->feat.feat_id >= HEADER_LAST_FEATURE)
+		return 0;
+	return perf_event__process_feature(session, event);
+}
+
 /* Intel PT's trace configuration, from AUXTRACE_INFO and the cpuid. */
 static int auxsample_walk__auxtrace_info(struct perf_session *session,
 					 union perf_event *event)
@@ -921,6 +929,12 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 	w->tool.fork = auxsample_walk__fork;
 	w->tool.exit = auxsample_walk__exit;
 	w->tool.id_index = perf_event__process_id_index;
+	/* A pipe: the events' attrs and the header's features come as events. */
+	w->tool.attr = perf_event__process_attr;
+	w->tool.event_update = perf_event__process_event_update;
+	w->tool.feature = auxsample_walk__feature;
+	w->tool.tracing_data = perf_event__process_tracing_data;
+	w->tool.build_id = perf_event__process_build_id;
 	w->tool.auxtrace_info = auxsample_walk__auxtrace_info;
 	/* Trace buffers: for samples beside them, or decoded whole. */
 	err = auxsample_walk__init_fulltrace(w);

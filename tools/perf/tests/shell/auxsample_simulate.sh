@@ -158,6 +158,11 @@ grep -v caller "$tmp/alone" > "$tmp/alone.br"
 cmp -s "$tmp/stream.br" "$tmp/alone.br" || fail "dense: streams and --no-reuse give other branches"
 [ "$(grep -c caller "$tmp/stream")" -ge "$(grep -c caller "$tmp/alone")" ] ||
 	fail "dense: streams know fewer callers than snippets alone"
+# A pipe (perf record -o -): the same samples, decoded each alone.
+perf inject -i "$data" -o - 2> /dev/null | perf auxsample script -i - > "$tmp/pipe" 2> "$out" ||
+	fail "script of a pipe failed"
+cmp -s "$tmp/pipe" "$tmp/alone" || fail "script of a pipe: not the file's samples"
+
 # Threads on CPUs of their own, their buffers filling up: snippets that
 # grow, padded with zeros to 8 bytes, still make streams.
 perf auxsample simulate -o "$tmp/threads.data" -c 150 -- "$wl" threads 20 > /dev/null 2>&1
