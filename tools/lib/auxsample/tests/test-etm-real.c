@@ -338,23 +338,36 @@ static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
 	return -1;
 }
 
-/* A decoder for @nr sources of @ss from @first on. */
-static struct auxsample_decoder *snapshot__decoder(struct snapshot *ss, unsigned int first,
-						   unsigned int nr)
+/*
+ * A decoder for @nr sources of @ss from @first on, reading code with
+ * @read, every step of the flow to @flow if not NULL.
+ */
+static struct auxsample_decoder *snapshot__new_decoder(struct snapshot *ss, unsigned int first,
+						       unsigned int nr,
+						       auxsample_read_memory_fn *read,
+						       auxsample_flow_fn *flow, void *flow_context)
 {
 	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_ETM,
-		.read_memory = snapshot__read,
+		.read_memory = read,
 		.context = ss,
 		.etm = {
 			.sources = &ss->src[first],
 			.nr_sources = nr,
 			.formatted = ss->formatted,
 		},
+		.flow = flow,
+		.flow_context = flow_context,
 	};
 
 	return auxsample_decoder__new(&config);
+}
+
+static struct auxsample_decoder *snapshot__decoder(struct snapshot *ss, unsigned int first,
+						   unsigned int nr)
+{
+	return snapshot__new_decoder(ss, first, nr, snapshot__read, NULL, NULL);
 }
 
 static struct snapshot *snapshot__get(const char *subdir, const char *name)
@@ -1137,20 +1150,8 @@ static void flow__record(const struct auxsample_flow *flow, void *context)
 static int check_flow(struct snapshot *ss, unsigned int i)
 {
 	struct flow_seen *seen = calloc(1, sizeof(*seen));
-	struct auxsample_config config = {
-		.size = sizeof(config),
-		.type = AUXSAMPLE_TRACE_ETM,
-		.read_memory = snapshot__read,
-		.context = ss,
-		.etm = {
-			.sources = &ss->src[i],
-			.nr_sources = 1,
-			.formatted = ss->formatted,
-		},
-		.flow = flow__record,
-		.flow_context = seen,
-	};
-	struct auxsample_decoder *dec = seen ? auxsample_decoder__new(&config) : NULL;
+	struct auxsample_decoder *dec = seen ? snapshot__new_decoder(ss, i, 1, snapshot__read,
+								     flow__record, seen) : NULL;
 	const struct auxsample_branch *br;
 	struct auxsample_stats st;
 	int n, ret = TEST_FAIL;
@@ -1237,20 +1238,8 @@ static void ctx__record(const struct auxsample_flow *flow, void *context)
 static int ctx__decode(struct snapshot *ss, unsigned int i, int64_t tid, struct ctx_seen *seen,
 		       struct auxsample_stats *st)
 {
-	struct auxsample_config config = {
-		.size = sizeof(config),
-		.type = AUXSAMPLE_TRACE_ETM,
-		.read_memory = snapshot__read,
-		.context = ss,
-		.etm = {
-			.sources = &ss->src[i],
-			.nr_sources = 1,
-			.formatted = ss->formatted,
-		},
-		.flow = ctx__record,
-		.flow_context = seen,
-	};
-	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	struct auxsample_decoder *dec = snapshot__new_decoder(ss, i, 1, snapshot__read,
+							     ctx__record, seen);
 	int n;
 
 	if (!dec)
@@ -1395,20 +1384,9 @@ static void ts__record(const struct auxsample_flow *flow, void *context)
 
 static int ts__decode(struct snapshot *ss, unsigned int i, struct ts_seen *ts, bool code)
 {
-	struct auxsample_config config = {
-		.size = sizeof(config),
-		.type = AUXSAMPLE_TRACE_ETM,
-		.read_memory = code ? snapshot__read : no_memory,
-		.context = ss,
-		.etm = {
-			.sources = &ss->src[i],
-			.nr_sources = 1,
-			.formatted = ss->formatted,
-		},
-		.flow = ts__record,
-		.flow_context = ts,
-	};
-	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	struct auxsample_decoder *dec = snapshot__new_decoder(ss, i, 1,
+							     code ? snapshot__read : no_memory,
+							     ts__record, ts);
 	int n;
 
 	if (!dec)
