@@ -148,7 +148,7 @@ static int test_flow(void)
 	const struct auxsample_branch *br;
 	struct auxsample_stats stats;
 	const uint64_t *chain;
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	int n, ret = TEST_FAIL;
 
 	if (!dec || stream__init(&s) || stream__whole_flow(&s))
@@ -187,7 +187,7 @@ static int test_callchain(void)
 	struct auxsample_decoder *dec = new_decoder();
 	const uint64_t *chain;
 	struct auxsample_stats stats;
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	int ret = TEST_FAIL;
 
 	if (!dec || stream__init(&s) || stream__psb(&s, 0x1000) ||
@@ -213,7 +213,7 @@ static int test_leading_bytes(void)
 {
 	struct auxsample_decoder *dec = new_decoder();
 	struct auxsample_stats stats;
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	uint8_t buf[512];
 	int ret = TEST_FAIL;
 
@@ -248,7 +248,7 @@ static int test_bad_trace(void)
 	const struct auxsample_decode_error *errs;
 	const struct auxsample_branch *br;
 	struct auxsample_stats stats;
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	int n, ret = TEST_FAIL;
 
 	/* A TIP where the code has a conditional branch, then a good PSB+. */
@@ -295,7 +295,7 @@ static int test_latest_psb(void)
 	struct auxsample_decoder *dec = new_decoder();
 	struct auxsample_stats stats;
 	size_t psb_at[3];
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	int ret = TEST_FAIL;
 
 	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
@@ -341,7 +341,7 @@ static int test_whole_snippet(void)
 	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
 	struct auxsample_stats stats;
 	size_t psb_at[3];
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	int ret = TEST_FAIL;
 
 	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
@@ -385,7 +385,7 @@ static int test_stream(void)
 	const struct auxsample_branch *br;
 	struct auxsample_stats stats;
 	size_t ends[4];
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	int ret = TEST_FAIL, n;
 
 	if (!dec || !alone || stream__init(&s) || stream__samples(&s, ends))
@@ -452,7 +452,7 @@ static int stream__lost(struct stream *s, size_t *ends, bool psb)
 static int test_stream_lost(void)
 {
 	struct auxsample_decoder *dec = new_decoder();
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	size_t ends[4];
 	int ret = TEST_FAIL;
 
@@ -549,7 +549,7 @@ static int test_no_memory(void)
 	};
 	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
 	const struct auxsample_decode_error *errs;
-	struct stream s;
+	struct stream s = { .enc = NULL };
 	int ret = TEST_FAIL;
 
 	if (!dec || stream__init(&s) || stream__whole_flow(&s))
