@@ -599,23 +599,6 @@ static bool auxsample_report__may_have_windows(struct perf_session *session)
 	       (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU);
 }
 
-/*
- * A file cut short, by a full disk or a copy that did not finish: perf's
- * reader would fault on the missing bytes, with nothing said.
- */
-static int auxsample_report__check_size(struct perf_session *session)
-{
-	struct perf_header *header = &session->header;
-	u64 end = header->data_offset + header->data_size;
-
-	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
-	    !header->data_size || perf_data__size(session->data) >= end)
-		return 0;
-	pr_err("%s is truncated: %lu bytes where its header says %" PRIu64 "; copy or record it again\n",
-	       session->data->path, perf_data__size(session->data), end);
-	return -EIO;
-}
-
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth)
 {
@@ -630,7 +613,8 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 	windows = !auxsample_report__has_aux_samples(session->evlist);
 	if (windows && !auxsample_report__may_have_windows(session))
 		return 0;
-	err = auxsample_report__check_size(session);
+	/* perf's reader would fault on the missing bytes, with nothing said. */
+	err = auxsample_session__check_size(session, "");
 	if (err)
 		return err;
 

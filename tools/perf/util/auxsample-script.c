@@ -799,17 +799,6 @@ static int auxsample_walk__exit(const struct perf_tool *tool, union perf_event *
  * A file cut short, by a full disk or a copy that did not finish, makes
  * the session fail on the first missing event with little to say why.
  */
-static int auxsample_walk__check_size(struct auxsample_walk *w, struct perf_data *data)
-{
-	struct perf_header *header = &w->session->header;
-	u64 end = header->data_offset + header->data_size;
-
-	if (perf_data__is_pipe(data) || !header->data_size || perf_data__size(data) >= end)
-		return 0;
-	pr_err("perf auxsample %s: %s is truncated: %lu bytes where its header says %" PRIu64 "\n",
-	       w->cmd, w->input, perf_data__size(data), end);
-	return -EIO;
-}
 
 /* Full trace (auxsample-etm.c): the buffers, their format, trace IDs. */
 static s64 auxsample_walk__auxtrace(struct perf_session *session, union perf_event *event)
@@ -919,6 +908,7 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 		.path = w->input,
 		.mode = PERF_DATA_MODE_READ,
 	};
+	char who[32];
 	int err;
 
 	perf_tool__init(&w->tool, /*ordered_events=*/true);
@@ -950,7 +940,8 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 		auxsample_windows__delete(w->windows);
 		return PTR_ERR(w->session);
 	}
-	err = auxsample_walk__check_size(w, &data);
+	snprintf(who, sizeof(who), "perf auxsample %s: ", w->cmd);
+	err = auxsample_session__check_size(w->session, who);
 	if (!err)
 		err = symbol__init(&w->session->header.env);
 	if (!err)

@@ -4,6 +4,7 @@
  * through the sampled thread's maps, as perf's own Intel PT decoder does.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "auxsample.h"
 #include "auxsample-etm.h"
 #include "auxtrace.h"
+#include "data.h"
 #include "debug.h"
 #include "dso.h"
 #include "env.h"
@@ -198,6 +200,20 @@ void auxsample_proc__exit(struct auxsample_proc *proc)
 		if (proc->entries[i].image)
 			auxsample_proc_entry__exit(&proc->entries[i]);
 	}
+}
+
+int auxsample_session__check_size(struct perf_session *session, const char *who)
+{
+	struct perf_header *header = &session->header;
+	u64 end = header->data_offset + header->data_size;
+	unsigned long size = perf_data__size(session->data);
+
+	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
+	    !header->data_size || size >= end)
+		return 0;
+	pr_err("%s%s is truncated: %lu bytes where its header says %" PRIu64 "; copy or record it again\n",
+	       who, session->data->path, size, end);
+	return -EIO;
 }
 
 int auxsample_config__from_auxtrace_info(struct auxsample_config *config,

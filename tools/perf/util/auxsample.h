@@ -24,8 +24,16 @@ int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context);
 
 struct auxsample_config;
 struct auxsample_decoder;
-struct auxsample_image;
 struct perf_session;
+
+/*
+ * A file cut short (a full disk, a copy that did not finish): says so,
+ * after @who ("perf auxsample script: " or ""), and returns -EIO, where
+ * perf's reader would fail on the first missing event or fault on it.
+ */
+int auxsample_session__check_size(struct perf_session *session, const char *who);
+
+struct auxsample_image;
 union perf_event;
 
 /*
