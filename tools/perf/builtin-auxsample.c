@@ -98,19 +98,19 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		.input = "perf.data",
 		.depth = AUXSAMPLE_DEFAULT_DEPTH,
 		.stat = stat,
+		.reuse = true,
+		.window = AUXSAMPLE_DEFAULT_WINDOW,
 	};
 	const char * const script_usage[] = { "perf auxsample script [<options>]", NULL };
 	const char * const stat_usage[] = { "perf auxsample stat [<options>]", NULL };
 	const char * const *usage = stat ? stat_usage : script_usage;
-	u64 window = AUXSAMPLE_DEFAULT_WINDOW;
-	bool reuse = true;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object per sample (script)"),
-		OPT_BOOLEAN(0, "reuse", &reuse,
+		OPT_BOOLEAN(0, "reuse", &opts.reuse,
 			    "decode the overlapping snippets of a CPU once (default: on)"),
-		OPT_CALLBACK(0, "window-size", &window, "size",
+		OPT_CALLBACK(0, "window-size", &opts.window, "size",
 			     "trace before a sample beside a full trace (default 64K)", parse_size),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
@@ -128,10 +128,8 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
-	opts.no_reuse = !reuse;
-	if (check_window(window))
+	if (check_window(opts.window))
 		return 1;
-	opts.window = window;
 	if (opts.autofdo && (stat || opts.json)) {
 		pr_err("perf auxsample: --autofdo is a perf auxsample script output of its own, without --json\n");
 		return 1;
@@ -732,10 +730,10 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		.input = "perf.data",
 		.depth = AUXSAMPLE_DEFAULT_DEPTH,
 		.max_entries = 20,
+		.reuse = true,
+		.window = AUXSAMPLE_DEFAULT_WINDOW,
 	};
 	const char * const usage[] = { "perf auxsample report [<options>]", NULL };
-	u64 window = AUXSAMPLE_DEFAULT_WINDOW;
-	bool reuse = true;
 	const struct option options[] = {
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
@@ -752,9 +750,9 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		OPT_UINTEGER('n', "max-entries", &opts.max_entries,
 			     "entries per section (default 20, 0: all)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object with all sections"),
-		OPT_BOOLEAN(0, "reuse", &reuse,
+		OPT_BOOLEAN(0, "reuse", &opts.reuse,
 			    "decode the overlapping snippets of a CPU once (default: on)"),
-		OPT_CALLBACK(0, "window-size", &window, "size",
+		OPT_CALLBACK(0, "window-size", &opts.window, "size",
 			     "trace before a sample beside a full trace (default 64K)", parse_size),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
@@ -765,10 +763,8 @@ static int cmd_auxsample_report(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
-	opts.no_reuse = !reuse;
-	if (check_window(window))
+	if (check_window(opts.window))
 		return 1;
-	opts.window = window;
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_hot__run(&opts) ? 1 : 0;
 #else

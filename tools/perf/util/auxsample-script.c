@@ -1025,7 +1025,7 @@ int auxsample_script__run(const struct auxsample_script_opts *opts)
 			.depth = opts->stat ? 0 : opts->depth,
 			.threads = opts->threads,
 			/* Statistics are of each snippet on its own. */
-			.no_reuse = opts->stat || opts->no_reuse,
+			.no_reuse = opts->stat || !opts->reuse,
 			.window = opts->window,
 			.sample = auxsample_script__sample,
 			.done = auxsample_script__done,
@@ -2014,7 +2014,7 @@ static int auxsample_hot__init(struct auxsample_hot *h, const struct auxsample_h
 	h->walk.input = opts->input;
 	h->walk.depth = opts->depth;
 	h->walk.threads = opts->threads;
-	h->walk.no_reuse = opts->no_reuse;
+	h->walk.no_reuse = !opts->reuse;
 	h->walk.window = opts->window;
 	h->walk.sample = auxsample_hot__sample;
 	h->walk.done = auxsample_hot__print;

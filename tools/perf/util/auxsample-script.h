@@ -3,6 +3,7 @@
 #define __PERF_AUXSAMPLE_SCRIPT_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 /*
  * perf auxsample script: each AUX sample with its virtual LBR and call
@@ -14,8 +15,8 @@ struct auxsample_script_opts {
 	unsigned int	threads;	/* decoding threads, 0: per CPU, 1: inline */
 	bool		json;
 	bool		stat;		/* statistics instead of samples */
-	bool		no_reuse;	/* decode overlapping snippets each alone */
-	size_t		window;		/* bytes before a sample beside a full trace */
+	bool		reuse;		/* decode overlapping snippets once */
+	u64		window;		/* bytes before a sample beside a full trace */
 	/* decode the trace buffers, not AUX samples (auxsample-etm.h) */
 	bool		full_trace;
 	bool		autofdo;	/* full trace as AutoFDO text */
@@ -38,8 +39,8 @@ struct auxsample_hot_opts {
 	const char	*dsos;		/* only items in these dsos */
 	const char	*symbols;	/* only items in these functions */
 	bool		json;
-	bool		no_reuse;	/* decode overlapping snippets each alone */
-	size_t		window;		/* bytes before a sample beside a full trace */
+	bool		reuse;		/* decode overlapping snippets once */
+	u64		window;		/* bytes before a sample beside a full trace */
 };
 
 int auxsample_hot__run(const struct auxsample_hot_opts *opts);
