@@ -36,6 +36,7 @@
 #include "builtin.h"
 #include "perf.h"
 #include "util/callchain.h"
+#include "util/config.h"
 #include "util/cpumap.h"
 #include "util/data.h"
 #include "util/debug.h"
@@ -73,6 +74,15 @@ static const char *persistent__owner(s32 uid, char *buf, size_t size)
 		return pw->pw_name;
 	scnprintf(buf, size, "%d", uid);
 	return buf;
+}
+
+static const char *persistent_reader_group;
+
+static int persistent__config(const char *var, const char *value, void *cb __maybe_unused)
+{
+	if (!strcmp(var, "persistent.reader-group"))
+		persistent_reader_group = strdup(value);
+	return 0;
 }
 
 /* list */
@@ -327,6 +337,20 @@ static int persistent_detach__holder(struct persistent_detach *d, struct evsel *
 	if (err == -EEXIST)
 		pr_err("Error: a persistent event called '%s' exists; choose another --name.\n",
 		       info.name);
+	else if (err == -EDQUOT)
+		pr_err("Error: the holder keeps no more persistent events for you: kill one\n"
+		       "('perf persistent list' shows yours).\n");
+	else if (err == -ENOSPC)
+		pr_err("Error: the holder's events would pin more memory than it allows in all;\n"
+		       "use fewer pages (-m) or ask root to kill some.\n");
+	else if (err == -EPERM)
+		pr_err("Error: the buffers of '%s' (%u pages per CPU) are over the locked memory the\n"
+		       "kernel gives each user for perf buffers (/proc/sys/kernel/perf_event_mlock_kb,\n"
+		       "per CPU, with your other perf buffers); use fewer pages (-m).\n",
+		       info.name, d->pages);
+	else if (err == -EACCES)
+		pr_err("Error: the holder in %s is another user's: it keeps only its owner's events.\n",
+		       persistent__dir());
 	else if (err == -EINVAL)
 		pr_err("Error: the holder refused the event: is '%s' a valid name (a letter or _,\n"
 		       "then letters, digits, _ . -) and -m a power of two?\n", info.name);
@@ -458,16 +482,17 @@ struct persistent_attach {
 	u64			samples;
 	unsigned int		duration;	/* seconds, 0: until ^C */
 	bool			backlog;
-	bool			killed;
-	bool			holder_gone;
 	pid_t			script;
 };
 
 static int persistent_attach__write(struct persistent_attach *a, void *buf, size_t size)
 {
+	int err;
+
 	if (perf_data__write(&a->data, buf, size) < 0) {
-		pr_err("Error: cannot write %s: %s\n", a->data.path, strerror(errno));
-		return -errno;
+		err = errno ? -errno : -EIO;
+		pr_err("Error: cannot write %s: %s\n", a->data.path, strerror(-err));
+		return err;
 	}
 	a->bytes += size;
 	return 0;
@@ -486,10 +511,11 @@ static int persistent_attach__record(union perf_event *event, int cpu __maybe_un
 				     void *arg)
 {
 	struct persistent_attach *a = arg;
+	int err = persistent_attach__write(a, event, event->header.size);
 
-	if (event->header.type == PERF_RECORD_SAMPLE)
+	if (!err && event->header.type == PERF_RECORD_SAMPLE)
 		a->samples++;
-	return persistent_attach__write(a, event, event->header.size);
+	return err;
 }
 
 /* The evlist of the file: the event as it was made, with its ids. */
@@ -618,28 +644,13 @@ static int persistent_attach__read(struct persistent_attach *a)
 	u64 before = a->bytes;
 	int idx, err;
 
-	for (idx = 0; idx < perf_cpu_map__nr(a->conn.cpus); idx++) {
+	/* Relayed records, or word that the event or the holder is gone. */
+	err = persistent_conn__poll(&a->conn, persistent_attach__record, a);
+	for (idx = 0; !err && a->bufs && idx < perf_cpu_map__nr(a->conn.cpus); idx++)
 		err = persistent_buf__read(&a->bufs[idx], persistent_attach__record, a);
-		if (err)
-			return err;
-	}
-	if (a->bytes != before)
-		return persistent_attach__write(a, &finished, sizeof(finished));
-	return 0;
-}
-
-/* The holder talks only to say the event was killed, or hangs up. */
-static void persistent_attach__holder_event(struct persistent_attach *a)
-{
-	struct persistent_msg msg;
-
-	if (persistent_msg__recv(a->conn.sock, &msg, NULL) == 0 &&
-	    msg.op == PERSISTENT_OP_KILLED)
-		a->killed = true;
-	else
-		a->holder_gone = true;
-	close(a->conn.sock);
-	a->conn.sock = -1;
+	if (!err && a->bytes != before)
+		err = persistent_attach__write(a, &finished, sizeof(finished));
+	return err;
 }
 
 static int persistent_attach__loop(struct persistent_attach *a)
@@ -648,11 +659,10 @@ static int persistent_attach__loop(struct persistent_attach *a)
 	int err = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!persistent_done && !a->killed && !a->holder_gone) {
+	while (!persistent_done && !a->conn.killed && !a->conn.holder_gone) {
 		struct pollfd pfd = { .fd = a->conn.sock, .events = POLLIN };
 
-		if (poll(&pfd, a->conn.sock >= 0, 100) > 0)
-			persistent_attach__holder_event(a);
+		poll(&pfd, a->conn.sock >= 0, 100);
 		err = persistent_attach__read(a);
 		if (err)
 			break;
@@ -664,17 +674,37 @@ static int persistent_attach__loop(struct persistent_attach *a)
 	return err ?: persistent_attach__read(a);
 }
 
-static int persistent_attach__finish(struct persistent_attach *a)
+/*
+ * The header says how much data the file holds: only what was written
+ * whole.  A file whose header cannot be written (a full disk) would say
+ * it holds nothing after all: it goes.
+ */
+static int persistent_attach__close_file(struct persistent_attach *a)
 {
-	u64 lost = 0;
-	int idx, status;
+	int err;
+
+	if (!a->session || perf_data__is_pipe(&a->data))
+		return 0;
+	a->session->header.data_size += a->bytes;
+	err = perf_session__write_header(a->session, a->evlist, perf_data__fd(&a->data), true);
+	if (err >= 0)
+		return 0;
+	err = errno ? -errno : -EIO;
+	pr_err("Error: cannot finish %s: %s; removed it, it would hold no samples.\n",
+	       a->output, strerror(-err));
+	unlink(a->output);
+	return err;
+}
+
+static int persistent_attach__finish(struct persistent_attach *a, int err)
+{
+	u64 lost = a->conn.relay_lost;
+	int idx, status, ret = 0;
 
 	for (idx = 0; a->bufs && idx < perf_cpu_map__nr(a->conn.cpus); idx++)
 		lost += a->bufs[idx].lost_bytes;
-	if (a->session && !perf_data__is_pipe(&a->data)) {
-		a->session->header.data_size += a->bytes;
-		perf_session__write_header(a->session, a->evlist, perf_data__fd(&a->data), true);
-	}
+	if (persistent_attach__close_file(a))
+		ret = -EIO;
 	if (a->session)
 		perf_session__delete(a->session);
 	if (a->script > 0) {
@@ -682,21 +712,22 @@ static int persistent_attach__finish(struct persistent_attach *a)
 		close(STDOUT_FILENO);
 		waitpid(a->script, &status, 0);
 	}
-	if (a->output)
+	if (a->output && !ret)
 		fprintf(stderr, "[ perf persistent attach: %" PRIu64 " samples of '%s' (%" PRIu64
-			" bytes) in %s ]\n", a->samples, a->conn.info.name, a->bytes, a->output);
+			" bytes) in %s%s ]\n", a->samples, a->conn.info.name, a->bytes, a->output,
+			err ? ", up to the error" : "");
 	if (lost)
 		pr_warning("Warning: %" PRIu64 " bytes of '%s' were overwritten before they could be read:\n"
 			   "the event writes faster than it is read; give it more pages (detach -m).\n",
 			   lost, a->conn.info.name);
-	if (a->killed)
+	if (a->conn.killed)
 		pr_info("Persistent event '%s' was killed.\n", a->conn.info.name);
-	if (a->holder_gone) {
+	if (a->conn.holder_gone) {
 		pr_err("Error: the persistent event holder exited while '%s' was read; what was read is kept.\n",
 		       a->conn.info.name);
 		return -ESRCH;
 	}
-	return 0;
+	return ret;
 }
 
 static int cmd_persistent_attach(int argc, const char **argv)
@@ -722,7 +753,7 @@ static int cmd_persistent_attach(int argc, const char **argv)
 		usage_with_options(usage, options);
 	a.spec = argv[0];
 
-	err = persistent_conn__open(&a.conn, a.spec);
+	err = persistent_conn__open(&a.conn, a.spec, a.backlog);
 	if (err)
 		return 1;
 	sigaction(SIGINT, &sa, NULL);
@@ -733,11 +764,11 @@ static int cmd_persistent_attach(int argc, const char **argv)
 	err = persistent_attach__open(&a);
 	if (err)
 		pr_err("Error: cannot write the output of '%s': %s\n", a.spec, strerror(-err));
-	if (!err) {
+	if (!err && !a.conn.relay) {
 		a.bufs = calloc(perf_cpu_map__nr(a.conn.cpus), sizeof(*a.bufs));
 		err = a.bufs ? 0 : -ENOMEM;
 	}
-	for (idx = 0; !err && idx < perf_cpu_map__nr(a.conn.cpus); idx++) {
+	for (idx = 0; !err && a.bufs && idx < perf_cpu_map__nr(a.conn.cpus); idx++) {
 		err = persistent_buf__mmap(&a.bufs[idx], a.conn.fds[idx],
 					   perf_cpu_map__cpu(a.conn.cpus, idx).cpu,
 					   a.conn.info.pages ?: DETACH_PAGES_DEFAULT, a.backlog);
@@ -747,7 +778,7 @@ static int cmd_persistent_attach(int argc, const char **argv)
 	}
 	if (!err)
 		err = persistent_attach__loop(&a);
-	err = persistent_attach__finish(&a) ?: err;
+	err = persistent_attach__finish(&a, err) ?: err;
 
 	for (idx = 0; a.bufs && idx < perf_cpu_map__nr(a.conn.cpus); idx++)
 		persistent_buf__munmap(&a.bufs[idx]);
@@ -763,7 +794,7 @@ static int persistent_kill__kernel(const char *spec)
 	struct persistent_conn conn;
 	int idx, err;
 
-	err = persistent_conn__open(&conn, spec);
+	err = persistent_conn__open(&conn, spec, /*backlog=*/false);
 	for (idx = 0; !err && idx < perf_cpu_map__nr(conn.cpus); idx++) {
 		pr_debug2_peo("ioctl: fd %d  PERF_EVENT_IOC_ATTACH (%#lx)\n", conn.fds[idx],
 			      (unsigned long)PERF_EVENT_IOC_ATTACH);
@@ -807,7 +838,7 @@ static int cmd_persistent_kill(int argc, const char **argv)
 		pr_err("Error: unknown persistent event '%s': see 'perf persistent list'.\n", argv[0]);
 	else if (err == -EACCES)
 		pr_err("Error: permission denied: persistent event '%s' is not yours.\n"
-		       "Only its owner, root or a CAP_PERFMON process may kill it.\n", argv[0]);
+		       "Only its owner and root may kill it.\n", argv[0]);
 	else if (err == -ENOENT || err == -ECONNREFUSED)
 		pr_err("Error: no persistent events: no holder runs in %s.\n", persistent__dir());
 	else if (err)
@@ -823,11 +854,13 @@ static int cmd_persistent_kill(int argc, const char **argv)
 
 static int cmd_persistent_daemon(int argc, const char **argv)
 {
-	const char * const usage[] = { "perf persistent daemon", NULL };
+	const char * const usage[] = { "perf persistent daemon [--reader-group <group>]", NULL };
 	bool on_demand = false;
 	const struct option options[] = {
 		OPT_BOOLEAN(0, "on-demand", &on_demand,
 			    "started by detach: exit with the last event"),
+		OPT_STRING(0, "reader-group", &persistent_reader_group, "group",
+			   "members of this group may read every event (persistent.reader-group)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -837,7 +870,7 @@ static int cmd_persistent_daemon(int argc, const char **argv)
 		usage_with_options(usage, options);
 	if (persistent__kernel_pmu())
 		pr_warning("Warning: this kernel has a persistent PMU; 'perf persistent' uses it, not the holder.\n");
-	return persistent_holder__run(on_demand) ? 1 : 0;
+	return persistent_holder__run(on_demand, persistent_reader_group) ? 1 : 0;
 }
 
 int cmd_persistent(int argc, const char **argv)
@@ -849,6 +882,7 @@ int cmd_persistent(int argc, const char **argv)
 		OPT_END()
 	};
 
+	perf_config(persistent__config, NULL);
 	argc = parse_options(argc, argv, options, persistent_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION);
 	if (argc < 1)

@@ -3,73 +3,45 @@
  * 'perf persistent daemon': the holder of persistent events on kernels
  * without the persistent PMU.  It keeps the file descriptors and
  * read-only ring buffers of detached events, publishes them in a
- * directory laid out like the kernel's sysfs persistent PMU and hands
- * them to the clients allowed to read them.
+ * directory laid out like the kernel's sysfs persistent PMU and serves
+ * the clients allowed to read them.
+ *
+ * It usually runs as root and serves every local user, so it decides
+ * from kernel-verified facts only (SO_PEERCRED, SO_PEERGROUPS), reaches
+ * its files only through its checked directory (persistent-rundir.c),
+ * and never blocks on a client: sockets are non-blocking, each request
+ * has a deadline, each user a cap on connections and events.  This file
+ * is its life cycle and event loop; persistent-serve.c answers requests.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
-#include <linux/string.h>
 #include <linux/zalloc.h>
-#include <internal/lib.h>
 #include <perf/cpumap.h>
 
 #include "cpumap.h"
 #include "debug.h"
-#include "event.h"
 #include "persistent.h"
+#include "persistent-holder.h"
+#include "persistent-rundir.h"
+#include "strbuf.h"
 #include "util.h"
 
 #define HOLDER_SCAN_MS		250
-#define HOLDER_RECV_TIMEOUT_S	5
-#define CAP_SYS_ADMIN_BIT	21
-#define CAP_PERFMON_BIT		38
-
-struct holder_event {
-	struct list_head	list;
-	struct persistent_info	info;
-	struct perf_event_attr	attr;
-	struct perf_cpu_map	*cpus;
-	int			*fds;
-	struct persistent_buf	*bufs;
-	u64			record_bytes;	/* of the records counted */
-};
-
-struct holder_client {
-	struct list_head	list;
-	int			sock;
-	uid_t			uid;
-	pid_t			pid;
-	u32			attached;	/* event id handed out by GET */
-	bool			dead;
-};
-
-struct holder {
-	struct list_head	events;
-	struct list_head	clients;
-	int			listen;
-	int			lockfd;
-	u32			next_id;
-	bool			on_demand;
-};
+#define HOLDER_MAX_GROUPS	256
 
 static volatile sig_atomic_t holder_done;
 
@@ -78,162 +50,145 @@ static void holder__signal(int sig __maybe_unused)
 	holder_done = 1;
 }
 
-static int holder__write_file(const char *name, const char *fmt, ...)
+u64 holder__now_ms(void)
 {
-	char path[PATH_MAX];
-	va_list ap;
-	FILE *fp;
-	int err;
+	struct timespec ts;
 
-	err = persistent__path(path, sizeof(path), name);
-	if (err)
-		return err;
-	fp = fopen(path, "we");
-	if (!fp)
-		return -errno;
-	va_start(ap, fmt);
-	vfprintf(fp, fmt, ap);
-	va_end(ap);
-	return fclose(fp) ? -errno : 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
 }
 
-static void holder__unlink(const char *name)
+static void holder__close_fd(int *fd)
 {
-	char path[PATH_MAX];
-
-	if (!persistent__path(path, sizeof(path), name))
-		unlink(path);
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
-static void holder__rmdir(const char *name)
-{
-	char path[PATH_MAX];
-
-	if (!persistent__path(path, sizeof(path), name))
-		rmdir(path);
-}
-
-/* Everything a holder publishes, as a crashed one may have left it. */
-static void holder__remove_files(void)
-{
-	char path[PATH_MAX];
-	struct dirent *d;
-	DIR *dir;
-
-	if (!persistent__path(path, sizeof(path), PERSISTENT_PMU_NAME "/events")) {
-		dir = opendir(path);
-		while (dir && (d = readdir(dir))) {
-			if (d->d_name[0] != '.')
-				unlinkat(dirfd(dir), d->d_name, 0);
-		}
-		if (dir)
-			closedir(dir);
-	}
-	holder__rmdir(PERSISTENT_PMU_NAME "/events");
-	holder__unlink(PERSISTENT_PMU_NAME "/format/persistent");
-	holder__rmdir(PERSISTENT_PMU_NAME "/format");
-	holder__unlink(PERSISTENT_PMU_NAME "/type");
-	holder__unlink(PERSISTENT_PMU_NAME "/cpumask");
-	holder__rmdir(PERSISTENT_PMU_NAME);
-	holder__unlink("holder.sock");
-}
-
-static int holder__mkdir(const char *name)
-{
-	char path[PATH_MAX];
-	int err = persistent__path(path, sizeof(path), name);
-
-	if (!err && mkdir(path, 0755) && errno != EEXIST)
-		err = -errno;
-	return err;
-}
-
-static int holder__publish_pmu(void)
+/* Setup. */
+static int holder__publish_pmu(struct holder *h)
 {
 	struct perf_cpu_map *online = perf_cpu_map__new_online_cpus();
 	char cpus[PERSISTENT_EVENT_MAX];
-	int err;
+	int err, fmt;
 
 	if (!online)
 		return -ENOMEM;
 	cpu_map__snprint(online, cpus, sizeof(cpus));
 	perf_cpu_map__put(online);
 
-	err = holder__mkdir(PERSISTENT_PMU_NAME);
+	h->pmufd = persistent_rundir__subdir(h->dirfd, PERSISTENT_PMU_NAME, true);
+	if (h->pmufd < 0)
+		return h->pmufd;
+	h->eventsfd = persistent_rundir__subdir(h->pmufd, "events", true);
+	if (h->eventsfd < 0)
+		return h->eventsfd;
+	fmt = persistent_rundir__subdir(h->pmufd, "format", true);
+	if (fmt < 0)
+		return fmt;
+	err = persistent_rundir__write(fmt, "persistent", "%s\n", PERSISTENT_HOLDER_FORMAT);
+	close(fmt);
 	if (!err)
-		err = holder__mkdir(PERSISTENT_PMU_NAME "/format");
-	if (!err)
-		err = holder__mkdir(PERSISTENT_PMU_NAME "/events");
-	if (!err)
-		err = holder__write_file(PERSISTENT_PMU_NAME "/format/persistent", "%s\n",
-					 PERSISTENT_HOLDER_FORMAT);
-	if (!err)
-		err = holder__write_file(PERSISTENT_PMU_NAME "/cpumask", "%s\n", cpus);
+		err = persistent_rundir__write(h->pmufd, "cpumask", "%s\n", cpus);
 	/* Last: perf takes a directory with a type file for a PMU. */
 	if (!err)
-		err = holder__write_file(PERSISTENT_PMU_NAME "/type", "%u\n",
-					 PERSISTENT_HOLDER_TYPE);
+		err = persistent_rundir__write(h->pmufd, "type", "%u\n", PERSISTENT_HOLDER_TYPE);
 	return err;
 }
 
 /* A holder runs while it holds the lock on holder.pid. */
 static int holder__lock(struct holder *h)
 {
-	char path[PATH_MAX], pid[32];
-	int err;
+	char pid[32];
+	int len;
 
-	err = persistent__path(path, sizeof(path), "holder.pid");
-	if (err)
-		return err;
-	h->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	h->lockfd = openat(h->dirfd, PERSISTENT_PID_NAME,
+			   O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (h->lockfd < 0)
 		return -errno;
 	if (flock(h->lockfd, LOCK_EX | LOCK_NB))
 		return errno == EWOULDBLOCK ? -EEXIST : -errno;
-	scnprintf(pid, sizeof(pid), "%d\n", getpid());
-	if (ftruncate(h->lockfd, 0) || pwrite(h->lockfd, pid, strlen(pid), 0) < 0)
+	len = scnprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (ftruncate(h->lockfd, 0) || pwrite(h->lockfd, pid, len, 0) != len)
 		return -errno;
 	return 0;
+}
+
+/* What a holder that died left behind, named, since its events are gone. */
+static bool holder__remove_stale(int dirfd)
+{
+	struct strbuf lost = STRBUF_INIT;
+	bool had_pmu = faccessat(dirfd, PERSISTENT_PMU_NAME, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+
+	persistent_rundir__remove(dirfd, &lost);
+	if (had_pmu)
+		pr_warning("The persistent event holder in %s had died; its events are gone%s%s.\n"
+			   "Cleaned up its directory.\n", persistent__dir(),
+			   lost.len ? ": " : "", lost.len ? lost.buf : "");
+	strbuf_release(&lost);
+	return had_pmu;
 }
 
 int persistent_holder__clean_stale(void)
 {
-	char path[PATH_MAX];
-	int fd, err = 0;
+	uid_t owner;
+	int dirfd, fd, ret = 0;
 
-	if (persistent__path(path, sizeof(path), "holder.pid"))
+	dirfd = persistent_rundir__open_client(&owner);
+	if (dirfd < 0)
 		return 0;
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		holder__remove_files();
-		unlink(path);
-		holder__rmdir("");
-		err = 1;
+	/* Only its owner may clean up, and only after its holder is gone. */
+	fd = owner == geteuid() ? openat(dirfd, PERSISTENT_PID_NAME,
+					 O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		ret = holder__remove_stale(dirfd);
+		unlinkat(dirfd, PERSISTENT_PID_NAME, 0);
+		rmdir(persistent__dir());
 	}
-	close(fd);
-	return err;
+	if (fd >= 0)
+		close(fd);
+	close(dirfd);
+	return ret;
 }
 
 static int holder__listen(struct holder *h)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int err;
 
-	err = persistent__path(sa.sun_path, sizeof(sa.sun_path), "holder.sock");
-	if (err)
-		return err;
 	h->listen = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (h->listen < 0)
 		return -errno;
-	unlink(sa.sun_path);
-	if (bind(h->listen, (struct sockaddr *)&sa, sizeof(sa)))
-		return -errno;
-	/* Anyone may ask; what they get depends on who they are. */
-	if (chmod(sa.sun_path, 0666) || listen(h->listen, 16))
-		return -errno;
-	return 0;
+	err = persistent_rundir__bind(h->dirfd, h->listen);
+	if (!err && listen(h->listen, 64))
+		err = -errno;
+	return err;
+}
+
+/*
+ * Every fd a client holds open costs one of ours: take what the hard
+ * limit allows, keep one in reserve to turn clients away at EMFILE, and
+ * leave room for the events' own.
+ */
+static void holder__fd_limits(struct holder *h)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		rl.rlim_cur = 1024;
+	h->max_conns = max_t(long, 8, min_t(u64, rl.rlim_cur, 1 << 20) / 4);
+	h->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* All events together may pin an eighth of memory, unless told otherwise. */
+static void holder__mem_limits(struct holder *h)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+
+	h->max_pages = pages > 0 ? pages / 8 : 1 << 16;
 }
 
 static int holder__setup(struct holder *h)
@@ -241,23 +196,20 @@ static int holder__setup(struct holder *h)
 	const char *dir = persistent__dir();
 	int err;
 
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		err = -errno;
-		pr_err("Error: cannot create the persistent event holder's directory %s: %s\n"
-		       "Run the holder as root ('perf persistent daemon'), or point %s at a\n"
-		       "directory you may write.\n", dir, strerror(-err), PERSISTENT_DIR_ENV);
-		return err;
-	}
+	h->dirfd = persistent_rundir__open_holder();
+	if (h->dirfd < 0)
+		return h->dirfd;
 	err = holder__lock(h);
 	if (err == -EEXIST)
 		return err;
 	if (err) {
-		pr_err("Error: cannot lock %s/holder.pid: %s\n", dir, strerror(-err));
+		pr_err("Error: cannot lock %s/%s: %s\n", dir, PERSISTENT_PID_NAME, strerror(-err));
 		return err;
 	}
-	/* A holder that died without cleaning up left these. */
-	holder__remove_files();
-	err = holder__publish_pmu();
+	holder__remove_stale(h->dirfd);
+	holder__fd_limits(h);
+	holder__mem_limits(h);
+	err = holder__publish_pmu(h);
 	if (!err)
 		err = holder__listen(h);
 	if (err)
@@ -268,436 +220,119 @@ static int holder__setup(struct holder *h)
 
 static void holder__teardown(struct holder *h)
 {
-	char path[PATH_MAX];
-
-	if (h->listen >= 0)
-		close(h->listen);
-	holder__remove_files();
-	if (h->lockfd >= 0) {
-		if (!persistent__path(path, sizeof(path), "holder.pid"))
-			unlink(path);
-		close(h->lockfd);
+	holder__close_fd(&h->listen);
+	holder__close_fd(&h->eventsfd);
+	holder__close_fd(&h->pmufd);
+	holder__close_fd(&h->reserve_fd);
+	if (h->dirfd >= 0 && h->lockfd >= 0) {
+		persistent_rundir__remove(h->dirfd, NULL);
+		unlinkat(h->dirfd, PERSISTENT_PID_NAME, 0);
+		rmdir(persistent__dir());
 	}
-	rmdir(persistent__dir());
+	holder__close_fd(&h->lockfd);
+	holder__close_fd(&h->dirfd);
 }
 
-/* Events. */
-static void holder_event__delete(struct holder_event *ev)
+/* Clients. */
+static bool holder__in_group(struct holder *h, int sock, gid_t gid)
 {
-	char name[PATH_MAX];
-	int i, nr = ev->cpus ? perf_cpu_map__nr(ev->cpus) : 0;
+	gid_t groups[HOLDER_MAX_GROUPS];
+	socklen_t len = sizeof(groups);
+	unsigned int i;
 
-	scnprintf(name, sizeof(name), PERSISTENT_PMU_NAME "/events/%s", ev->info.name);
-	holder__unlink(name);
-	for (i = 0; i < nr; i++) {
-		if (ev->bufs)
-			persistent_buf__munmap(&ev->bufs[i]);
-		if (ev->fds && ev->fds[i] >= 0)
-			close(ev->fds[i]);
-	}
-	free(ev->bufs);
-	free(ev->fds);
-	perf_cpu_map__put(ev->cpus);
-	free(ev);
-}
-
-static struct holder_event *holder__find(struct holder *h, const char *spec)
-{
-	struct holder_event *ev;
-	char *end;
-	unsigned long id = strtoul(spec, &end, 10);
-
-	list_for_each_entry(ev, &h->events, list) {
-		if (!strcmp(ev->info.name, spec) || (*spec && !*end && ev->info.id == id))
-			return ev;
-	}
-	return NULL;
-}
-
-/* Names are what parse-events takes between persistent/ and /. */
-static bool holder__valid_name(const char *name)
-{
-	const char *p = name;
-
-	if (!isalpha(*p) && *p != '_')
+	if (!h->have_reader_group)
 		return false;
-	for (; *p; p++) {
-		if (!isalnum(*p) && !strchr("_.-", *p))
-			return false;
-	}
-	return p - name < PERSISTENT_NAME_MAX;
-}
-
-static int holder__count_record(union perf_event *event, int cpu __maybe_unused, void *arg)
-{
-	struct holder_event *ev = arg;
-
-	ev->record_bytes += event->header.size;
-	if (event->header.type == PERF_RECORD_SAMPLE)
-		ev->info.samples++;
-	else if (event->header.type == PERF_RECORD_LOST)
-		ev->info.lost += event->lost.lost;
-	else if (event->header.type == PERF_RECORD_LOST_SAMPLES)
-		ev->info.lost += event->lost_samples.lost;
-	return 0;
-}
-
-/*
- * Count what the events wrote.  Records overwritten before the holder got
- * to them are counted as lost, in records of the average size seen.
- */
-static void holder__scan(struct holder *h)
-{
-	struct holder_event *ev;
-	int i;
-
-	list_for_each_entry(ev, &h->events, list) {
-		u64 lost_bytes = 0, nr_records = 0;
-
-		for (i = 0; i < perf_cpu_map__nr(ev->cpus); i++) {
-			u64 before = ev->bufs[i].lost_bytes;
-
-			persistent_buf__read(&ev->bufs[i], holder__count_record, ev);
-			lost_bytes += ev->bufs[i].lost_bytes - before;
-			nr_records += ev->bufs[i].records;
-		}
-		if (lost_bytes && nr_records)
-			ev->info.lost += max_t(u64, 1, lost_bytes * nr_records / ev->record_bytes);
-		else if (lost_bytes)
-			ev->info.lost++;
-	}
-}
-
-static bool holder__is_perf_event(int fd)
-{
-	char link[64], target[64];
-	ssize_t n;
-
-	scnprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0)
+	if (gid == h->reader_group)
+		return true;
+	/* The peer's supplementary groups as they were at connect(). */
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
 		return false;
-	target[n] = '\0';
-	return !strcmp(target, "anon_inode:[perf_event]");
+	for (i = 0; i < len / sizeof(gid_t); i++) {
+		if (groups[i] == h->reader_group)
+			return true;
+	}
+	return false;
 }
 
-static int holder_event__map(struct holder_event *ev)
+enum holder_role holder_client__role(struct holder_client *c, struct holder_event *ev)
 {
-	int i, err, nr = perf_cpu_map__nr(ev->cpus);
-
-	ev->bufs = calloc(nr, sizeof(*ev->bufs));
-	if (!ev->bufs)
-		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
-		if (ev->fds[i] < 0)
-			return -EINVAL;
-		err = persistent_buf__mmap(&ev->bufs[i], ev->fds[i],
-					   perf_cpu_map__cpu(ev->cpus, i).cpu,
-					   ev->info.pages, /*backlog=*/true);
-		if (err)
-			return err;
-	}
-	for (i = 0; i < nr; i++) {
-		if (ioctl(ev->fds[i], PERF_EVENT_IOC_ENABLE, 0))
-			return -errno;
-	}
-	ev->attr.disabled = 0;
-	return 0;
+	if (c->uid == 0 || (s32)c->uid == ev->info.uid)
+		return HOLDER_OWNER;
+	return c->reader ? HOLDER_READER : HOLDER_OTHER;
 }
 
-/*
- * DETACH: the client made the events; their fds follow, one message per
- * CPU in ascending order.
- */
-static int holder__receive_fds(struct holder_client *c, struct holder_event *ev, u32 nr)
+static int holder__conns_of(struct holder *h, uid_t uid)
 {
-	struct persistent_msg msg;
-	char cpus[PERSISTENT_EVENT_MAX * 4];
-	int err, fd, last = -1;
-	size_t len = 0;
-	u32 n = 0;
-
-	if (!nr || nr > 4096)
-		return -EINVAL;
-	ev->fds = malloc(nr * sizeof(int));
-	if (!ev->fds)
-		return -ENOMEM;
-	for (;;) {
-		err = persistent_msg__recv(c->sock, &msg, &fd);
-		if (err || msg.op == PERSISTENT_OP_END)
-			break;
-		if (msg.op != PERSISTENT_OP_FD || fd < 0 || n >= nr || msg.cpu <= last ||
-		    !holder__is_perf_event(fd)) {
-			if (fd >= 0)
-				close(fd);
-			err = -EINVAL;
-			break;
-		}
-		len += scnprintf(cpus + len, sizeof(cpus) - len, "%s%d", n ? "," : "", msg.cpu);
-		last = msg.cpu;
-		ev->fds[n++] = fd;
-	}
-	/* The fds received so far are closed with the event. */
-	ev->cpus = perf_cpu_map__new(len ? cpus : "");
-	if (!ev->cpus || perf_cpu_map__nr(ev->cpus) != (int)n) {
-		while (n--)
-			close(ev->fds[n]);
-		zfree(&ev->fds);
-		perf_cpu_map__put(ev->cpus);
-		ev->cpus = NULL;
-		return err ?: -EINVAL;
-	}
-	if (!err && n != nr)
-		err = -EINVAL;
-	return err;
-}
-
-static int holder__detach(struct holder *h, struct holder_client *c,
-			  struct persistent_msg *req)
-{
-	struct persistent_msg reply = { .op = PERSISTENT_OP_INFO };
-	struct holder_event *ev;
-	char file[PATH_MAX];
-	int err;
-
-	ev = zalloc(sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
-	ev->info = req->info;
-	ev->attr = req->attr;
-	ev->info.id = h->next_id;
-	ev->info.uid = c->uid;
-	ev->info.samples = ev->info.lost = 0;
-	err = holder__receive_fds(c, ev, req->info.nr_cpus);
-	if (!err && (!req->info.pages || (req->info.pages & (req->info.pages - 1)) ||
-		     !req->attr.write_backward || !req->attr.sample_id_all))
-		err = -EINVAL;
-	if (!err && !ev->info.name[0])
-		scnprintf(ev->info.name, sizeof(ev->info.name), "event%u", ev->info.id);
-	if (!err && !holder__valid_name(ev->info.name))
-		err = -EINVAL;
-	if (!err && holder__find(h, ev->info.name)) {
-		if (req->flags & PERSISTENT_NAME_DEFAULT) {
-			size_t len = strlen(ev->info.name);
-
-			scnprintf(ev->info.name + min(len, (size_t)PERSISTENT_NAME_MAX - 12),
-				  12, "_%u", ev->info.id);
-		} else {
-			err = -EEXIST;
-		}
-	}
-	if (!err) {
-		cpu_map__snprint(ev->cpus, ev->info.cpus, sizeof(ev->info.cpus));
-		err = holder_event__map(ev);
-	}
-	if (!err) {
-		scnprintf(file, sizeof(file), PERSISTENT_PMU_NAME "/events/%s", ev->info.name);
-		err = holder__write_file(file, "persistent,config=%u\n", ev->info.id);
-	}
-	if (err) {
-		holder_event__delete(ev);
-		reply.err = err;
-		return persistent_msg__send(c->sock, &reply, -1);
-	}
-
-	h->next_id++;
-	list_add_tail(&ev->list, &h->events);
-	reply.info = ev->info;
-	reply.attr = ev->attr;
-	pr_debug("holder: %s (id %u) detached by uid %d\n", ev->info.name, ev->info.id, c->uid);
-	return persistent_msg__send(c->sock, &reply, -1);
-}
-
-static bool holder__has_cap(pid_t pid, int bit)
-{
-	char path[64], line[256];
-	unsigned long long caps;
-	bool ret = false;
-	FILE *fp;
-
-	scnprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fp = fopen(path, "re");
-	if (!fp)
-		return false;
-	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
-			ret = caps & (1ULL << bit);
-			break;
-		}
-	}
-	fclose(fp);
-	return ret;
-}
-
-/* Root, CAP_PERFMON (or CAP_SYS_ADMIN before it) or the event's owner. */
-static bool holder_client__may(struct holder_client *c, struct holder_event *ev)
-{
-	return c->uid == 0 || (s32)c->uid == ev->info.uid ||
-	       holder__has_cap(c->pid, CAP_PERFMON_BIT) ||
-	       holder__has_cap(c->pid, CAP_SYS_ADMIN_BIT);
-}
-
-static int holder__list(struct holder *h, struct holder_client *c)
-{
-	struct persistent_msg msg = { .op = PERSISTENT_OP_INFO };
-	struct holder_event *ev;
-	int err = 0;
-
-	holder__scan(h);
-	list_for_each_entry(ev, &h->events, list) {
-		msg.info = ev->info;
-		err = persistent_msg__send(c->sock, &msg, -1);
-		if (err)
-			return err;
-	}
-	msg.op = PERSISTENT_OP_END;
-	return persistent_msg__send(c->sock, &msg, -1);
-}
-
-static int holder__get(struct holder *h, struct holder_client *c, struct persistent_msg *req)
-{
-	struct persistent_msg msg = { .op = PERSISTENT_OP_INFO };
-	struct holder_event *ev = holder__find(h, req->info.name);
-	struct perf_cpu cpu;
-	int err, idx;
-
-	if (!ev) {
-		msg.err = -ENOENT;
-	} else if (!holder_client__may(c, ev)) {
-		msg.err = -EACCES;
-		msg.info.uid = ev->info.uid;
-	}
-	if (msg.err)
-		return persistent_msg__send(c->sock, &msg, -1);
-
-	holder__scan(h);
-	msg.info = ev->info;
-	msg.attr = ev->attr;
-	err = persistent_msg__send(c->sock, &msg, -1);
-	perf_cpu_map__for_each_cpu(cpu, idx, ev->cpus) {
-		if (err)
-			return err;
-		msg.op = PERSISTENT_OP_FD;
-		msg.cpu = cpu.cpu;
-		err = persistent_msg__send(c->sock, &msg, ev->fds[idx]);
-	}
-	if (err)
-		return err;
-	msg.op = PERSISTENT_OP_END;
-	c->attached = ev->info.id;
-	return persistent_msg__send(c->sock, &msg, -1);
-}
-
-static void holder_client__delete(struct holder_client *c)
-{
-	list_del(&c->list);
-	close(c->sock);
-	free(c);
-}
-
-static void holder__kill_event(struct holder *h, struct holder_event *ev)
-{
-	struct persistent_msg msg = { .op = PERSISTENT_OP_KILLED };
 	struct holder_client *c;
+	int nr = 0;
 
-	/* Readers still attached keep the event alive: tell them it's gone. */
-	msg.info = ev->info;
-	list_for_each_entry(c, &h->clients, list) {
-		if (c->attached != ev->info.id)
-			continue;
-		persistent_msg__send(c->sock, &msg, -1);
-		c->dead = true;
-	}
-	pr_debug("holder: %s (id %u) killed\n", ev->info.name, ev->info.id);
-	list_del(&ev->list);
-	holder_event__delete(ev);
+	list_for_each_entry(c, &h->clients, list)
+		nr += c->uid == uid;
+	return nr;
 }
 
-static int holder__kill(struct holder *h, struct holder_client *c, struct persistent_msg *req)
+/* At EMFILE, give up the reserve to take the connection and close it. */
+static void holder__refuse_one(struct holder *h)
 {
-	struct persistent_msg msg = { .op = PERSISTENT_OP_END };
-	struct holder_event *ev, *tmp;
-	int sock = c->sock, nr = 0;
+	int sock;
 
-	if (!(req->flags & PERSISTENT_KILL_ALL)) {
-		ev = holder__find(h, req->info.name);
-		if (!ev) {
-			msg.err = -ENOENT;
-		} else if (!holder_client__may(c, ev)) {
-			msg.err = -EACCES;
-			msg.info.uid = ev->info.uid;
-		} else {
-			holder__kill_event(h, ev);
-			nr = 1;
-		}
-	} else {
-		/* Everything the client may kill. */
-		list_for_each_entry_safe(ev, tmp, &h->events, list) {
-			if (!holder_client__may(c, ev))
-				continue;
-			holder__kill_event(h, ev);
-			nr++;
-		}
-	}
-	msg.info.id = nr;
-	return persistent_msg__send(sock, &msg, -1);
+	if (h->reserve_fd < 0)
+		return;
+	close(h->reserve_fd);
+	sock = accept4(h->listen, NULL, NULL, SOCK_CLOEXEC);
+	if (sock >= 0)
+		close(sock);
+	h->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pr_debug("holder: out of file descriptors, a connection turned away\n");
 }
 
-static void holder__accept(struct holder *h)
+static bool holder__accept(struct holder *h)
 {
 	struct holder_client *c;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct timeval tv = { .tv_sec = HOLDER_RECV_TIMEOUT_S };
-	int sock;
+	int sock, nr = 0;
 
-	sock = accept4(h->listen, NULL, NULL, SOCK_CLOEXEC);
-	if (sock < 0)
-		return;
-	c = zalloc(sizeof(*c));
-	if (!c || getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-		free(c);
-		close(sock);
-		return;
+	sock = accept4(h->listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (sock < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			holder__refuse_one(h);
+		return false;
 	}
-	/* A client that stops mid-request must not stall the holder. */
-	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		goto out_close;
+	list_for_each_entry(c, &h->clients, list)
+		nr++;
+	if (nr >= h->max_conns ||
+	    (cred.uid && holder__conns_of(h, cred.uid) >= HOLDER_USER_CONNS)) {
+		pr_debug("holder: uid %u has too many connections\n", (unsigned int)cred.uid);
+		goto out_close;
+	}
+	c = zalloc(sizeof(*c));
+	if (!c)
+		goto out_close;
 	c->sock = sock;
 	c->uid = cred.uid;
-	c->pid = cred.pid;
+	c->reader = holder__in_group(h, sock, cred.gid);
+	c->deadline = holder__now_ms() + HOLDER_REQUEST_MS;
+	c->last_cpu = -1;
 	list_add_tail(&c->list, &h->clients);
+	return true;
+out_close:
+	close(sock);
+	return true;
 }
 
-/* One request; false when the client is done with. */
-static bool holder__serve(struct holder *h, struct holder_client *c)
+static int holder__poll_timeout(struct holder *h)
 {
-	struct persistent_msg req;
-	int err;
+	struct holder_client *c;
+	u64 now = holder__now_ms(), next = now + HOLDER_SCAN_MS;
 
-	err = persistent_msg__recv(c->sock, &req, NULL);
-	if (err || c->attached)
-		return false;
-
-	switch (req.op) {
-	case PERSISTENT_OP_LIST:
-		err = holder__list(h, c);
-		break;
-	case PERSISTENT_OP_GET:
-		err = holder__get(h, c, &req);
-		/* Stays connected while it reads the event. */
-		return !err && c->attached;
-	case PERSISTENT_OP_DETACH:
-		err = holder__detach(h, c, &req);
-		break;
-	case PERSISTENT_OP_KILL:
-		err = holder__kill(h, c, &req);
-		break;
-	default:
-		err = -EPROTO;
-		break;
+	list_for_each_entry(c, &h->clients, list) {
+		if (c->deadline && c->deadline < next)
+			next = c->deadline;
 	}
-	return false;
+	return next > now ? next - now : 0;
 }
 
 static void holder__poll(struct holder *h)
@@ -710,35 +345,41 @@ static void holder__poll(struct holder *h)
 		nr++;
 	fds = calloc(nr, sizeof(*fds));
 	clients = calloc(nr, sizeof(*clients));
-	if (!fds || !clients) {
-		free(fds);
-		free(clients);
-		usleep(HOLDER_SCAN_MS * 1000);
-		return;
-	}
+	if (!fds || !clients)
+		goto out_free;
 	fds[0].fd = h->listen;
 	fds[0].events = POLLIN;
 	i = 1;
 	list_for_each_entry(c, &h->clients, list) {
 		clients[i] = c;
 		fds[i].fd = c->sock;
-		fds[i++].events = POLLIN;
+		fds[i++].events = POLLIN | (c->out_nr ? POLLOUT : 0);
 	}
-	if (poll(fds, nr, HOLDER_SCAN_MS) > 0) {
+	if (poll(fds, nr, holder__poll_timeout(h)) > 0) {
 		for (i = 1; i < nr; i++) {
+			c = clients[i];
+			if ((fds[i].revents & POLLOUT) && holder_client__flush(c))
+				c->dead = true;
 			/* A kill may have ended the one it was reading. */
-			if (fds[i].revents && !clients[i]->dead && !holder__serve(h, clients[i]))
-				clients[i]->dead = true;
+			if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && !c->dead)
+				holder__serve(h, c);
 		}
-		if (fds[0].revents & POLLIN)
-			holder__accept(h);
+		/* Bounded: the backlog is read over the next rounds. */
+		for (i = 0; i < 16 && (fds[0].revents & POLLIN) && holder__accept(h); i++)
+			;
 	}
-	list_for_each_entry_safe(c, tmp, &h->clients, list) {
-		if (c->dead)
-			holder_client__delete(c);
-	}
+out_free:
 	free(clients);
 	free(fds);
+
+	list_for_each_entry_safe(c, tmp, &h->clients, list) {
+		if (c->deadline && c->deadline <= holder__now_ms()) {
+			pr_debug("holder: uid %u missed its deadline\n", (unsigned int)c->uid);
+			c->dead = true;
+		}
+		if (c->dead)
+			holder_client__delete(h, c);
+	}
 }
 
 static void holder__report_ready(int status)
@@ -765,9 +406,73 @@ static void holder__report_ready(int status)
 	}
 }
 
-int persistent_holder__run(bool on_demand)
+/*
+ * An on-demand holder goes with its last event, but not while anyone is
+ * still talking to it: first its socket goes, so that nobody new comes,
+ * then those already queued are served.  Whoever came too late starts a
+ * holder of its own once this one is gone.
+ */
+static bool holder__may_exit(struct holder *h)
 {
-	struct holder h = { .listen = -1, .lockfd = -1, .next_id = 1, .on_demand = on_demand };
+	if (!h->on_demand || h->next_id == 1)
+		return false;
+	if (!list_empty(&h->events)) {
+		/* One came in while it was going: open again. */
+		if (h->unlisted) {
+			holder__close_fd(&h->listen);
+			h->unlisted = holder__listen(h) != 0;
+		}
+		return false;
+	}
+	if (!h->unlisted) {
+		unlinkat(h->dirfd, PERSISTENT_SOCK_NAME, 0);
+		h->unlisted = true;
+	}
+	/* Whoever connected before the unlink is in the backlog. */
+	while (holder__accept(h))
+		;
+	return list_empty(&h->clients);
+}
+
+static int holder__set_reader_group(struct holder *h, const char *name)
+{
+	struct group *gr;
+	char *end;
+
+	if (!name || !*name)
+		return 0;
+	gr = getgrnam(name);
+	if (gr) {
+		h->reader_group = gr->gr_gid;
+	} else {
+		h->reader_group = strtoul(name, &end, 10);
+		if (*end) {
+			pr_err("Error: no group '%s' for the persistent events' readers.\n", name);
+			return -EINVAL;
+		}
+	}
+	h->have_reader_group = true;
+	return 0;
+}
+
+static void holder__run_loop(struct holder *h)
+{
+	while (!holder_done) {
+		holder__poll(h);
+		holder__scan(h);
+		holder__relay(h);
+		if (holder__may_exit(h))
+			break;
+	}
+}
+
+int persistent_holder__run(bool on_demand, const char *reader_group)
+{
+	struct holder h = {
+		.listen = -1, .lockfd = -1, .dirfd = -1, .pmufd = -1, .eventsfd = -1,
+		.reserve_fd = -1, .next_id = 1, .on_demand = on_demand,
+		.root = geteuid() == 0,
+	};
 	struct sigaction sa = { .sa_handler = holder__signal };
 	struct holder_event *ev, *etmp;
 	struct holder_client *c, *ctmp;
@@ -782,14 +487,17 @@ int persistent_holder__run(bool on_demand)
 	if (chdir("/"))
 		pr_debug("holder: cannot chdir to /\n");
 
-	err = holder__setup(&h);
+	err = holder__set_reader_group(&h, reader_group);
+	if (!err)
+		err = holder__setup(&h);
 	if (err == -EEXIST) {
 		/* Someone else holds: nothing to do for an on-demand start. */
 		holder__report_ready(0);
 		if (!on_demand)
 			pr_err("Error: a persistent event holder already runs in %s.\n",
 			       persistent__dir());
-		close(h.lockfd);
+		holder__close_fd(&h.lockfd);
+		holder__close_fd(&h.dirfd);
 		return on_demand ? 0 : err;
 	}
 	holder__report_ready(err);
@@ -801,19 +509,12 @@ int persistent_holder__run(bool on_demand)
 		pr_info("perf persistent daemon: holding persistent events in %s (pid %d)\n",
 			persistent__dir(), getpid());
 
-	while (!holder_done) {
-		holder__poll(&h);
-		holder__scan(&h);
-		if (h.on_demand && list_empty(&h.events) && h.next_id > 1)
-			break;
-	}
+	holder__run_loop(&h);
 
 	list_for_each_entry_safe(c, ctmp, &h.clients, list)
-		holder_client__delete(c);
-	list_for_each_entry_safe(ev, etmp, &h.events, list) {
-		list_del(&ev->list);
-		holder_event__delete(ev);
-	}
+		holder_client__delete(&h, c);
+	list_for_each_entry_safe(ev, etmp, &h.events, list)
+		holder_event__delete(&h, ev);
 	holder__teardown(&h);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -42,6 +44,7 @@
 #include "evsel_fprintf.h"
 #include "header.h"
 #include "persistent.h"
+#include "persistent-rundir.h"
 #include "pmu.h"
 #include "pmus.h"
 #include "trace-event.h"
@@ -56,13 +59,6 @@ const char *persistent__dir(void)
 	const char *dir = getenv(PERSISTENT_DIR_ENV);
 
 	return dir && *dir ? dir : PERSISTENT_DIR_DEFAULT;
-}
-
-int persistent__path(char *buf, size_t size, const char *name)
-{
-	int n = snprintf(buf, size, "%s/%s", persistent__dir(), name);
-
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 static int persistent__kernel_path(char *buf, size_t size, const char *name)
@@ -94,10 +90,13 @@ struct perf_pmu *perf_pmus__find_persistent(const char *name)
 	if (strcmp(name, PERSISTENT_PMU_NAME) || persistent__kernel_pmu())
 		return NULL;
 
-	/* Only a holder's directory: it has the PMU's type file. */
+	/*
+	 * Only a holder's directory, owned by root or by us (its files say
+	 * how attrs are made): it has the PMU's type file.
+	 */
 	scnprintf(path, sizeof(path), "%s/type", PERSISTENT_PMU_NAME);
-	dirfd = open(persistent__dir(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	if (dirfd < 0 || faccessat(dirfd, path, F_OK, 0)) {
+	dirfd = persistent_rundir__open_client(NULL);
+	if (dirfd < 0 || faccessat(dirfd, path, F_OK, AT_SYMLINK_NOFOLLOW)) {
 		if (dirfd >= 0)
 			close(dirfd);
 		pr_warning_once("No persistent events: this kernel has no persistent PMU and no holder runs in %s.\n"
@@ -131,12 +130,20 @@ bool evsel__is_persistent(struct evsel *evsel)
  * are dropped as lost.  One record may be half written below the
  * published head, so a page more is kept clear of it.
  */
+static void persistent_buf__start(struct persistent_buf *buf, bool backlog)
+{
+	u64 head = ring_buffer_read_head(buf->base), written = -head;
+
+	buf->prev = head;
+	if (backlog) {
+		buf->prev += min(written, buf->size);
+		buf->backlog = written >= buf->size;
+	}
+}
+
 int persistent_buf__mmap(struct persistent_buf *buf, int fd, int cpu, u32 pages,
 			 bool backlog)
 {
-	struct perf_event_mmap_page *pc;
-	u64 head, written;
-
 	memset(buf, 0, sizeof(*buf));
 	buf->cpu = cpu;
 	buf->size = (u64)pages * page_size;
@@ -155,20 +162,26 @@ int persistent_buf__mmap(struct persistent_buf *buf, int fd, int cpu, u32 pages,
 		persistent_buf__munmap(buf);
 		return -ENOMEM;
 	}
-
-	pc = buf->base;
-	head = ring_buffer_read_head(pc);
-	written = -head;
-	buf->prev = head;
-	if (backlog) {
-		buf->prev += min(written, buf->size);
-		buf->backlog = written >= buf->size;
-	}
+	persistent_buf__start(buf, backlog);
 	return 0;
+}
+
+void persistent_buf__clone(struct persistent_buf *buf, const struct persistent_buf *from,
+			   bool backlog)
+{
+	*buf = *from;
+	buf->clone = true;
+	buf->lost_bytes = buf->records = 0;
+	buf->backlog = false;
+	persistent_buf__start(buf, backlog);
 }
 
 void persistent_buf__munmap(struct persistent_buf *buf)
 {
+	if (buf->clone) {
+		memset(buf, 0, sizeof(*buf));
+		return;
+	}
 	if (buf->base)
 		munmap(buf->base, buf->len);
 	buf->base = NULL;
@@ -310,36 +323,69 @@ int persistent_msg__recv(int sock, struct persistent_msg *msg, int *fd)
 	return 0;
 }
 
+/*
+ * Only a holder that runs as root or as us, in a directory of the same
+ * owner, is told anything: root's new events must never go to a holder
+ * that a user set up in a directory root was pointed at.
+ */
 static int persistent_holder__try_connect(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int sock, err;
+	uid_t owner;
+	int dirfd, sock;
 
-	if (persistent__path(sa.sun_path, sizeof(sa.sun_path), "holder.sock"))
-		return -ENAMETOOLONG;
-	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sock < 0)
-		return -errno;
-	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		close(sock);
-		return err;
-	}
+	dirfd = persistent_rundir__open_client(&owner);
+	if (dirfd < 0)
+		return dirfd;
+	sock = persistent_rundir__connect(dirfd, owner);
+	close(dirfd);
 	return sock;
+}
+
+static void persistent__close_from(int first)
+{
+	long fd, max = sysconf(_SC_OPEN_MAX);
+
+#ifdef __NR_close_range
+	if (!syscall(__NR_close_range, first, ~0U, 0))
+		return;
+#endif
+	for (fd = first; fd < min(max, 65536L); fd++)
+		close(fd);
 }
 
 /*
  * Start 'perf persistent daemon' detached from us: it tells over a pipe
  * whether it could set up its directory (and says why not on our
- * stderr, which it keeps until then).
+ * stderr, which it keeps until then).  It gets none of our other open
+ * files.
  */
+static void persistent_holder__exec(int ready)
+{
+	char *argv[] = { (char *)"perf", (char *)"persistent", (char *)"daemon",
+			 (char *)"--on-demand", NULL };
+	char fdenv[16];
+
+	setsid();
+	if (fork() != 0)
+		_exit(0);
+	if (ready != 3) {
+		if (dup2(ready, 3) < 0)
+			_exit(127);
+		close(ready);
+	}
+	persistent__close_from(4);
+	scnprintf(fdenv, sizeof(fdenv), "%d", 3);
+	setenv("PERF_PERSISTENT_READY_FD", fdenv, 1);
+	execv("/proc/self/exe", argv);
+	_exit(127);
+}
+
 static int persistent_holder__start(void)
 {
 	int pipefd[2], status = 0, err = 0;
-	char fdenv[16];
 	pid_t pid;
 
-	if (pipe2(pipefd, 0))
+	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
 	pid = fork();
 	if (pid < 0) {
@@ -347,17 +393,10 @@ static int persistent_holder__start(void)
 		goto out_close;
 	}
 	if (pid == 0) {
-		char *argv[] = { (char *)"perf", (char *)"persistent", (char *)"daemon",
-				 (char *)"--on-demand", NULL };
-
 		close(pipefd[0]);
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		scnprintf(fdenv, sizeof(fdenv), "%d", pipefd[1]);
-		setenv("PERF_PERSISTENT_READY_FD", fdenv, 1);
-		execv("/proc/self/exe", argv);
-		_exit(127);
+		/* Kept across exec: the daemon reports on it. */
+		fcntl(pipefd[1], F_SETFD, 0);
+		persistent_holder__exec(pipefd[1]);
 	}
 	close(pipefd[1]);
 	pipefd[1] = -1;
@@ -374,19 +413,30 @@ out_close:
 	return err;
 }
 
+static bool persistent_holder__retry(int err)
+{
+	return err == -ENOENT || err == -ECONNREFUSED;
+}
+
 int persistent_holder__connect(bool start)
 {
 	int sock = persistent_holder__try_connect(), err, i;
 
-	if (sock >= 0 || !start)
+	if (!start || !persistent_holder__retry(sock))
 		return sock;
 
-	err = persistent_holder__start();
-	if (err < 0)
-		return err;
+	/*
+	 * An on-demand holder that is on its way out refuses new
+	 * connections: start another once it has gone.
+	 */
 	for (i = 0; i < 100; i++) {
+		if (i % 25 == 0) {
+			err = persistent_holder__start();
+			if (err < 0)
+				return err;
+		}
 		sock = persistent_holder__try_connect();
-		if (sock >= 0)
+		if (!persistent_holder__retry(sock))
 			return sock;
 		usleep(20000);
 	}
@@ -503,6 +553,20 @@ int persistent_holder__kill(const char *spec, bool all, int *nr_killed)
 }
 
 /* Connections to one event. */
+const char *persistent__owner_name(s32 uid, char *buf, size_t size)
+{
+	struct passwd *pw;
+
+	if (uid < 0)
+		return "-";
+	pw = getpwuid(uid);
+	if (pw)
+		scnprintf(buf, size, "%s (uid %d)", pw->pw_name, uid);
+	else
+		scnprintf(buf, size, "uid %d", uid);
+	return buf;
+}
+
 static void persistent__no_event(const char *spec)
 {
 	pr_err("Error: no persistent event '%s': this kernel has no persistent PMU and no\n"
@@ -517,25 +581,66 @@ static int persistent_conn__alloc(struct persistent_conn *conn, struct perf_cpu_
 
 	conn->cpus = cpus;
 	conn->fds = malloc(nr * sizeof(int));
-	if (!conn->fds)
+	conn->ids = calloc(nr, sizeof(u64));
+	if (!conn->fds || !conn->ids)
 		return -ENOMEM;
 	for (i = 0; i < nr; i++)
 		conn->fds[i] = -1;
 	return 0;
 }
 
-static int persistent_conn__open_holder(struct persistent_conn *conn, const char *spec)
+static void persistent_conn__refused(const char *spec, struct persistent_msg *msg)
+{
+	char owner[64];
+
+	pr_err("Error: permission denied: persistent event '%s' belongs to %s.\n"
+	       "Only its owner and root may read it, and the members of the holder's\n"
+	       "reader group (see 'perf help persistent', SECURITY).\n",
+	       spec, persistent__owner_name(msg->info.uid, owner, sizeof(owner)));
+}
+
+/* The FD messages that follow GET's INFO, and its END. */
+static int persistent_conn__recv_fds(struct persistent_conn *conn)
+{
+	struct persistent_msg msg;
+	int err, fd, idx;
+
+	for (;;) {
+		err = persistent_msg__recv(conn->sock, &msg, &fd);
+		if (err || msg.op != PERSISTENT_OP_FD)
+			break;
+		idx = perf_cpu_map__idx(conn->cpus, (struct perf_cpu){ .cpu = msg.cpu });
+		if (idx < 0 || (fd < 0) != conn->relay || conn->fds[idx] >= 0 ||
+		    conn->ids[idx]) {
+			if (fd >= 0)
+				close(fd);
+			return -EPROTO;
+		}
+		conn->fds[idx] = fd;
+		conn->ids[idx] = msg.id;
+	}
+	if (!err && msg.op != PERSISTENT_OP_END)
+		err = -EPROTO;
+	return err;
+}
+
+static int persistent_conn__open_holder(struct persistent_conn *conn, const char *spec,
+					bool backlog)
 {
 	struct persistent_msg msg = { .op = PERSISTENT_OP_GET };
 	struct perf_cpu_map *cpus;
-	int err, fd, idx;
+	char owner[64];
+	int err;
 
 	conn->sock = persistent_holder__connect(false);
 	if (conn->sock < 0) {
-		persistent__no_event(spec);
+		if (persistent_holder__retry(conn->sock))
+			persistent__no_event(spec);
 		return conn->sock;
 	}
 	strlcpy(msg.info.name, spec, sizeof(msg.info.name));
+	if (backlog)
+		msg.flags = PERSISTENT_BACKLOG;
 	err = persistent_holder__request(conn->sock, &msg);
 	if (!err)
 		err = persistent_msg__recv(conn->sock, &msg, NULL);
@@ -546,9 +651,7 @@ static int persistent_conn__open_holder(struct persistent_conn *conn, const char
 		return err;
 	}
 	if (err == -EACCES || err == -EPERM) {
-		pr_err("Error: permission denied: persistent event '%s' belongs to uid %d.\n"
-		       "Only its owner, root or a CAP_PERFMON process may read it.\n",
-		       spec, msg.info.uid);
+		persistent_conn__refused(spec, &msg);
 		return err;
 	}
 	if (err) {
@@ -557,28 +660,69 @@ static int persistent_conn__open_holder(struct persistent_conn *conn, const char
 	}
 	conn->info = msg.info;
 	conn->attr = msg.attr;
+	conn->relay = msg.flags & PERSISTENT_RELAY;
+	if (conn->info.uid != (s32)geteuid())
+		pr_warning("Warning: persistent event '%s' belongs to %s, not to you.\n",
+			   conn->info.name, persistent__owner_name(conn->info.uid, owner, sizeof(owner)));
 	cpus = perf_cpu_map__new(conn->info.cpus);
 	if (!cpus || persistent_conn__alloc(conn, cpus))
 		return -ENOMEM;
 
-	for (;;) {
-		err = persistent_msg__recv(conn->sock, &msg, &fd);
-		if (err || msg.op != PERSISTENT_OP_FD)
-			break;
-		idx = perf_cpu_map__idx(conn->cpus, (struct perf_cpu){ .cpu = msg.cpu });
-		if (idx < 0 || fd < 0 || conn->fds[idx] >= 0) {
-			if (fd >= 0)
-				close(fd);
-			err = -EPROTO;
-			break;
-		}
-		conn->fds[idx] = fd;
-	}
-	if (!err && msg.op != PERSISTENT_OP_END)
-		err = -EPROTO;
+	err = persistent_conn__recv_fds(conn);
 	if (err)
 		pr_err("Error: the persistent event holder went away while handing out '%s': %s\n",
 		       spec, strerror(-err));
+	else if (fcntl(conn->sock, F_SETFL, O_NONBLOCK))
+		err = -errno;
+	return err;
+}
+
+/* One DATA message: whole records, each checked before it is passed on. */
+static int persistent_conn__data(struct persistent_conn *conn, void *buf, size_t len,
+				 persistent_record_fn fn, void *arg)
+{
+	struct persistent_data *data = buf;
+	size_t off = sizeof(*data);
+	int err = 0;
+
+	conn->relay_lost += data->lost;
+	while (!err && off + sizeof(struct perf_event_header) <= len) {
+		union perf_event *event = buf + off;
+
+		if (event->header.size < sizeof(event->header) || event->header.size > len - off)
+			return -EPROTO;
+		err = fn(event, data->cpu, arg);
+		off += event->header.size;
+	}
+	return err;
+}
+
+int persistent_conn__poll(struct persistent_conn *conn, persistent_record_fn fn, void *arg)
+{
+	static u64 buf[(PERSISTENT_DATA_MAX + sizeof(struct persistent_msg)) / sizeof(u64)];
+	int err = 0;
+
+	while (!err && conn->sock >= 0) {
+		ssize_t n = recv(conn->sock, buf, sizeof(buf), MSG_DONTWAIT);
+		u32 op = 0;
+
+		if (n >= (ssize_t)sizeof(op))
+			memcpy(&op, buf, sizeof(op));
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (op == PERSISTENT_OP_DATA && n >= (ssize_t)sizeof(struct persistent_data) &&
+		    conn->relay) {
+			err = persistent_conn__data(conn, buf, n, fn, arg);
+			continue;
+		}
+		if (op == PERSISTENT_OP_KILLED && n == sizeof(struct persistent_msg))
+			conn->killed = true;
+		else
+			conn->holder_gone = true;
+		close(conn->sock);
+		conn->sock = -1;
+	}
 	return err;
 }
 
@@ -708,11 +852,13 @@ static int persistent_conn__open_kernel(struct persistent_conn *conn, const char
 			return err;
 		}
 		pr_debug2_peo(" = %d\n", conn->fds[idx]);
+		if (ioctl(conn->fds[idx], PERF_EVENT_IOC_ID, &conn->ids[idx]) < 0)
+			return -errno;
 	}
 	return 0;
 }
 
-int persistent_conn__open(struct persistent_conn *conn, const char *spec)
+int persistent_conn__open(struct persistent_conn *conn, const char *spec, bool backlog)
 {
 	u32 id;
 	int err;
@@ -720,7 +866,7 @@ int persistent_conn__open(struct persistent_conn *conn, const char *spec)
 	memset(conn, 0, sizeof(*conn));
 	conn->sock = -1;
 	if (!persistent__kernel_pmu())
-		return persistent_conn__open_holder(conn, spec);
+		return persistent_conn__open_holder(conn, spec, backlog);
 
 	err = persistent__kernel_id(spec, &id);
 	if (err) {
@@ -734,15 +880,11 @@ int persistent_conn__add_ids(struct persistent_conn *conn, struct evlist *evlist
 			     struct evsel *evsel)
 {
 	int idx, nr = perf_cpu_map__nr(conn->cpus);
-	u64 id;
 
 	if (perf_evsel__alloc_id(&evsel->core, nr, 1))
 		return -ENOMEM;
-	for (idx = 0; idx < nr; idx++) {
-		if (ioctl(conn->fds[idx], PERF_EVENT_IOC_ID, &id) < 0)
-			return -errno;
-		perf_evlist__id_add(&evlist->core, &evsel->core, idx, 0, id);
-	}
+	for (idx = 0; idx < nr; idx++)
+		perf_evlist__id_add(&evlist->core, &evsel->core, idx, 0, conn->ids[idx]);
 	return 0;
 }
 
@@ -755,6 +897,7 @@ void persistent_conn__close(struct persistent_conn *conn)
 			close(conn->fds[i]);
 	}
 	zfree(&conn->fds);
+	zfree(&conn->ids);
 	perf_cpu_map__put(conn->cpus);
 	conn->cpus = NULL;
 	if (conn->sock >= 0)
@@ -869,7 +1012,7 @@ static int persistent_evsel__open(struct persistent_evsel *pevsel, struct evlist
 	scnprintf(spec, sizeof(spec), "%u", id);
 	if (evsel->core.attr.type == PERSISTENT_HOLDER_TYPE) {
 		memset(conn, 0, sizeof(*conn));
-		err = persistent_conn__open_holder(conn, spec);
+		err = persistent_conn__open_holder(conn, spec, /*backlog=*/false);
 	} else {
 		err = persistent_conn__open_kernel(conn, evsel__name(evsel), id,
 						   &evsel->core.attr);
@@ -885,7 +1028,7 @@ static int persistent_evsel__open(struct persistent_evsel *pevsel, struct evlist
 	pevsel->bufs = calloc(nr, sizeof(*pevsel->bufs));
 	if (!pevsel->bufs)
 		return -ENOMEM;
-	for (idx = 0; idx < nr; idx++) {
+	for (idx = 0; !conn->relay && idx < nr; idx++) {
 		int cpu = perf_cpu_map__cpu(conn->cpus, idx).cpu;
 
 		err = persistent_buf__mmap(&pevsel->bufs[idx], conn->fds[idx], cpu,
@@ -944,12 +1087,39 @@ static int persistent_evlist__write(union perf_event *event, int cpu __maybe_unu
 	return w->write(w->arg, event, event->header.size);
 }
 
+/*
+ * Once the event is killed or its holder is gone, what its buffers still
+ * hold is read one last time, and the event is read no more.
+ */
+static int persistent_evsel__read(struct persistent_evsel *pevsel, struct persistent_write *w)
+{
+	struct persistent_conn *conn = &pevsel->conn;
+	int idx, err;
+
+	if (conn->sock < 0 && !conn->kernel)
+		return 0;
+	err = persistent_conn__poll(conn, persistent_evlist__write, w);
+	for (idx = 0; !err && idx < perf_cpu_map__nr(conn->cpus); idx++) {
+		struct persistent_buf *buf = &pevsel->bufs[idx];
+
+		if (buf->base)
+			err = persistent_buf__read(buf, persistent_evlist__write, w);
+	}
+	if (conn->killed)
+		pr_warning("Warning: persistent event %s was killed; it is read no more.\n",
+			   evsel__name(pevsel->evsel));
+	else if (conn->holder_gone)
+		pr_warning("Warning: the persistent event holder exited; %s is read no more.\n",
+			   evsel__name(pevsel->evsel));
+	return err;
+}
+
 int persistent_evlist__read(struct persistent_evlist *pevlist,
 			    int (*write)(void *arg, void *buf, size_t size), void *arg)
 {
 	struct persistent_write w = { .write = write, .arg = arg };
 	u64 ticks;
-	int i, idx, err;
+	int i, err;
 
 	if (!pevlist)
 		return 0;
@@ -958,17 +1128,9 @@ int persistent_evlist__read(struct persistent_evlist *pevlist,
 		return -errno;
 
 	for (i = 0; i < pevlist->nr; i++) {
-		struct persistent_evsel *pevsel = &pevlist->entries[i];
-
-		for (idx = 0; pevsel->bufs && idx < perf_cpu_map__nr(pevsel->conn.cpus); idx++) {
-			struct persistent_buf *buf = &pevsel->bufs[idx];
-
-			if (!buf->base)
-				continue;
-			err = persistent_buf__read(buf, persistent_evlist__write, &w);
-			if (err)
-				return err;
-		}
+		err = persistent_evsel__read(&pevlist->entries[i], &w);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -980,6 +1142,7 @@ static void persistent_evlist__report(struct persistent_evsel *pevsel)
 
 	for (idx = 0; pevsel->bufs && idx < perf_cpu_map__nr(pevsel->conn.cpus); idx++)
 		lost += pevsel->bufs[idx].lost_bytes;
+	lost += pevsel->conn.relay_lost;
 	if (lost)
 		pr_warning("Warning: %" PRIu64 " bytes of persistent event %s were overwritten before they could be read.\n",
 			   lost, evsel__name(pevsel->evsel));
@@ -1039,7 +1202,7 @@ static struct persistent_counter *persistent_counter__get(struct evsel *evsel)
 	pc->nr = perf_cpu_map__nr(evsel->core.cpus);
 	pc->base = calloc(pc->nr ?: 1, sizeof(*pc->base));
 	scnprintf(spec, sizeof(spec), "%u", (u32)evsel->core.attr.config);
-	if (!pc->base || persistent_conn__open_holder(&pc->conn, spec)) {
+	if (!pc->base || persistent_conn__open_holder(&pc->conn, spec, /*backlog=*/false)) {
 		persistent_conn__close(&pc->conn);
 		free(pc->base);
 		free(pc);
@@ -1066,6 +1229,14 @@ int evsel__persistent_open_cpu(struct evsel *evsel, int cpu_map_idx, int cpu)
 	pc = persistent_counter__get(evsel);
 	if (!pc) {
 		errno = ENOENT;
+		return -1;
+	}
+	if (pc->conn.relay) {
+		/* A reader gets records, never the counter itself. */
+		pr_err("Error: perf stat counts only the persistent events you own; %s is\n"
+		       "another user's, read it with 'perf persistent attach' or 'perf record'.\n",
+		       evsel__name(evsel));
+		errno = EACCES;
 		return -1;
 	}
 	idx = perf_cpu_map__idx(pc->conn.cpus, (struct perf_cpu){ .cpu = cpu });

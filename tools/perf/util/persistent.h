@@ -59,6 +59,8 @@ struct persistent_info {
 	char	cpus[PERSISTENT_EVENT_MAX];	/* "0-3" */
 };
 
+/* "name (uid N)" of @uid, in @buf. */
+const char *persistent__owner_name(s32 uid, char *buf, size_t size);
 /* Where the holder lives: $PERF_PERSISTENT_DIR or /run/perf-persistent. */
 const char *persistent__dir(void);
 /* Whether the running kernel's sysfs has the persistent PMU. */
@@ -88,6 +90,7 @@ struct persistent_buf {
 	void	*copy;			/* scratch: records as copied out */
 	u32	*offs;
 	int	cpu;
+	bool	clone;			/* base and scratch are another's */
 };
 
 typedef int (*persistent_record_fn)(union perf_event *event, int cpu, void *arg);
@@ -95,6 +98,13 @@ typedef int (*persistent_record_fn)(union perf_event *event, int cpu, void *arg)
 int persistent_buf__mmap(struct persistent_buf *buf, int fd, int cpu, u32 pages,
 			 bool backlog);
 void persistent_buf__munmap(struct persistent_buf *buf);
+/*
+ * Another reader of @from's mapping, with a place of its own: the
+ * holder's relay for each reader.  It shares @from's scratch, so the two
+ * are read one at a time, and must go before @from.
+ */
+void persistent_buf__clone(struct persistent_buf *buf, const struct persistent_buf *from,
+			   bool backlog);
 /* Pass the records written since the last read, oldest first, to @fn. */
 int persistent_buf__read(struct persistent_buf *buf, persistent_record_fn fn, void *arg);
 
@@ -106,16 +116,26 @@ struct persistent_conn {
 	struct persistent_info	info;
 	struct perf_event_attr	attr;
 	struct perf_cpu_map	*cpus;
-	int			*fds;		/* per index of cpus */
+	int			*fds;		/* per index of cpus; -1 relayed */
+	u64			*ids;		/* per index of cpus */
 	int			sock;		/* holder: open while attached */
+	u64			relay_lost;	/* bytes the holder could not relay */
 	bool			kernel;
+	bool			relay;		/* records come over sock */
+	bool			killed;
+	bool			holder_gone;
 };
 
 /*
  * Connect to the event called @spec (a name or an id), kernel first.
  * Errors are reported with pr_err(), in words a user can act on.
  */
-int persistent_conn__open(struct persistent_conn *conn, const char *spec);
+int persistent_conn__open(struct persistent_conn *conn, const char *spec, bool backlog);
+/*
+ * What the holder sent since the last call: relayed records go to @fn;
+ * sets killed or holder_gone when the event or the holder went away.
+ */
+int persistent_conn__poll(struct persistent_conn *conn, persistent_record_fn fn, void *arg);
 /* @evsel, in @evlist, gets the ids of the connection's events. */
 int persistent_conn__add_ids(struct persistent_conn *conn, struct evlist *evlist,
 			     struct evsel *evsel);
@@ -138,8 +158,11 @@ int persistent_holder__kill(const char *spec, bool all, int *nr_killed);
  * The holder daemon; started @on_demand (by detach) it returns when its
  * last event is gone, else on SIGTERM, SIGINT or SIGHUP.
  */
-int persistent_holder__run(bool on_demand);
-/* Clean up after a holder that died; 1 if there was one. */
+int persistent_holder__run(bool on_demand, const char *reader_group);
+/*
+ * Clean up after a holder that died, saying which events went with it;
+ * 1 if there was one.
+ */
 int persistent_holder__clean_stale(void);
 
 /*
@@ -171,10 +194,16 @@ void evsel__persistent_count(struct evsel *evsel, int cpu_map_idx,
  * The holder's protocol: SOCK_SEQPACKET messages on <dir>/holder.sock,
  * file descriptors passed with SCM_RIGHTS, one per PERSISTENT_OP_FD
  * message.  Requests: LIST (answered by INFO messages and END), GET
- * (INFO with the attr, FD messages, END; the connection then stays open
- * and gets KILLED if the event goes away), DETACH (INFO with the attr,
- * FD messages, END; answered by INFO with the id) and KILL (END with the
- * number killed in info.id).  Errors come back as -errno in err.
+ * (INFO with the attr, FD messages with the ids, END; the connection then
+ * stays open and gets KILLED if the event goes away), DETACH (INFO with
+ * the attr, FD messages, END; answered by INFO with the id) and KILL (END
+ * with the number killed in info.id).  Errors come back as -errno in err.
+ *
+ * GET hands the event's file descriptors to root and to the event's
+ * owner only.  Members of the holder's reader group get none (a perf
+ * event fd lets its holder disable, re-filter or write the event): their
+ * FD messages carry only the ids, INFO says PERSISTENT_RELAY, and the
+ * holder copies the records to them in DATA messages.
  */
 enum persistent_op {
 	PERSISTENT_OP_LIST = 1,
@@ -185,24 +214,35 @@ enum persistent_op {
 	PERSISTENT_OP_FD,
 	PERSISTENT_OP_END,
 	PERSISTENT_OP_KILLED,
+	PERSISTENT_OP_DATA,
 };
 
 #define PERSISTENT_KILL_ALL	1U	/* KILL: every event the client may kill */
 #define PERSISTENT_NAME_DEFAULT	2U	/* DETACH: a made-up name, make it unique */
+#define PERSISTENT_BACKLOG	4U	/* GET: start with what the buffers hold */
+#define PERSISTENT_RELAY	8U	/* INFO of GET: records come as DATA */
 
 struct persistent_msg {
 	u32			op;
 	s32			err;
 	s32			cpu;
 	u32			flags;
+	u64			id;		/* FD: the event's id on that CPU */
 	struct persistent_info	info;
 	struct perf_event_attr	attr;
 };
 
+/* DATA: whole records of one CPU, oldest first, after this header. */
+struct persistent_data {
+	u32			op;
+	s32			cpu;
+	u64			lost;		/* bytes dropped before these */
+};
+
+#define PERSISTENT_DATA_MAX	(64 * 1024)
+
 int persistent_msg__send(int sock, const struct persistent_msg *msg, int fd);
 int persistent_msg__recv(int sock, struct persistent_msg *msg, int *fd);
 
-/* Paths inside persistent__dir(). */
-int persistent__path(char *buf, size_t size, const char *name);
 
 #endif /* __PERF_PERSISTENT_H */
