@@ -613,6 +613,7 @@ static int persistent_attach__open(struct persistent_attach *a)
 	fd = perf_data__fd(&a->data);
 	machine = &a->session->machines.host;
 
+	errno = 0;
 	if (perf_data__is_pipe(&a->data)) {
 		err = perf_header__write_pipe(fd);
 		if (err >= 0)
@@ -621,8 +622,9 @@ static int persistent_attach__open(struct persistent_attach *a)
 	} else {
 		err = perf_session__write_header(a->session, a->evlist, fd, false);
 	}
+	/* perf's header writers say -1: the write's errno says why. */
 	if (err < 0)
-		return err;
+		return errno ? -errno : -EIO;
 
 	if (!a->conn.attr.exclude_kernel) {
 		perf_event__synthesize_kernel_mmap(&a->tool, persistent_attach__synthesized,

@@ -28,10 +28,24 @@ chmod 755 "$tmp"
 export PERF_PERSISTENT_DIR=$tmp/run
 out=$tmp/out
 
+# A throw-away user for the other side of the holder's checks.
+hostile_uid=54321
+hostile_user=perftest_persistent
+made_user=
+if ! getent passwd $hostile_uid > /dev/null && command -v useradd > /dev/null &&
+   useradd -M -N -u $hostile_uid -s /usr/sbin/nologin $hostile_user 2> /dev/null; then
+	made_user=1
+fi
+as_user="setpriv --reuid=$hostile_uid --regid=$hostile_uid --clear-groups"
+mounted=
+
 cleanup() {
 	perf persistent kill --all > /dev/null 2>&1
 	[ -f "$PERF_PERSISTENT_DIR/holder.pid" ] &&
 		kill "$(cat "$PERF_PERSISTENT_DIR/holder.pid")" 2> /dev/null
+	pkill -u $hostile_uid -f 'persistent daemon' 2> /dev/null
+	[ -n "$mounted" ] && umount "$tmp/full"
+	[ -n "$made_user" ] && userdel $hostile_user 2> /dev/null
 	rm -rf "$tmp"
 	trap - EXIT TERM INT
 }
@@ -173,21 +187,92 @@ test_record_stat() {
 }
 
 test_other_user() {
-	local as_other="setpriv --reuid=54321 --regid=54321 --clear-groups"
-
-	if ! command -v setpriv > /dev/null; then
-		echo "skip part: no setpriv for the other-user checks"
-		return
-	fi
-	if $as_other perf persistent attach sw -o /dev/null --duration 1 > "$out" 2>&1; then
+	if $as_user perf persistent attach sw -o /dev/null --duration 1 > "$out" 2>&1; then
 		fail "another user could read root's event"
 	fi
-	grep -q 'permission denied' "$out" || fail "no 'permission denied' for another user"
-	if $as_other perf persistent kill sw > "$out" 2>&1; then
+	grep -q "permission denied: persistent event 'sw' belongs to root (uid 0)" "$out" ||
+		fail "no 'permission denied' naming the owner for another user"
+	if $as_user perf persistent kill sw > "$out" 2>&1; then
 		fail "another user could kill root's event"
 	fi
 	grep -q 'permission denied' "$out" || fail "no 'permission denied' on kill"
-	$as_other perf persistent list > "$out" 2>&1 || fail "another user cannot list"
+	$as_user perf persistent list > "$out" 2>&1 || fail "another user cannot list"
+
+	# Root of a user namespace of one's own is nobody to the host's holder.
+	if $as_user unshare -Ur perf persistent attach sw -o /dev/null --duration 1 \
+			> "$out" 2>&1; then
+		fail "unshare -Ur perf persistent attach read root's event"
+	fi
+	grep -q 'not by root or you' "$out" ||
+		fail "unshare -Ur: no word that the holder's directory is not root's or its own"
+	if $as_user unshare -Ur perf persistent kill sw > "$out" 2>&1; then
+		fail "unshare -Ur perf persistent kill killed root's event"
+	fi
+
+	# Whose an event is, is said only when it is not the reader's own
+	# (the holder-protocol suite makes a user's event for root to read).
+	perf persistent attach sw -o /dev/null --duration 1 > "$out" 2>&1
+	grep -q 'belongs to' "$out" && fail "root was warned about its own event"
+}
+
+# The runtime directory as a user may have laid it out for root.
+test_hostile_dirs() {
+	local d
+
+	mkdir "$tmp/real" && ln -s "$tmp/real" "$tmp/link"
+	if PERF_PERSISTENT_DIR=$tmp/link perf persistent detach -e cpu-clock -C 0 \
+			> "$out" 2>&1; then
+		fail "the holder ran in a symbolic link"
+	fi
+	grep -q 'is not a directory (a symbolic link?)' "$out" || fail "no word on the link"
+
+	mkdir -m 0777 "$tmp/ww" && chmod 0777 "$tmp/ww"
+	if PERF_PERSISTENT_DIR=$tmp/ww perf persistent detach -e cpu-clock -C 0 > "$out" 2>&1; then
+		fail "the holder ran in a world-writable directory"
+	fi
+	grep -q 'is writable by others (mode 0777)' "$out" || fail "no word on the mode"
+
+	# A user's directory, with links toward root's files planted in it.
+	d=$tmp/udir
+	mkdir "$tmp/victim" "$d" && echo keep > "$tmp/victim/f"
+	echo secret > "$tmp/secret" && chmod 600 "$tmp/secret"
+	chown $hostile_uid "$d"
+	$as_user mkdir "$d/persistent"
+	$as_user ln -s "$tmp/victim" "$d/persistent/events"
+	$as_user ln -s "$tmp/secret" "$d/holder.pid"
+	$as_user ln -s "$tmp/secret" "$d/holder.sock"
+	for cmd in "detach -e cpu-clock -C 0" "list" "kill --all"; do
+		# shellcheck disable=SC2086
+		if PERF_PERSISTENT_DIR=$d perf persistent $cmd > "$out" 2>&1; then
+			fail "root's 'perf persistent $cmd' used a user's directory"
+		fi
+		grep -q "is owned by uid $hostile_uid, not by" "$out" ||
+			fail "root's '$cmd': no word on the directory's owner"
+	done
+	[ -f "$tmp/victim/f" ] || fail "root deleted files through a user's link"
+	grep -q secret "$tmp/secret" || fail "root truncated a file through a user's link"
+
+	# A holder run by a user: root's commands and events never go to it.
+	mkdir "$tmp/uhome" && chown $hostile_uid "$tmp/uhome"
+	PERF_PERSISTENT_DIR=$tmp/uhome/run $as_user perf persistent daemon > /dev/null 2>&1 &
+	local upid=$! _
+	for _ in $(seq 1 50); do
+		[ -S "$tmp/uhome/run/holder.sock" ] && break
+		sleep 0.1
+	done
+	[ -S "$tmp/uhome/run/holder.sock" ] || fail "a user's holder did not start"
+	if PERF_PERSISTENT_DIR=$tmp/uhome/run perf persistent detach -e cpu-clock -C 0 \
+			> "$out" 2>&1; then
+		fail "root handed an event to a user's holder"
+	fi
+	grep -q "is owned by uid $hostile_uid, not by root or you" "$out" ||
+		fail "root's detach: no word on whose holder it is"
+	if PERF_PERSISTENT_DIR=$tmp/uhome/run perf record -o /dev/null -e persistent/x/ true \
+			> "$out" 2>&1; then
+		fail "root's perf record read a user's holder"
+	fi
+	kill $upid 2> /dev/null
+	wait $upid
 }
 
 test_errors() {
@@ -226,7 +311,8 @@ test_holder_killed() {
 		fail "what was read before the holder died was lost"
 
 	perf persistent list > "$out" 2>&1 || fail "list after the holder died"
-	grep -q 'had died' "$out" || fail "list did not notice the dead holder"
+	grep -q 'had died; its events are gone: .*sw' "$out" ||
+		fail "list did not name the events the dead holder took"
 	[ ! -e "$PERF_PERSISTENT_DIR/persistent" ] || fail "the dead holder's PMU is still there"
 	perf persistent detach -e cpu-clock --name again > "$out" 2>&1 ||
 		fail "detach after the holder died"
@@ -301,13 +387,102 @@ test_kernel_path() {
 		fail "kernel record: the error does not say what is missing"
 }
 
+# perf record says when the holder goes; detach names what a dead one lost.
+test_holder_gone() {
+	local pid
+
+	perf persistent detach -e cpu-clock --name gone > /dev/null 2>&1 || fail "detach gone"
+	perf record -o "$tmp/g.data" -e persistent/gone/ -- sleep 2 > "$out" 2>&1 &
+	pid=$!
+	sleep 1
+	kill -9 "$(cat "$PERF_PERSISTENT_DIR/holder.pid")"
+	wait $pid || fail "perf record failed when the holder died"
+	grep -q 'the persistent event holder exited; persistent/gone/ is read no more' "$out" ||
+		fail "perf record did not say the holder went away"
+	perf persistent detach -e cpu-clock --name after > "$out" 2>&1 ||
+		fail "detach after the holder died"
+	grep -q 'had died; its events are gone: .*gone' "$out" ||
+		fail "detach did not name the events the dead holder took"
+}
+
+# The on-demand holder keeps none of its starter's files open.
+test_holder_fds() {
+	local holder
+
+	perf persistent detach -e cpu-clock --name fds 9> "$tmp/inherited" > /dev/null 2>&1 ||
+		fail "detach fds"
+	holder=$(cat "$PERF_PERSISTENT_DIR/holder.pid")
+	[ -d "/proc/$holder/fd" ] || fail "no on-demand holder started for fds"
+	local fd
+	for fd in "/proc/$holder/fd/"*; do
+		case $(readlink "$fd") in
+		*inherited) fail "the on-demand holder kept its starter's fd 9" ;;
+		esac
+	done
+	perf persistent kill fds > /dev/null 2>&1
+}
+
+# Killing the last event while another is detached: no detach is lost.
+test_kill_race() {
+	local i bad=0
+
+	for i in $(seq 1 15); do
+		perf persistent detach -e cpu-clock -C 0 --name k$i > /dev/null 2>&1 ||
+			fail "detach k$i"
+		perf persistent kill k$i > /dev/null 2>&1 &
+		if ! perf persistent detach -e cpu-clock -C 0 --name n$i > "$out" 2>&1; then
+			bad=$((bad + 1))
+			cat "$out"
+		fi
+		wait
+		perf persistent kill n$i > /dev/null 2>&1
+	done
+	[ $bad = 0 ] || fail "$bad of 15 detaches racing the last kill failed"
+	sleep 0.5
+	[ ! -e "$PERF_PERSISTENT_DIR" ] || fail "the holder did not go with its last event"
+}
+
+# A full disk: a clear error, and no file claiming samples it lacks.
+test_full_disk() {
+	local f=$tmp/full/f.data
+
+	mkdir "$tmp/full"
+	if ! mount -t tmpfs -o size=256k tmpfs "$tmp/full" 2> /dev/null; then
+		echo "skip part: cannot mount a small tmpfs for the full-disk checks"
+		return
+	fi
+	mounted=1
+	perf persistent detach -e cpu-clock --name full > /dev/null 2>&1 || fail "detach full"
+	if perf persistent attach full -o "$f" --duration 3 > "$out" 2>&1; then
+		fail "attach to a full disk exited 0"
+	fi
+	grep -q 'No space left on device' "$out" || fail "attach: no word that the disk is full"
+	if [ -e "$f" ]; then
+		perf report -i "$f" --stdio > /dev/null 2>&1 ||
+			fail "attach left a file perf report cannot read"
+		grep -q 'samples of' "$out" && ! grep -q 'up to the error' "$out" &&
+			fail "attach claimed samples without saying it stopped"
+	fi
+	if perf persistent attach full -o - --duration 1 > /dev/full 2> "$out"; then
+		fail "attach -o - to /dev/full exited 0"
+	fi
+	grep -q 'No space left on device' "$out" || fail "attach -o -: the wrong error"
+	perf persistent kill full > /dev/null 2>&1
+	umount "$tmp/full" && mounted=
+}
+
 test_detach_list
 test_two_readers
 test_live
 test_record_stat
 test_other_user
+test_hostile_dirs
 test_errors
 test_holder_killed
+test_holder_gone
+test_full_disk
 test_kill
+test_kill_race
+test_holder_fds
 test_kernel_path
 exit $err
