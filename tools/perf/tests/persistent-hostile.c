@@ -98,7 +98,7 @@ static int hostile__setup(struct hostile *t)
 		pr_debug("needs root, to run the holder and switch users\n");
 		return TEST_SKIP;
 	}
-	strcpy(t->tmp, "/tmp/perf-hostile.XXXXXX");
+	scnprintf(t->tmp, sizeof(t->tmp), "/tmp/perf-hostile.XXXXXX");
 	if (!mkdtemp(t->tmp) || chmod(t->tmp, 0755))
 		return TEST_FAIL;
 	scnprintf(t->dir, sizeof(t->dir), "%s/run", t->tmp);
@@ -547,6 +547,12 @@ static int junk(struct hostile *t)
 	attr.sample_type |= 1ULL << 62;
 	if (detach(t, "odd", 1, user_fds[0], &attr, &reply) != -EINVAL)
 		return 63;
+	/* A tracepoint that is none: a reader could not parse its records. */
+	attr = event_attr;
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = ~0U;
+	if (detach(t, "notp", 1, user_fds[0], &attr, &reply) != -EINVAL)
+		return 64;
 	return refused_fresh(t);
 }
 

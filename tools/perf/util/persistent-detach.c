@@ -29,6 +29,7 @@
 
 #include "cpumap.h"
 #include "debug.h"
+#include "perf-sys.h"
 #include "persistent.h"
 #include "persistent-holder.h"
 #include "persistent-rundir.h"
@@ -69,6 +70,32 @@ static bool holder__valid_attr(const struct perf_event_attr *attr)
 	       !(attr->sample_type & ~(PERF_SAMPLE_MAX - 1));
 }
 
+/*
+ * Whether the event the attr claims exists: a reader parses the records
+ * by the attr, and a tracepoint id that is none would leave it a file
+ * it cannot read.  A counter of the same type and config, opened and
+ * closed at once, on this task or else on CPU 0 (uncore PMUs).
+ */
+static bool holder__attr_exists(const struct perf_event_attr *attr)
+{
+	struct perf_event_attr probe = {
+		.type = attr->type, .size = sizeof(probe), .config = attr->config,
+		.config1 = attr->config1, .config2 = attr->config2, .disabled = 1,
+		.exclude_kernel = attr->exclude_kernel, .exclude_user = attr->exclude_user,
+		.exclude_hv = attr->exclude_hv,
+	};
+	int fd = sys_perf_event_open(&probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0 && errno != ENOENT)
+		fd = sys_perf_event_open(&probe, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	/* Only what says there is no such event refuses: not permissions. */
+	return errno != ENOENT && errno != EINVAL && errno != ENODEV;
+}
+
 static int holder__user_events(struct holder *h, uid_t uid)
 {
 	struct holder_event *ev;
@@ -97,7 +124,7 @@ static int holder__detach_check(struct holder *h, struct holder_client *c,
 		return -EDQUOT;
 	if (!req->info.nr_cpus || req->info.nr_cpus > (u32)max(nr_cpus, 1L) ||
 	    !pages || (pages & (pages - 1)) || pages > HOLDER_MAX_PAGES ||
-	    !holder__valid_attr(&req->attr))
+	    !holder__valid_attr(&req->attr) || !holder__attr_exists(&req->attr))
 		return -EINVAL;
 	if (h->pages + (u64)(pages + 1) * req->info.nr_cpus > h->max_pages)
 		return -ENOSPC;

@@ -45,7 +45,7 @@ static int rundir__verify(int fd, const char *dir, bool holder, uid_t *owner)
 		       holder ? "the holder's user" : "root or you");
 		return -EPERM;
 	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+	if (st.st_mode & 0022) {
 		pr_err("Error: %s is writable by others (mode %04o): refusing to use it as the\n"
 		       "persistent event holder's directory. 'chmod go-w' it or remove it.\n",
 		       dir, (unsigned int)(st.st_mode & 07777));

@@ -2,6 +2,7 @@
 #ifndef __PERF_PERSISTENT_RUNDIR_H
 #define __PERF_PERSISTENT_RUNDIR_H
 
+#include <linux/compiler.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -24,7 +25,7 @@ int persistent_rundir__open_client(uid_t *owner);
 int persistent_rundir__subdir(int dirfd, const char *name, bool create);
 /* Write a small file in @dirfd, never through a link. */
 int persistent_rundir__write(int dirfd, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	__printf(3, 4);
 /* Remove what a holder publishes; the names of its events go to @lost. */
 void persistent_rundir__remove(int dirfd, struct strbuf *lost);
 
