@@ -414,7 +414,9 @@ static void holder__report_ready(int status)
  */
 static bool holder__may_exit(struct holder *h)
 {
-	if (!h->on_demand || h->next_id == 1)
+	/* Its starter's DETACH may have been refused: it waits no longer. */
+	if (!h->on_demand || (h->next_id == 1 &&
+			      holder__now_ms() < h->started + 2 * HOLDER_REQUEST_MS))
 		return false;
 	if (!list_empty(&h->events)) {
 		/* One came in while it was going: open again. */
@@ -508,6 +510,7 @@ int persistent_holder__run(bool on_demand, const char *reader_group)
 	if (!on_demand)
 		pr_info("perf persistent daemon: holding persistent events in %s (pid %d)\n",
 			persistent__dir(), getpid());
+	h.started = holder__now_ms();
 
 	holder__run_loop(&h);
 

@@ -80,6 +80,7 @@ struct holder {
 	int			reserve_fd;	/* given up to refuse at EMFILE */
 	int			max_conns;
 	u32			next_id;
+	u64			started;	/* ms */
 	bool			root;		/* the holder runs as root */
 	bool			have_reader_group;
 	gid_t			reader_group;
