@@ -7,7 +7,7 @@
 #   make check           build, then run all our tests (one closing summary line)
 #   make libauxsample    build the decoding library and its unit tests
 #   make patches         export commits made in build/linux to patches/
-#   make install         install perf under $(PREFIX)
+#   make install         install perf and its man pages under $(PREFIX)
 #   make clean           remove the perf build outputs (keep build/linux)
 #   make distclean       remove build/ altogether
 #
@@ -70,9 +70,13 @@ demo: perf
 patches:
 	@scripts/export-patches $(BUILD)
 
+# Debian's asciidoc runs 'python3 -m asciidoc', which only the python3 it
+# was installed for can run: /usr/bin first for the man pages.
 install: perf
 	@$(MAKE) --no-print-directory -C $(TREE)/tools/perf $(PERF_FLAGS) \
 		DESTDIR=$(DESTDIR) install-bin
+	@PATH=/usr/bin:$$PATH $(MAKE) --no-print-directory -C $(TREE)/tools/perf \
+		$(PERF_FLAGS) DESTDIR=$(DESTDIR) install-man
 
 clean:
 	rm -rf $(PERF_OUT)
