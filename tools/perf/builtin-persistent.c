@@ -202,9 +202,8 @@ static int cmd_persistent_list(int argc, const char **argv)
 	} else {
 		err = persistent_holder__list(&infos, &nr);
 		if (err == -ENOENT || err == -ECONNREFUSED) {
-			if (persistent_holder__clean_stale())
-				pr_warning("The persistent event holder in %s had died; its events are gone. Cleaned up its directory.\n",
-					   persistent__dir());
+			/* It says what went with a dead holder. */
+			persistent_holder__clean_stale();
 			err = 0;
 		}
 	}
@@ -343,18 +342,18 @@ static int persistent_detach__holder(struct persistent_detach *d, struct evsel *
 	else if (err == -ENOSPC)
 		pr_err("Error: the holder's events would pin more memory than it allows in all;\n"
 		       "use fewer pages (-m) or ask root to kill some.\n");
-	else if (err == -EPERM)
-		pr_err("Error: the buffers of '%s' (%u pages per CPU) are over the locked memory the\n"
-		       "kernel gives each user for perf buffers (/proc/sys/kernel/perf_event_mlock_kb,\n"
-		       "per CPU, with your other perf buffers); use fewer pages (-m).\n",
-		       info.name, d->pages);
+	else if (err == -ENOBUFS)
+		pr_err("Error: the buffers of '%s' (%u pages per CPU) would take your persistent\n"
+		       "events past the locked memory the kernel gives each user for perf buffers\n"
+		       "(/proc/sys/kernel/perf_event_mlock_kb per CPU); use fewer pages (-m) or kill\n"
+		       "one of yours.\n", info.name, d->pages);
 	else if (err == -EACCES)
 		pr_err("Error: the holder in %s is another user's: it keeps only its owner's events.\n",
 		       persistent__dir());
 	else if (err == -EINVAL)
 		pr_err("Error: the holder refused the event: is '%s' a valid name (a letter or _,\n"
 		       "then letters, digits, _ . -) and -m a power of two?\n", info.name);
-	else if (err)
+	else if (err && err != -ENOTCONN)
 		pr_err("Error: cannot hand the event to the persistent event holder in %s: %s\n",
 		       persistent__dir(), strerror(-err));
 	if (err)
@@ -412,6 +411,11 @@ static int cmd_persistent_detach(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc || !d.event)
 		usage_with_options(usage, options);
+	if (d.pages < 2) {
+		pr_err("Error: -m %u: a persistent event needs at least 2 pages per CPU: one\n"
+		       "holds no whole record once the buffer wraps.\n", d.pages);
+		return 1;
+	}
 	if (!d.opts.target.cpu_list)
 		d.opts.target.system_wide = true;
 

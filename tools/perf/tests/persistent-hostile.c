@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -29,6 +30,7 @@
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/string.h>
+#include <internal/lib.h>
 
 #include "debug.h"
 #include "perf-sys.h"
@@ -344,7 +346,7 @@ out:
 }
 
 /* Events that root opens and the hostile user hands over as its own. */
-#define USER_FDS	(HOLDER_USER_EVENTS_TEST + 2)
+#define USER_FDS	(HOLDER_USER_EVENTS_TEST + 3)
 #define HOLDER_USER_EVENTS_TEST	16
 
 static struct perf_event_attr event_attr = {
@@ -408,35 +410,67 @@ static int detach(struct hostile *t, const char *name, u32 pages, int fd,
 	return err ? -1 : reply->err;
 }
 
-/* Pinned pages as the kernel charges them, events per user, names. */
+/* Start a DETACH and leave it in flight: END comes later. */
+static int detach_begin(struct hostile *t, const char *name, int fd)
+{
+	struct persistent_msg msg = { .op = PERSISTENT_OP_DETACH, .attr = event_attr };
+	int sock = raw_connect(t);
+
+	msg.info.nr_cpus = 1;
+	msg.info.pages = 2;
+	strlcpy(msg.info.name, name, sizeof(msg.info.name));
+	if (sock < 0 || persistent_msg__send(sock, &msg, -1))
+		return -1;
+	msg.op = PERSISTENT_OP_FD;
+	msg.cpu = 0;
+	persistent_msg__send(sock, &msg, fd);
+	return sock;
+}
+
+static int detach_end(int sock)
+{
+	struct persistent_msg msg = { .op = PERSISTENT_OP_END };
+	int err = persistent_msg__send(sock, &msg, -1) || persistent_msg__recv(sock, &msg, NULL);
+
+	close(sock);
+	return err ? -1 : msg.err;
+}
+
+/* Pinned pages as the kernel allows a user, events per user, names. */
 static int user_limits(struct hostile *t)
 {
 	struct persistent_msg reply;
+	int i, err, a, b;
 	char name[16];
-	int i, err;
 
 	err = detach(t, "big", 16384, user_fds[0], &event_attr, &reply);
-	if (err != -EPERM) {
-		pr_debug("64 MiB for a user: %d, not -EPERM\n", err);
+	if (err != -ENOBUFS) {
+		pr_debug("64 MiB for a user: %d, not -ENOBUFS\n", err);
 		return 40;
 	}
-	err = detach(t, "sw", 1, user_fds[1], &event_attr, &reply);
+	err = detach(t, "sw", 2, user_fds[1], &event_attr, &reply);
 	if (err != -EEXIST) {
 		pr_debug("root's name 'sw' for a user: %d, not -EEXIST\n", err);
 		return 41;
 	}
-	for (i = 1; i <= HOLDER_USER_EVENTS_TEST; i++) {
+	for (i = 1; i < HOLDER_USER_EVENTS_TEST; i++) {
 		scnprintf(name, sizeof(name), i == 1 ? "mce" : "ev%d", i);
-		err = detach(t, name, 1, user_fds[i], &event_attr, &reply);
+		err = detach(t, name, 2, user_fds[i], &event_attr, &reply);
 		if (err || reply.info.uid != HOSTILE_UID) {
 			pr_debug("event %d of a user: %d (uid %d)\n", i, err, reply.info.uid);
 			return 42;
 		}
 	}
-	err = detach(t, "onetoomany", 1, user_fds[i], &event_attr, &reply);
-	if (err != -EDQUOT) {
-		pr_debug("event %d of a user: %d, not -EDQUOT\n", i, err);
+	/* Two in flight for the last place: one gets it. */
+	a = detach_begin(t, "last1", user_fds[i]);
+	b = detach_begin(t, "last2", user_fds[i + 1]);
+	if (a < 0 || b < 0)
 		return 43;
+	err = detach_end(a);
+	i = detach_end(b);
+	if (err || i != -EDQUOT) {
+		pr_debug("the last place, twice in flight: %d and %d\n", err, i);
+		return 44;
 	}
 	return 0;
 }
@@ -538,22 +572,43 @@ static int junk(struct hostile *t)
 	if (sock < 0 || send(sock, "abc", 3, 0) != 3 || recv(sock, &c, 1, 0) > 0)
 		return 60;
 	close(sock);
-	if (pipe(pipefd) || detach(t, "pipe", 1, pipefd[0], &event_attr, &reply) != -EINVAL)
+	if (pipe(pipefd) || detach(t, "pipe", 2, pipefd[0], &event_attr, &reply) != -EINVAL)
 		return 61;
 	attr.write_backward = 0;
-	if (detach(t, "fwd", 1, user_fds[0], &attr, &reply) != -EINVAL)
+	if (detach(t, "fwd", 2, user_fds[0], &attr, &reply) != -EINVAL)
 		return 62;
 	attr = event_attr;
 	attr.sample_type |= 1ULL << 62;
-	if (detach(t, "odd", 1, user_fds[0], &attr, &reply) != -EINVAL)
+	if (detach(t, "odd", 2, user_fds[0], &attr, &reply) != -EINVAL)
 		return 63;
-	/* A tracepoint that is none: a reader could not parse its records. */
-	attr = event_attr;
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = ~0U;
-	if (detach(t, "notp", 1, user_fds[0], &attr, &reply) != -EINVAL)
+	/* One page of data holds no whole record once the kernel wraps. */
+	if (detach(t, "one", 1, user_fds[0], &event_attr, &reply) != -EINVAL)
 		return 64;
+	/* A buffer someone mapped already (and could write). */
+	if (detach(t, "mapped", 2, user_fds[1], &event_attr, &reply) != -EBUSY)
+		return 65;
 	return refused_fresh(t);
+}
+
+/* One event handed over as the events of two CPUs. */
+static int twice(struct hostile *t)
+{
+	struct persistent_msg msg = { .op = PERSISTENT_OP_DETACH, .attr = event_attr };
+	int sock = raw_connect(t);
+
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2)
+		return 0;
+	msg.info.nr_cpus = 2;
+	msg.info.pages = 2;
+	strlcpy(msg.info.name, "twice", sizeof(msg.info.name));
+	if (sock < 0 || persistent_msg__send(sock, &msg, -1))
+		return 66;
+	msg.op = PERSISTENT_OP_FD;
+	msg.cpu = 0;
+	persistent_msg__send(sock, &msg, user_fds[2]);
+	msg.cpu = 1;
+	persistent_msg__send(sock, &msg, user_fds[2]);
+	return detach_end(sock) == -EINVAL ? 0 : 67;
 }
 
 static int test__hostile_junk(struct test_suite *test __maybe_unused,
@@ -561,6 +616,7 @@ static int test__hostile_junk(struct test_suite *test __maybe_unused,
 {
 	struct hostile t = { .holder = 0 };
 	int ret = hostile__setup(&t), res;
+	void *mapped;
 
 	if (ret)
 		goto out;
@@ -568,9 +624,20 @@ static int test__hostile_junk(struct test_suite *test __maybe_unused,
 		ret = TEST_FAIL;
 		goto out;
 	}
+	/* Mapped by someone before it is handed over. */
+	mapped = mmap(NULL, 3 * page_size, PROT_READ, MAP_SHARED, user_fds[1], 0);
+	if (mapped == MAP_FAILED) {
+		ret = TEST_FAIL;
+		goto out;
+	}
 	res = as_user(HOSTILE_UID, junk, &t);
 	pr_debug("junk: %d\n", res);
 	ret = res ? TEST_FAIL : TEST_OK;
+	res = as_user(HOSTILE_UID, twice, &t);
+	pr_debug("one event as two CPUs': %d\n", res);
+	if (res)
+		ret = TEST_FAIL;
+	munmap(mapped, 3 * page_size);
 out:
 	close_events();
 	hostile__teardown(&t);
@@ -666,10 +733,11 @@ struct test_case tests__persistent_hostile[] = {
 	TEST_CASE("Holder: refuse other users, user namespaces included", hostile_refused),
 	TEST_CASE("Holder: judge a client as it connected, not after a setuid exec",
 		  hostile_setuid),
-	TEST_CASE("Holder: charge users' buffers, cap their events, keep names unique",
+	TEST_CASE("Holder: cap users' buffers and events, in flight too; unique names",
 		  hostile_limits),
 	TEST_CASE("Holder: relay records to the reader group, never fds", hostile_reader),
-	TEST_CASE("Holder: refuse junk, non-event fds and unparsable attrs", hostile_junk),
+	TEST_CASE("Holder: refuse junk, non-event or mapped fds, unparsable attrs",
+		  hostile_junk),
 	TEST_CASE("Holder: no client stalls it, no flood spins it", hostile_stall),
 	{ .name = NULL, }
 };

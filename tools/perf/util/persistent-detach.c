@@ -4,13 +4,15 @@
  * it made, one file descriptor per CPU, and the holder keeps them.
  *
  * What the client says is checked, and what the events cost is charged
- * to it: a user may hold HOLDER_USER_EVENTS events, all users together
- * HOLDER_EVENTS, and the buffers of a user's events are mapped with that
- * user's credentials, so that the kernel charges and limits the pinned
- * pages exactly as it would for the user's own perf mmap
- * (perf_event_mlock_kb per CPU; what the kernel would take beyond that
- * from RLIMIT_MEMLOCK would be the holder's, which is set to what the
- * holder has pinned already for the call, so none).
+ * to it, when DETACH begins, so that requests in flight cannot add up
+ * past a limit: a user may hold HOLDER_USER_EVENTS events, all users
+ * together HOLDER_EVENTS, and a user's buffers may pin in the holder
+ * what the kernel lets any user pin for perf buffers without
+ * CAP_IPC_LOCK (perf_event_mlock_kb per online CPU).  The holder counts
+ * that itself: the kernel charges the mappings to root, who maps them,
+ * and the holder never runs with a user's credentials, which would let
+ * the user signal it.  Events whose buffer someone mapped already are
+ * refused, since whoever mapped it could write into it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,16 +22,17 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
+#include <sys/mman.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/zalloc.h>
+#include <api/fs/fs.h>
+#include <internal/lib.h>
 #include <internal/cpumap.h>
 #include <perf/cpumap.h>
 
 #include "cpumap.h"
 #include "debug.h"
-#include "perf-sys.h"
 #include "persistent.h"
 #include "persistent-holder.h"
 #include "persistent-rundir.h"
@@ -51,6 +54,16 @@ static bool holder__valid_name(const char *name)
 	return p - name < PERSISTENT_NAME_MAX;
 }
 
+/* What 'perf persistent list' prints: no escapes for another's terminal. */
+static bool holder__valid_text(const char *text)
+{
+	for (; *text; text++) {
+		if (!isprint((unsigned char)*text) || !isascii(*text))
+			return false;
+	}
+	return true;
+}
+
 static bool holder__name_taken(struct holder *h, const char *name)
 {
 	struct holder_event *ev;
@@ -70,63 +83,76 @@ static bool holder__valid_attr(const struct perf_event_attr *attr)
 	       !(attr->sample_type & ~(PERF_SAMPLE_MAX - 1));
 }
 
-/*
- * Whether the event the attr claims exists: a reader parses the records
- * by the attr, and a tracepoint id that is none would leave it a file
- * it cannot read.  A counter of the same type and config, opened and
- * closed at once, on this task or else on CPU 0 (uncore PMUs).
- */
-static bool holder__attr_exists(const struct perf_event_attr *attr)
+/* The events and pages of @uid, those being detached included. */
+static void holder__user_usage(struct holder *h, uid_t uid, int *nr, u64 *pages)
 {
-	struct perf_event_attr probe = {
-		.type = attr->type, .size = sizeof(probe), .config = attr->config,
-		.config1 = attr->config1, .config2 = attr->config2, .disabled = 1,
-		.exclude_kernel = attr->exclude_kernel, .exclude_user = attr->exclude_user,
-		.exclude_hv = attr->exclude_hv,
-	};
-	int fd = sys_perf_event_open(&probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	struct holder_client *c;
+	struct holder_event *ev;
 
-	if (fd < 0 && errno != ENOENT)
-		fd = sys_perf_event_open(&probe, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		return true;
+	*nr = 0;
+	*pages = 0;
+	list_for_each_entry(ev, &h->events, list) {
+		if (ev->info.uid != (s32)uid)
+			continue;
+		(*nr)++;
+		*pages += ev->charged;
 	}
-	/* Only what says there is no such event refuses: not permissions. */
-	return errno != ENOENT && errno != EINVAL && errno != ENODEV;
+	list_for_each_entry(c, &h->clients, list) {
+		if (c->pending && c->uid == uid) {
+			(*nr)++;
+			*pages += c->pending->charged;
+		}
+	}
 }
 
-static int holder__user_events(struct holder *h, uid_t uid)
+/* What the kernel lets a user pin for perf buffers, in pages. */
+static u64 holder__user_pages_max(void)
 {
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int kb;
+
+	if (sysctl__read_int("kernel/perf_event_mlock_kb", &kb) || kb < 0)
+		kb = 516;
+	return (u64)kb * 1024 / page_size * max(cpus, 1L);
+}
+
+static int holder__nr_events(struct holder *h)
+{
+	struct holder_client *c;
 	struct holder_event *ev;
 	int nr = 0;
 
 	list_for_each_entry(ev, &h->events, list)
-		nr += ev->info.uid == (s32)uid;
+		nr++;
+	list_for_each_entry(c, &h->clients, list)
+		nr += c->pending != NULL;
 	return nr;
 }
 
 /* What the client may not ask for at all, before any fd comes. */
 static int holder__detach_check(struct holder *h, struct holder_client *c,
-				struct persistent_msg *req)
+				struct persistent_msg *req, u64 cost)
 {
 	long nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
 	u32 pages = req->info.pages;
-	int nr = 0;
-	struct holder_event *ev;
+	u64 user_pages;
+	int user_events;
 
 	/* A user's own holder keeps that user's events only. */
 	if (!h->root && c->uid != geteuid())
 		return -EACCES;
-	list_for_each_entry(ev, &h->events, list)
-		nr++;
-	if (nr >= HOLDER_EVENTS || (c->uid && holder__user_events(h, c->uid) >= HOLDER_USER_EVENTS))
-		return -EDQUOT;
+	/* One page of data would hold nothing whole: see persistent_buf__read(). */
 	if (!req->info.nr_cpus || req->info.nr_cpus > (u32)max(nr_cpus, 1L) ||
-	    !pages || (pages & (pages - 1)) || pages > HOLDER_MAX_PAGES ||
-	    !holder__valid_attr(&req->attr) || !holder__attr_exists(&req->attr))
+	    pages < 2 || (pages & (pages - 1)) || pages > HOLDER_MAX_PAGES ||
+	    !holder__valid_attr(&req->attr) || !holder__valid_text(req->info.event))
 		return -EINVAL;
-	if (h->pages + (u64)(pages + 1) * req->info.nr_cpus > h->max_pages)
+	holder__user_usage(h, c->uid, &user_events, &user_pages);
+	if (holder__nr_events(h) >= HOLDER_EVENTS ||
+	    (c->uid && user_events >= HOLDER_USER_EVENTS))
+		return -EDQUOT;
+	if (c->uid && user_pages + cost > holder__user_pages_max())
+		return -ENOBUFS;
+	if (h->pages + cost > h->max_pages)
 		return -ENOSPC;
 	return 0;
 }
@@ -134,10 +160,11 @@ static int holder__detach_check(struct holder *h, struct holder_client *c,
 int holder__detach_begin(struct holder *h, struct holder_client *c, struct persistent_msg *req)
 {
 	struct persistent_msg reply = { .op = PERSISTENT_OP_INFO };
+	u64 cost = (u64)(req->info.pages + 1) * req->info.nr_cpus;
 	struct holder_event *ev;
 	u32 i;
 
-	reply.err = holder__detach_check(h, c, req);
+	reply.err = holder__detach_check(h, c, req, cost);
 	if (reply.err) {
 		c->done = true;
 		return holder_client__reply_msg(c, &reply);
@@ -155,6 +182,9 @@ int holder__detach_begin(struct holder *h, struct holder_client *c, struct persi
 	ev->fds = malloc(req->info.nr_cpus * sizeof(int));
 	ev->ids = calloc(req->info.nr_cpus, sizeof(u64));
 	ev->cpu_list = calloc(req->info.nr_cpus, sizeof(int));
+	/* Charged now, so that DETACHes in flight cannot add up past a limit. */
+	ev->charged = cost;
+	h->pages += cost;
 	c->pending = ev;
 	if (!ev->fds || !ev->ids || !ev->cpu_list)
 		return -ENOMEM;	/* the connection goes, and the event with it */
@@ -218,71 +248,21 @@ static int holder_event__map(struct holder_event *ev)
 	return 0;
 }
 
-/* The bytes this process has pinned (root's buffers beyond its allowance). */
-static int holder__pinned(rlim_t *bytes)
-{
-	char line[128];
-	unsigned long kb;
-	FILE *fp = fopen("/proc/self/status", "re");
-	int err = -ENOENT;
-
-	if (!fp)
-		return -errno;
-	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "VmPin: %lu kB", &kb) == 1) {
-			*bytes = (rlim_t)kb * 1024;
-			err = 0;
-			break;
-		}
-	}
-	fclose(fp);
-	return err;
-}
-
-/*
- * Map as the user who detached: the kernel charges the pages to that
- * user's perf_event_mlock_kb allowance and refuses what it would refuse
- * the user.  Root and a user's own holder map as themselves.
- */
-static int holder_event__map_as(struct holder *h, struct holder_event *ev, uid_t uid)
-{
-	struct rlimit old, none;
-	int err;
-
-	if (!h->root || uid == 0)
-		return holder_event__map(ev);
-	if (getrlimit(RLIMIT_MEMLOCK, &old))
-		return -errno;
-	/* Nothing beyond the user's allowance may come from the holder's. */
-	none = old;
-	err = holder__pinned(&none.rlim_cur);
-	if (err)
-		return err;
-	none.rlim_max = max(none.rlim_max, none.rlim_cur);
-	if (setrlimit(RLIMIT_MEMLOCK, &none))
-		return -errno;
-	if (setresuid(uid, uid, 0)) {
-		err = -errno;
-		setrlimit(RLIMIT_MEMLOCK, &old);
-		return err;
-	}
-	err = holder_event__map(ev);
-	pr_debug("holder: mapped as uid %u: %d\n", (unsigned int)uid, err);
-	if (setresuid(0, 0, 0)) {
-		pr_err("holder: cannot become root again: %s\n", strerror(errno));
-		abort();
-	}
-	setrlimit(RLIMIT_MEMLOCK, &old);
-	return err;
-}
-
 static int holder_event__enable(struct holder_event *ev)
 {
-	int i;
+	int i, j;
 
 	for (i = 0; i < perf_cpu_map__nr(ev->cpus); i++) {
-		if (ioctl(ev->fds[i], PERF_EVENT_IOC_ID, &ev->ids[i]) ||
-		    ioctl(ev->fds[i], PERF_EVENT_IOC_ENABLE, 0))
+		if (ioctl(ev->fds[i], PERF_EVENT_IOC_ID, &ev->ids[i]))
+			return -errno;
+		/* One event handed over as two CPUs'. */
+		for (j = 0; j < i; j++) {
+			if (ev->ids[j] == ev->ids[i])
+				return -EINVAL;
+		}
+	}
+	for (i = 0; i < perf_cpu_map__nr(ev->cpus); i++) {
+		if (ioctl(ev->fds[i], PERF_EVENT_IOC_ENABLE, 0))
 			return -errno;
 	}
 	ev->attr.disabled = 0;
@@ -291,6 +271,9 @@ static int holder_event__enable(struct holder_event *ev)
 
 static int holder__name(struct holder *h, struct holder_event *ev)
 {
+	size_t len;
+	u32 i;
+
 	if (!ev->info.name[0])
 		scnprintf(ev->info.name, sizeof(ev->info.name), "event%u", h->next_id);
 	if (!holder__valid_name(ev->info.name))
@@ -299,9 +282,17 @@ static int holder__name(struct holder *h, struct holder_event *ev)
 		return 0;
 	if (!(ev->flags & PERSISTENT_NAME_DEFAULT))
 		return -EEXIST;
-	scnprintf(ev->info.name + min(strlen(ev->info.name), (size_t)PERSISTENT_NAME_MAX - 12),
-		  12, "_%u", h->next_id);
-	return holder__name_taken(h, ev->info.name) ? -EEXIST : 0;
+	/* A made-up name: the first free one of name_<id>, name_<id>_1 ... */
+	len = min(strlen(ev->info.name), (size_t)PERSISTENT_NAME_MAX - 24);
+	for (i = 0; i <= HOLDER_EVENTS; i++) {
+		if (i)
+			scnprintf(ev->info.name + len, 24, "_%u_%u", h->next_id, i);
+		else
+			scnprintf(ev->info.name + len, 24, "_%u", h->next_id);
+		if (!holder__name_taken(h, ev->info.name))
+			return 0;
+	}
+	return -EEXIST;
 }
 
 /* END of DETACH: the event is the holder's. */
@@ -318,7 +309,7 @@ static int holder__detach_end(struct holder *h, struct holder_client *c)
 	if (!err)
 		err = holder__name(h, ev);
 	if (!err)
-		err = holder_event__map_as(h, ev, c->uid);
+		err = holder_event__map(ev);
 	if (!err)
 		err = holder_event__enable(ev);
 	if (!err)
@@ -335,13 +326,26 @@ static int holder__detach_end(struct holder *h, struct holder_client *c)
 	}
 	cpu_map__snprint(ev->cpus, ev->info.cpus, sizeof(ev->info.cpus));
 	h->next_id++;
-	h->pages += (u64)(ev->info.pages + 1) * perf_cpu_map__nr(ev->cpus);
 	list_add_tail(&ev->list, &h->events);
 	reply.info = ev->info;
 	reply.attr = ev->attr;
 	pr_debug("holder: %s (id %u) detached by uid %u\n", ev->info.name, ev->info.id,
 		 (unsigned int)c->uid);
 	return holder_client__reply_msg(c, &reply);
+}
+
+/*
+ * Whether nobody mapped the event's buffer yet: an event that has one
+ * of data pages refuses a mapping of its user page alone.
+ */
+static bool holder__unmapped(int fd)
+{
+	void *p = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return false;
+	munmap(p, page_size);
+	return true;
 }
 
 /* The FD messages of DETACH, one per CPU in ascending order, then END. */
@@ -357,7 +361,8 @@ int holder__detach_fd(struct holder *h, struct holder_client *c, struct persiste
 		return holder__detach_end(h, c);
 	}
 	if (msg->op != PERSISTENT_OP_FD || fd < 0 || c->nr_received >= c->nr_expected ||
-	    msg->cpu <= c->last_cpu || !holder__is_perf_event(fd)) {
+	    msg->cpu <= c->last_cpu || !holder__is_perf_event(fd) ||
+	    (!holder__unmapped(fd) && (reply.err = -EBUSY))) {
 		if (fd >= 0)
 			close(fd);
 		c->pending = NULL;

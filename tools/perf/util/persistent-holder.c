@@ -429,10 +429,14 @@ static bool holder__may_exit(struct holder *h)
 	if (!h->unlisted) {
 		unlinkat(h->dirfd, PERSISTENT_SOCK_NAME, 0);
 		h->unlisted = true;
+		/*
+		 * Whoever connected before the unlink is in the backlog; then
+		 * nobody more, not even through a bind mount of the socket.
+		 */
+		while (holder__accept(h))
+			;
+		holder__close_fd(&h->listen);
 	}
-	/* Whoever connected before the unlink is in the backlog. */
-	while (holder__accept(h))
-		;
 	return list_empty(&h->clients);
 }
 
@@ -477,11 +481,16 @@ int persistent_holder__run(bool on_demand, const char *reader_group)
 	};
 	struct sigaction sa = { .sa_handler = holder__signal };
 	struct holder_event *ev, *etmp;
+	sigset_t mask;
 	struct holder_client *c, *ctmp;
 	int err;
 
 	INIT_LIST_HEAD(&h.events);
 	INIT_LIST_HEAD(&h.clients);
+	/* Nothing of the starter's: its umask, its blocked signals. */
+	umask(022);
+	sigemptyset(&mask);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);

@@ -31,6 +31,7 @@ struct holder_event {
 	int			*cpu_list;	/* DETACH: the CPUs as they come */
 	int			nr_fds;
 	u32			flags;		/* of DETACH */
+	u64			charged;	/* pages, counted in holder.pages */
 	struct persistent_buf	*bufs;
 	u64			record_bytes;	/* of the records counted */
 };

@@ -64,11 +64,23 @@ static int rundir__open_error(const char *dir, int err)
 	return err;
 }
 
+/* The holder runs in /, its clients anywhere: a relative path is two places. */
+static int rundir__absolute(const char *dir)
+{
+	if (dir[0] == '/')
+		return 0;
+	pr_err("Error: %s=%s is not an absolute path.\n", PERSISTENT_DIR_ENV, dir);
+	return -EINVAL;
+}
+
 int persistent_rundir__open_holder(void)
 {
 	const char *dir = persistent__dir();
 	int fd, err;
 
+	err = rundir__absolute(dir);
+	if (err)
+		return err;
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		err = -errno;
 		pr_err("Error: cannot create the persistent event holder's directory %s: %s\n"
@@ -92,6 +104,9 @@ int persistent_rundir__open_client(uid_t *owner)
 	const char *dir = persistent__dir();
 	int fd, err;
 
+	err = rundir__absolute(dir);
+	if (err)
+		return err;
 	fd = open(dir, RUNDIR_OPEN);
 	if (fd < 0) {
 		err = -errno;

@@ -40,8 +40,8 @@ void holder_event__delete(struct holder *h, struct holder_event *ev)
 	if (!list_empty(&ev->list)) {
 		list_del_init(&ev->list);
 		unlinkat(h->eventsfd, ev->info.name, 0);
-		h->pages -= (u64)(ev->info.pages + 1) * nr;
 	}
+	h->pages -= ev->charged;
 	for (i = 0; ev->bufs && i < nr; i++)
 		persistent_buf__munmap(&ev->bufs[i]);
 	for (i = 0; ev->fds && i < ev->nr_fds; i++) {

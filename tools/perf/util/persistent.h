@@ -140,6 +140,9 @@ int persistent_conn__poll(struct persistent_conn *conn, persistent_record_fn fn,
 int persistent_conn__add_ids(struct persistent_conn *conn, struct evlist *evlist,
 			     struct evsel *evsel);
 void persistent_conn__close(struct persistent_conn *conn);
+/* The holder's part of persistent_conn__open(), and the arrays of @cpus. */
+int persistent_conn__open_holder(struct persistent_conn *conn, const char *spec, bool backlog);
+int persistent_conn__alloc(struct persistent_conn *conn, struct perf_cpu_map *cpus);
 
 /* Holder protocol, client side. */
 int persistent_holder__connect(bool start);

@@ -226,6 +226,13 @@ test_hostile_dirs() {
 	fi
 	grep -q 'is not a directory (a symbolic link?)' "$out" || fail "no word on the link"
 
+	if (cd "$tmp" && PERF_PERSISTENT_DIR=rel perf persistent detach -e cpu-clock -C 0) \
+			> "$out" 2>&1; then
+		fail "the holder ran in a relative directory"
+	fi
+	grep -q 'PERF_PERSISTENT_DIR=rel is not an absolute path' "$out" ||
+		fail "no word on the relative directory"
+
 	mkdir -m 0777 "$tmp/ww" && chmod 0777 "$tmp/ww"
 	if PERF_PERSISTENT_DIR=$tmp/ww perf persistent detach -e cpu-clock -C 0 > "$out" 2>&1; then
 		fail "the holder ran in a world-writable directory"
@@ -291,6 +298,7 @@ test_errors() {
 	detach -e cpu-clock --name sw|a persistent event called 'sw' exists
 	detach -e cpu-clock --name 9lives|is '9lives' a valid name
 	detach -e cpu-clock,task-clock|detach one event at a time
+	detach -e cpu-clock -m 1|needs at least 2 pages
 	EOT
 }
 
@@ -409,8 +417,10 @@ test_holder_gone() {
 test_holder_fds() {
 	local holder
 
-	perf persistent detach -e cpu-clock --name fds 9> "$tmp/inherited" > /dev/null 2>&1 ||
-		fail "detach fds"
+	(umask 077; perf persistent detach -e cpu-clock --name fds 9> "$tmp/inherited") \
+		> /dev/null 2>&1 || fail "detach fds"
+	$as_user perf persistent list > "$out" 2>&1 ||
+		fail "others cannot list: the holder kept its starter's umask 077"
 	holder=$(cat "$PERF_PERSISTENT_DIR/holder.pid")
 	[ -d "/proc/$holder/fd" ] || fail "no on-demand holder started for fds"
 	local fd
