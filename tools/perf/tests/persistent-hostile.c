@@ -436,6 +436,27 @@ static int detach_end(int sock)
 	return err ? -1 : msg.err;
 }
 
+/* A DETACH of @fd with the description @text, or the name made unique. */
+static int detach_text(struct hostile *t, const char *name, const char *text, int fd)
+{
+	struct persistent_msg msg = { .op = PERSISTENT_OP_DETACH, .attr = event_attr };
+	int sock = raw_connect(t);
+
+	msg.info.nr_cpus = 1;
+	msg.info.pages = 2;
+	strlcpy(msg.info.name, name, sizeof(msg.info.name));
+	if (text)
+		strlcpy(msg.info.event, text, sizeof(msg.info.event));
+	else
+		msg.flags = PERSISTENT_NAME_DEFAULT;
+	if (sock < 0 || persistent_msg__send(sock, &msg, -1))
+		return -1;
+	msg.op = PERSISTENT_OP_FD;
+	msg.cpu = 0;
+	persistent_msg__send(sock, &msg, fd);
+	return detach_end(sock);
+}
+
 /* Pinned pages as the kernel allows a user, events per user, names. */
 static int user_limits(struct hostile *t)
 {
@@ -503,6 +524,11 @@ static int test__hostile_limits(struct test_suite *test __maybe_unused,
 	}
 	if (sock >= 0)
 		close(sock);
+	/* A name made up from the event is made unique, squatted or not. */
+	if (detach_text(&t, "mce", NULL, user_fds[USER_FDS - 1])) {
+		pr_debug("root's detach with a default name taken by a user failed\n");
+		ret = TEST_FAIL;
+	}
 out:
 	close_events();
 	hostile__teardown(&t);
@@ -584,6 +610,9 @@ static int junk(struct hostile *t)
 	/* One page of data holds no whole record once the kernel wraps. */
 	if (detach(t, "one", 1, user_fds[0], &event_attr, &reply) != -EINVAL)
 		return 64;
+	/* Terminal escapes for root's 'perf persistent list'. */
+	if (detach_text(t, "esc", "\x1b[2K\x1b[1Afake\nrow", user_fds[0]) != -EINVAL)
+		return 68;
 	/* A buffer someone mapped already (and could write). */
 	if (detach(t, "mapped", 2, user_fds[1], &event_attr, &reply) != -EBUSY)
 		return 65;
