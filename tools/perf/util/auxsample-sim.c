@@ -118,6 +118,7 @@ struct sim_thread {
 	bool			injected;	/* a signal goes with this step */
 	u64			ip;		/* of the instruction being stepped */
 	struct intel_pt_insn	insn;
+	struct intel_pt_insn	overrun;	/* the one a lost trap let run */
 	u64			insns;		/* user instructions since the last sample */
 	struct auxsample_pt_writer *pt;
 	size_t			flushed;	/* stream bytes in AUXTRACE buffers */
@@ -627,6 +628,39 @@ static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	return err ?: auxsample_pt_writer__resume(t->pt, ip);
 }
 
+/*
+ * Some hypervisors emulate an instruction that exits to them (CPUID, seen
+ * on Firecracker's KVM) without the single-step trap that should follow
+ * it: the trap comes one instruction later.  That instruction, at @seq,
+ * then ran too, and where the step ended tells what it did.  Only when it
+ * could have got there (falling through, or as a branch) is it taken for
+ * one; the caller models it, and it counts as an instruction.
+ */
+static bool sim__overran(struct sim *sim, struct sim_thread *t, u64 seq, u64 next)
+{
+	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
+	struct intel_pt_insn *insn = &t->overrun;
+	ssize_t n;
+
+	memset(insn, 0, sizeof(*insn));
+	n = pread(t->mem_fd, buf, sizeof(buf), seq);
+	if (n <= 0 || intel_pt_get_insn(buf, n, /*x86_64=*/1, insn) || !insn->length)
+		return false;
+	if (insn->op == INTEL_PT_OP_OTHER && next != seq + insn->length)
+		return false;
+	if (insn->op == INTEL_PT_OP_SYSCALL || insn->op == INTEL_PT_OP_INT)
+		return false;
+	if (insn->branch == INTEL_PT_BR_CONDITIONAL || insn->branch == INTEL_PT_BR_UNCONDITIONAL) {
+		u64 to = seq + insn->length + insn->rel;
+
+		if (next != to && next != seq + insn->length)
+			return false;
+	}
+	sim->nr_insns++;
+	t->insns++;
+	return true;
+}
+
 /* Encode what the instruction at @ip did, given where it went. */
 static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
 		      const struct intel_pt_insn *insn, u64 next)
@@ -671,6 +705,8 @@ static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
 	default:
 		if (next == seq)
 			return 0;
+		if (sim__overran(sim, t, seq, next))
+			return sim__model(sim, t, seq, &t->overrun, next);
 		/* Elsewhere without a branch: a fault delivered as a signal. */
 		return auxsample_pt_writer__interrupt(t->pt, ip) ?: auxsample_pt_writer__resume(t->pt, next);
 	}
