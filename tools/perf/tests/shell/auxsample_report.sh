@@ -265,11 +265,15 @@ done
 # Errors: a clear message and a non-zero exit.
 # expect_error WHAT MESSAGE REPORT-OPTIONS
 expect_error() {
-	local what=$1 message=$2
+	local what=$1 message=$2 rc
 
 	shift 2
-	if perf auxsample report "$@" > "$out" 2>&1; then
+	perf auxsample report "$@" > "$out" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
 		fail "$what: exit 0"
+	elif [ $rc -ge 128 ]; then
+		fail "$what: killed by signal $((rc - 128))"
 	elif ! grep -q "$message" "$out"; then
 		fail "$what: no '$message'"
 	fi

@@ -50,8 +50,15 @@ fail() {
 	err=1
 }
 
+# perf_fake ARGS...: perf on the fake sysfs, its output in $out; its exit
+# status, and a failure if a signal killed it.
 perf_fake() {
+	local rc
+
 	SYSFS_PATH=$fake perf "$@" > "$out" 2>&1
+	rc=$?
+	[ $rc -lt 128 ] || fail "perf $*: killed by signal $((rc - 128))"
+	return $rc
 }
 
 # The value printed for an attr field in the dump of the persistent event.

@@ -41,12 +41,16 @@ fail() {
 	err=1
 }
 
-# run TREE perf-args...: perf with SYSFS_PATH=TREE, output in $out.
+# run TREE perf-args...: perf with SYSFS_PATH=TREE, output in $out; its
+# exit status, and a failure if a signal killed it.
 run() {
-	local tree=$1
+	local tree=$1 rc
 
 	shift
 	SYSFS_PATH=$tmp/$tree perf "$@" > "$out" 2>&1
+	rc=$?
+	[ $rc -lt 128 ] || fail "perf $*: killed by signal $((rc - 128))"
+	return $rc
 }
 
 # The group that -v describes.
