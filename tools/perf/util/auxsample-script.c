@@ -79,9 +79,11 @@ struct sym_cache_entry {
 	/*
 	 * With the process: perf may give a thread other maps when it learns
 	 * its process, with no sideband, and the freed maps' address may
-	 * come back.
+	 * come back.  The maps themselves (RC_CHK_ACCESS()), not the
+	 * thread's reference, which reference count checking makes a
+	 * wrapper of the thread's own, freed with it.
 	 */
-	const struct maps	*maps;
+	const void		*maps;
 	pid_t			pid;
 	u64			generation;	/* 0: empty */
 	const char		*name;		/* NULL: no symbol there */
@@ -282,7 +284,7 @@ static const struct sym_cache_entry *auxsample_walk__sym_entry(struct auxsample_
 								struct thread *thread, u64 addr,
 								struct sym_cache_entry *tmp)
 {
-	const struct maps *maps = thread__maps(thread);
+	const void *maps = RC_CHK_ACCESS(thread__maps(thread));
 	pid_t pid = thread__pid(thread);
 	struct sym_cache_entry *e = tmp;
 
@@ -1120,7 +1122,7 @@ struct hot_br {
 
 /* Resolved addresses, as the walk's symbol cache (SYM_CACHE_SIZE). */
 struct hot_addr_cache_entry {
-	const struct maps	*maps;		/* and pid: as the symbol cache's */
+	const void		*maps;		/* and pid: as the symbol cache's */
 	pid_t			pid;
 	u64			generation;	/* 0: empty */
 	struct hot_addr		a;
@@ -1139,9 +1141,64 @@ struct auxsample_hot {
 	u64					decoded;
 	u64					branches;
 	struct hot_addr_cache_entry		*addr_cache;
+	struct hashmap				*held_dsos;
 };
 
-static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
+static size_t held_dso__hash(long key, void *ctx __maybe_unused)
+{
+	return key >> 4;
+}
+
+static bool held_dso__equal(long key1, long key2, void *ctx __maybe_unused)
+{
+	return key1 == key2;
+}
+
+/*
+ * The report's own reference to @dso, one for all its addresses, kept
+ * until the report ends: the map's reference goes with the map when its
+ * thread exits, and with reference count checking each map holds a
+ * wrapper of its own, freed with it.  Keyed by the dso itself, so that
+ * addresses in one dso share one pointer and compare equal.  NULL
+ * without memory.
+ */
+static struct dso *auxsample_hot__hold_dso(struct auxsample_hot *h, struct dso *dso)
+{
+	long key = (long)RC_CHK_ACCESS(dso);
+	struct dso *held;
+
+	if (!h->held_dsos) {
+		h->held_dsos = hashmap__new(held_dso__hash, held_dso__equal, NULL);
+		if (IS_ERR(h->held_dsos)) {
+			h->held_dsos = NULL;
+			return NULL;
+		}
+	}
+	if (hashmap__find(h->held_dsos, key, &held))
+		return held;
+	held = dso__get(dso);
+	if (hashmap__add(h->held_dsos, key, held)) {
+		dso__put(held);
+		return NULL;
+	}
+	return held;
+}
+
+static void auxsample_hot__put_dsos(struct auxsample_hot *h)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!h->held_dsos)
+		return;
+	hashmap__for_each_entry(h->held_dsos, cur, bkt)
+		dso__put(cur->pvalue);
+	hashmap__free(h->held_dsos);
+	h->held_dsos = NULL;
+}
+
+static void hot_addr__resolve(struct auxsample_hot *h, struct hot_addr *a,
+			      struct thread *thread, u64 ip)
 {
 	struct machine *machine = maps__machine(thread__maps(thread));
 	u8 cpumode = machine__kernel_ip(machine, ip) ? PERF_RECORD_MISC_KERNEL :
@@ -1155,9 +1212,10 @@ static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
 		return;
 	addr_location__init(&al);
 	thread__find_symbol(thread, cpumode, ip, &al);
-	if (al.map && map__dso(al.map)) {
-		/* The dso outlives the report: the session's machine holds it. */
-		a->dso = map__dso(al.map);
+	if (al.map && map__dso(al.map))
+		a->dso = auxsample_hot__hold_dso(h, map__dso(al.map));
+	if (a->dso) {
+		/* Its symbols live as long as it does. */
 		a->off = map__map_ip(al.map, ip);
 		if (al.sym) {
 			a->sym = al.sym;
@@ -1170,7 +1228,7 @@ static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
 static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr *a,
 					struct thread *thread, u64 ip)
 {
-	const struct maps *maps = thread__maps(thread);
+	const void *maps = RC_CHK_ACCESS(thread__maps(thread));
 	u64 generation = h->walk.sym_generation + 1;
 	pid_t pid = thread__pid(thread);
 	struct hot_addr_cache_entry *e;
@@ -1178,13 +1236,13 @@ static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr
 	if (!h->addr_cache) {
 		h->addr_cache = calloc(SYM_CACHE_SIZE, sizeof(*h->addr_cache));
 		if (!h->addr_cache) {
-			hot_addr__resolve(a, thread, ip);
+			hot_addr__resolve(h, a, thread, ip);
 			return;
 		}
 	}
 	e = &h->addr_cache[(ip ^ (ip >> 12)) & (SYM_CACHE_SIZE - 1)];
 	if (e->generation != generation || e->maps != maps || e->pid != pid || e->a.ip != ip) {
-		hot_addr__resolve(&e->a, thread, ip);
+		hot_addr__resolve(h, &e->a, thread, ip);
 		e->maps = maps;
 		e->pid = pid;
 		e->generation = generation;
@@ -1200,10 +1258,16 @@ static void hot_addr__func(struct hot_addr *a)
 	a->symoff = 0;
 }
 
+/* The dso itself, as RC_CHK_EQUAL() compares it. */
+static uintptr_t hot_dso__key(const struct dso *dso)
+{
+	return dso ? (uintptr_t)RC_CHK_ACCESS(dso) : 0;
+}
+
 static size_t hot_item__hash(long key, void *ctx __maybe_unused)
 {
 	const struct hot_item *item = (const struct hot_item *)key;
-	u64 h = (uintptr_t)item->a.dso ^ ((uintptr_t)item->b.dso << 1);
+	u64 h = hot_dso__key(item->a.dso) ^ (hot_dso__key(item->b.dso) << 1);
 
 	h = h * 31 + item->a.off;
 	h = h * 31 + item->b.off;
@@ -1215,8 +1279,9 @@ static bool hot_item__equal(long key1, long key2, void *ctx __maybe_unused)
 	const struct hot_item *x = (const struct hot_item *)key1;
 	const struct hot_item *y = (const struct hot_item *)key2;
 
-	return x->a.dso == y->a.dso && x->a.off == y->a.off &&
-	       x->b.dso == y->b.dso && x->b.off == y->b.off && x->kind == y->kind;
+	return RC_CHK_EQUAL(x->a.dso, y->a.dso) && x->a.off == y->a.off &&
+	       RC_CHK_EQUAL(x->b.dso, y->b.dso) && x->b.off == y->b.off &&
+	       x->kind == y->kind;
 }
 
 /* The item of @key's key in @sec, made with @key's addresses if new. */
@@ -1343,7 +1408,7 @@ static int auxsample_hot__add_blocks(struct auxsample_hot *h, int n, struct thre
 		    (prev->br->flags & AUXSAMPLE_BRF_TO_UNKNOWN) ||
 		    cur->br->from < prev->br->to ||
 		    cur->br->from - prev->br->to >= HOT_BLOCK_MAX ||
-		    prev->to.dso != cur->from.dso)
+		    !RC_CHK_EQUAL(prev->to.dso, cur->from.dso))
 			continue;
 		block = hot_section__findnew(sec, &key);
 		if (!block)
@@ -1366,7 +1431,7 @@ static bool hot_br__is_back_edge(const struct hot_br *e)
 	if ((br->flags & AUXSAMPLE_BRF_TO_UNKNOWN) || br->to > br->from)
 		return false;
 	/* Within one function. */
-	return e->from.dso == e->to.dso && e->from.sym == e->to.sym;
+	return RC_CHK_EQUAL(e->from.dso, e->to.dso) && e->from.sym == e->to.sym;
 }
 
 static bool hot_br__same(const struct hot_br *x, const struct hot_br *y)
@@ -2060,6 +2125,7 @@ static void auxsample_hot__exit(struct auxsample_hot *h)
 	strlist__delete(h->symbols);
 	zfree(&h->brs);
 	zfree(&h->addr_cache);
+	auxsample_hot__put_dsos(h);
 }
 
 int auxsample_hot__run(const struct auxsample_hot_opts *opts)
