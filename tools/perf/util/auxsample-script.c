@@ -156,28 +156,30 @@ struct auxsample_script {
  * How many bytes at the start of @cur the previous snippet of the same CPU
  * ended with: consecutive snippets of an overwrite-mode buffer share most
  * of their bytes at high sample rates.  The kernel pads snippets with
- * zeros to 8 bytes, so the end of the previous one may not match.
+ * zeros to 8 bytes, so the end of the previous one may not match: the
+ * overlap is what @cur has in common with @prev from where @prev first
+ * holds @cur's first OVERLAP_PROBE bytes.  One memmem() and one compare:
+ * linear in the sizes, whatever the bytes.
+ *
+ * Not upstream's intel_pt_find_overlap(): that one is Intel PT's only
+ * (it cuts at PSBs and may compare TSCs), answers where the new data of
+ * the second buffer starts rather than how much the two share, and stat
+ * counts the overlap of ETM snippets too.
  */
-static size_t auxsample__overlap(const struct auxsample_prev *prev, const u8 *cur,
-				 size_t size)
+size_t auxsample__overlap(const void *prev, size_t prev_size, const void *cur, size_t size)
 {
-	const u8 *p, *end;
+	const u8 *p, *c = cur;
+	size_t n, i;
 
-	if (!prev->data || size < OVERLAP_PROBE || prev->size < OVERLAP_PROBE)
+	if (!prev || !cur || size < OVERLAP_PROBE || prev_size < OVERLAP_PROBE)
 		return 0;
-	end = (const u8 *)prev->data + prev->size;
-	for (p = memmem(prev->data, prev->size, cur, OVERLAP_PROBE); p;
-	     p = memmem(p + 1, end - p - 1, cur, OVERLAP_PROBE)) {
-		size_t n = min_t(size_t, (size_t)(end - p), size);
-
-		while (n && memcmp(p, cur, n))
-			n--;
-		if (n >= OVERLAP_PROBE)
-			return n;
-		if (end - p - 1 < OVERLAP_PROBE)
-			break;
-	}
-	return 0;
+	p = memmem(prev, prev_size, cur, OVERLAP_PROBE);
+	if (!p)
+		return 0;
+	n = min_t(size_t, prev_size - (size_t)(p - (const u8 *)prev), size);
+	for (i = OVERLAP_PROBE; i < n && p[i] == c[i]; i++)
+		;
+	return i;
 }
 
 static int auxsample_script__account(struct auxsample_script *s, struct perf_sample *sample,
@@ -203,7 +205,8 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 			return -ENOMEM;
 	}
 	prev = &s->prev[sample->cpu];
-	s->overlap += auxsample__overlap(prev, sample->aux_sample.data, sample->aux_sample.size);
+	s->overlap += auxsample__overlap(prev->data, prev->size, sample->aux_sample.data,
+					 sample->aux_sample.size);
 	free(prev->data);
 	prev->data = memdup(sample->aux_sample.data, sample->aux_sample.size);
 	prev->size = prev->data ? sample->aux_sample.size : 0;
