@@ -79,11 +79,9 @@ struct sym_cache_entry {
 	/*
 	 * With the process: perf may give a thread other maps when it learns
 	 * its process, with no sideband, and the freed maps' address may
-	 * come back.  The maps themselves (RC_CHK_ACCESS()), not the
-	 * thread's reference, which reference count checking makes a
-	 * wrapper of the thread's own, freed with it.
+	 * come back.
 	 */
-	const void		*maps;
+	const struct maps	*maps;
 	pid_t			pid;
 	u64			generation;	/* 0: empty */
 	const char		*name;		/* NULL: no symbol there */
@@ -287,7 +285,7 @@ static const struct sym_cache_entry *auxsample_walk__sym_entry(struct auxsample_
 								struct thread *thread, u64 addr,
 								struct sym_cache_entry *tmp)
 {
-	const void *maps = RC_CHK_ACCESS(thread__maps(thread));
+	const struct maps *maps = thread__maps(thread);
 	pid_t pid = thread__pid(thread);
 	struct sym_cache_entry *e = tmp;
 
@@ -1125,7 +1123,7 @@ struct hot_br {
 
 /* Resolved addresses, as the walk's symbol cache (SYM_CACHE_SIZE). */
 struct hot_addr_cache_entry {
-	const void		*maps;		/* and pid: as the symbol cache's */
+	const struct maps	*maps;		/* and pid: as the symbol cache's */
 	pid_t			pid;
 	u64			generation;	/* 0: empty */
 	struct hot_addr		a;
@@ -1231,7 +1229,7 @@ static void hot_addr__resolve(struct auxsample_hot *h, struct hot_addr *a,
 static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr *a,
 					struct thread *thread, u64 ip)
 {
-	const void *maps = RC_CHK_ACCESS(thread__maps(thread));
+	const struct maps *maps = thread__maps(thread);
 	u64 generation = h->walk.sym_generation + 1;
 	pid_t pid = thread__pid(thread);
 	struct hot_addr_cache_entry *e;
