@@ -47,6 +47,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 # A cs_etm recording with sampled events beside its trace and ETMs that
 # timestamp it (TRCCONFIGR bit 11): its number of samples in $samples,
 # else 0.  A file perf cannot read is not such a recording; one that
@@ -57,7 +63,7 @@ etm_samples() {
 	samples=0
 	perf report -D -i "$file" > "$tmp/dump" 2> "$out"
 	rc=$?
-	if [ $rc -ge 128 ]; then
+	if killed $rc; then
 		fail "$file: perf report -D killed by signal $((rc - 128))"
 		return
 	fi

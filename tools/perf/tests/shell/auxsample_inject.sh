@@ -33,6 +33,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 auxsample_sim_workload "$tmp/workload" "$out"
 wl=$tmp/workload
 
@@ -190,7 +196,7 @@ expect_error() {
 		fail "$what: accepted"
 		return
 	fi
-	[ $rc -lt 128 ] || fail "$what: killed by signal $((rc - 128))"
+	killed $rc && fail "$what: killed by signal $((rc - 128))"
 	grep -q -- "$message" "$out" || fail "$what: no '$message'"
 	[ -e "$tmp/error.data" ] && fail "$what: output left behind"
 	echo "$what: $(head -1 "$out")"
@@ -215,7 +221,7 @@ echo existing > "$tmp/exists.data"
 perf auxsample inject -i "$data" -o "$tmp/exists.data" > "$out" 2>&1
 rc=$?
 [ $rc -ne 0 ] || fail "an existing output was overwritten without -f"
-[ $rc -lt 128 ] || fail "existing output: killed by signal $((rc - 128))"
+killed $rc && fail "existing output: killed by signal $((rc - 128))"
 grep -q "exists.data exists: use -f to overwrite it" "$out" || fail "no clear error for an existing output"
 [ "$(cat "$tmp/exists.data")" = existing ] || fail "an existing output was changed"
 perf auxsample inject -f -i "$data" -o "$tmp/exists.data" > "$out" 2>&1 || fail "-f did not overwrite"

@@ -36,6 +36,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 auxsample_sim_workload "$tmp/wl" "$out"
 
 # simulate FILE SIMULATE-OPTIONS -- COMMAND
@@ -272,7 +278,7 @@ expect_error() {
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		fail "$what: exit 0"
-	elif [ $rc -ge 128 ]; then
+	elif killed $rc; then
 		fail "$what: killed by signal $((rc - 128))"
 	elif ! grep -q "$message" "$out"; then
 		fail "$what: no '$message'"

@@ -35,6 +35,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 auxsample_sim_workload "$tmp/workload" "$out"
 wl=$tmp/workload
 
@@ -103,7 +109,7 @@ grep -q '^ *0  samples without a sync point' "$out" && fail "--window-size 1K: e
 perf auxsample script -i "$data" --window-size 100 > "$out" 2>&1
 rc=$?
 [ $rc -ne 0 ] || fail "--window-size 100 taken"
-[ $rc -lt 128 ] || fail "--window-size 100: killed by signal $((rc - 128))"
+killed $rc && fail "--window-size 100: killed by signal $((rc - 128))"
 grep -q 'window-size must be from 256 bytes to 16M' "$out" || fail "--window-size 100: no clear error"
 perf auxsample script -i "$data" --json > "$out" 2>&1
 [ "$(grep -c '^{' "$out")" = "$samples" ] || fail "script --json: not $samples samples"
