@@ -26,6 +26,7 @@
 
 #define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
+#define ETM_MAX_FLUSHES		1024	/* of a tree that says WAIT */
 
 /* TRCCONFIGR: VMID traced, and VMID being CONTEXTIDR_EL2 (the PID under VHE) */
 #define ETM_CONFIGR_VMID	(1U << 7)
@@ -622,9 +623,17 @@ static void etm_feed(struct etm_state *etm, const uint8_t *buf, size_t offset, s
 		ocsd_datapath_resp_t resp;
 
 		resp = ocsd_dt_process_data(etm->tree, OCSD_OP_DATA, done, chunk, buf + done, &n);
-		/* Paused by a callback: let it drain, then go on after @n. */
-		while (OCSD_DATA_RESP_IS_WAIT(resp))
+		/*
+		 * Paused by a callback: let it drain, then go on after @n.
+		 * Ours never pause; a tree that keeps saying so is broken.
+		 */
+		for (int flushes = 0; OCSD_DATA_RESP_IS_WAIT(resp); flushes++) {
+			if (flushes == ETM_MAX_FLUSHES) {
+				resp = OCSD_RESP_FATAL_SYS_ERR;
+				break;
+			}
 			resp = ocsd_dt_process_data(etm->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+		}
 		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
 			auxsample__error(dec, done + n, -AUXSAMPLE_ERR_DECODE, resp);
 			n = (n / unit + 1) * unit;
