@@ -185,7 +185,7 @@ static int cmd_persistent_list(int argc, const char **argv)
 {
 	const char * const usage[] = { "perf persistent list [<options>]", NULL };
 	struct persistent_info *infos = NULL;
-	bool json = false, kernel = persistent__kernel_pmu();
+	bool json = false, kernel = persistent__kernel_pmu(), no_holder = false;
 	const struct option options[] = {
 		OPT_BOOLEAN(0, "json", &json, "print the events as JSON"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
@@ -204,6 +204,7 @@ static int cmd_persistent_list(int argc, const char **argv)
 		if (err == -ENOENT || err == -ECONNREFUSED) {
 			/* It says what went with a dead holder. */
 			persistent_holder__clean_stale();
+			no_holder = true;
 			err = 0;
 		}
 	}
@@ -214,7 +215,8 @@ static int cmd_persistent_list(int argc, const char **argv)
 	if (!nr && !json) {
 		printf("No persistent events (%s).\n",
 		       kernel ? "the kernel's persistent PMU has none" :
-				"no holder runs; 'perf persistent detach' starts one");
+		       no_holder ? "no holder runs; 'perf persistent detach' starts one" :
+				   "the holder has none");
 		return 0;
 	}
 	persistent__print(infos, nr, json, kernel);
@@ -515,7 +517,11 @@ static int persistent_attach__record(union perf_event *event, int cpu __maybe_un
 				     void *arg)
 {
 	struct persistent_attach *a = arg;
-	int err = persistent_attach__write(a, event, event->header.size);
+	int err;
+
+	if (!persistent_conn__plausible(&a->conn, event))
+		return 0;
+	err = persistent_attach__write(a, event, event->header.size);
 
 	if (!err && event->header.type == PERF_RECORD_SAMPLE)
 		a->samples++;

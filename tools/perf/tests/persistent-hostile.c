@@ -26,6 +26,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
@@ -613,9 +615,6 @@ static int junk(struct hostile *t)
 	/* Terminal escapes for root's 'perf persistent list'. */
 	if (detach_text(t, "esc", "\x1b[2K\x1b[1Afake\nrow", user_fds[0]) != -EINVAL)
 		return 68;
-	/* A buffer someone mapped already (and could write). */
-	if (detach(t, "mapped", 2, user_fds[1], &event_attr, &reply) != -EBUSY)
-		return 65;
 	return refused_fresh(t);
 }
 
@@ -645,17 +644,10 @@ static int test__hostile_junk(struct test_suite *test __maybe_unused,
 {
 	struct hostile t = { .holder = 0 };
 	int ret = hostile__setup(&t), res;
-	void *mapped;
 
 	if (ret)
 		goto out;
 	if (open_events()) {
-		ret = TEST_FAIL;
-		goto out;
-	}
-	/* Mapped by someone before it is handed over. */
-	mapped = mmap(NULL, 3 * page_size, PROT_READ, MAP_SHARED, user_fds[1], 0);
-	if (mapped == MAP_FAILED) {
 		ret = TEST_FAIL;
 		goto out;
 	}
@@ -666,7 +658,6 @@ static int test__hostile_junk(struct test_suite *test __maybe_unused,
 	pr_debug("one event as two CPUs': %d\n", res);
 	if (res)
 		ret = TEST_FAIL;
-	munmap(mapped, 3 * page_size);
 out:
 	close_events();
 	hostile__teardown(&t);
@@ -701,6 +692,100 @@ static unsigned long holder_ticks(struct hostile *t)
 		utime = stime = 0;
 	fclose(fp);
 	return utime + stime;
+}
+
+/*
+ * A TCP socket whose close() waits: set to linger on a peer that never
+ * reads and whose window is full.
+ */
+static int lingering_socket(int *listener)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct linger lg = { .l_onoff = 1, .l_linger = 3600 };
+	socklen_t len = sizeof(sa);
+	int small = 1024, fd, i;
+	char buf[4096] = { 0 };
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*listener < 0 ||
+	    setsockopt(*listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    bind(*listener, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(*listener, (struct sockaddr *)&sa, &len) || listen(*listener, 1))
+		return -1;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (i = 0; i < 100000 && send(fd, buf, sizeof(buf), MSG_NOSIGNAL) > 0; i++)
+		;
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	return fd;
+}
+
+/*
+ * Files whose close() waits, sent with a message and left unread in a
+ * socket the holder closes: root's LIST answers all the same.
+ */
+static int test__hostile_close(struct test_suite *test __maybe_unused,
+			       int subtest __maybe_unused)
+{
+	struct hostile t = { .holder = 0 };
+	struct persistent_msg msg = { .op = PERSISTENT_OP_LIST };
+	int ret = hostile__setup(&t), listener, fd, a, b, ready[2];
+	pid_t pid;
+	char c;
+	u64 ms;
+
+	if (ret)
+		goto out;
+	if (pipe(ready)) {
+		ret = TEST_FAIL;
+		goto out;
+	}
+	/* The attacker is a child that keeps the listener until it is killed. */
+	pid = fork();
+	if (pid == 0) {
+		fd = lingering_socket(&listener);
+		a = raw_connect(&t);
+		b = raw_connect(&t);
+		if (fd < 0 || a < 0 || b < 0)
+			_exit(1);
+		/* With a request; and unread, after junk that ends the connection. */
+		persistent_msg__send(a, &msg, fd);
+		if (send(b, "junk!", 5, 0) != 5)
+			_exit(1);
+		persistent_msg__send(b, &msg, fd);
+		/* The holder has the last references: the listener never reads. */
+		close(fd);
+		close(a);
+		close(b);
+		c = 1;
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid < 0 || read(ready[0], &c, 1) != 1) {
+		pr_debug("the attacker could not set up its lingering socket\n");
+		ret = TEST_FAIL;
+	} else {
+		usleep(200000);
+		ms = list_ms(&t);
+		pr_debug("LIST after lingering sockets were handed over: %llu ms\n",
+			 (unsigned long long)ms);
+		if (ms >= 1000)
+			ret = TEST_FAIL;
+	}
+	close(ready[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+out:
+	hostile__teardown(&t);
+	return ret;
 }
 
 /*
@@ -765,9 +850,9 @@ struct test_case tests__persistent_hostile[] = {
 	TEST_CASE("Holder: cap users' buffers and events, in flight too; unique names",
 		  hostile_limits),
 	TEST_CASE("Holder: relay records to the reader group, never fds", hostile_reader),
-	TEST_CASE("Holder: refuse junk, non-event or mapped fds, unparsable attrs",
-		  hostile_junk),
+	TEST_CASE("Holder: refuse junk, non-event fds, unparsable attrs", hostile_junk),
 	TEST_CASE("Holder: no client stalls it, no flood spins it", hostile_stall),
+	TEST_CASE("Holder: no file a client sends waits it out", hostile_close),
 	{ .name = NULL, }
 };
 

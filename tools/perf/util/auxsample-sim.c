@@ -118,7 +118,7 @@ struct sim_thread {
 	bool			injected;	/* a signal goes with this step */
 	u64			ip;		/* of the instruction being stepped */
 	struct intel_pt_insn	insn;
-	struct intel_pt_insn	overrun;	/* the one a lost trap let run */
+	struct intel_pt_insn	overrun[8];	/* what a lost trap let run */
 	u64			insns;		/* user instructions since the last sample */
 	struct auxsample_pt_writer *pt;
 	size_t			flushed;	/* stream bytes in AUXTRACE buffers */
@@ -628,37 +628,64 @@ static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	return err ?: auxsample_pt_writer__resume(t->pt, ip);
 }
 
+static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
+		      const struct intel_pt_insn *insn, u64 next);
+
+#define SIM_OVERRUN_MAX		8
+
 /*
  * Some hypervisors emulate an instruction that exits to them (CPUID, seen
  * on Firecracker's KVM) without the single-step trap that should follow
- * it: the trap comes one instruction later.  That instruction, at @seq,
- * then ran too, and where the step ended tells what it did.  Only when it
- * could have got there (falling through, or as a branch) is it taken for
- * one; the caller models it, and it counts as an instruction.
+ * it: the trap comes an instruction or more later, and where the step
+ * ended tells what those did.  They are followed from @seq, falling
+ * through conditional branches unless one goes to @next, along direct
+ * jumps and calls, up to an indirect branch that went to @next; the path
+ * is taken only if it gets there, and each of its instructions is
+ * modelled and counted.  1 if it was, 0 if no such path is found.
  */
-static bool sim__overran(struct sim *sim, struct sim_thread *t, u64 seq, u64 next)
+static int sim__overran(struct sim *sim, struct sim_thread *t, u64 seq, u64 next)
 {
 	unsigned char buf[INTEL_PT_INSN_BUF_SZ];
-	struct intel_pt_insn *insn = &t->overrun;
-	ssize_t n;
+	struct intel_pt_insn *path = t->overrun;
+	u64 at[SIM_OVERRUN_MAX], to[SIM_OVERRUN_MAX], p = seq;
+	int n, i, err;
 
-	memset(insn, 0, sizeof(*insn));
-	n = pread(t->mem_fd, buf, sizeof(buf), seq);
-	if (n <= 0 || intel_pt_get_insn(buf, n, /*x86_64=*/1, insn) || !insn->length)
-		return false;
-	if (insn->op == INTEL_PT_OP_OTHER && next != seq + insn->length)
-		return false;
-	if (insn->op == INTEL_PT_OP_SYSCALL || insn->op == INTEL_PT_OP_INT)
-		return false;
-	if (insn->branch == INTEL_PT_BR_CONDITIONAL || insn->branch == INTEL_PT_BR_UNCONDITIONAL) {
-		u64 to = seq + insn->length + insn->rel;
+	for (n = 0; n < SIM_OVERRUN_MAX; n++) {
+		struct intel_pt_insn *insn = &path[n];
+		ssize_t len = pread(t->mem_fd, buf, sizeof(buf), p);
+		u64 fall;
 
-		if (next != to && next != seq + insn->length)
-			return false;
+		memset(insn, 0, sizeof(*insn));
+		if (len <= 0 || intel_pt_get_insn(buf, len, /*x86_64=*/1, insn) || !insn->length)
+			return 0;
+		fall = p + insn->length;
+		at[n] = p;
+		if (insn->op == INTEL_PT_OP_SYSCALL || insn->op == INTEL_PT_OP_INT)
+			return 0;
+		if (insn->branch == INTEL_PT_BR_CONDITIONAL)
+			to[n] = fall + insn->rel == next ? next : fall;
+		else if (insn->branch == INTEL_PT_BR_UNCONDITIONAL)
+			to[n] = fall + insn->rel;
+		else if (insn->branch == INTEL_PT_BR_INDIRECT)
+			to[n] = next;
+		else
+			to[n] = fall;
+		if (to[n] == next)
+			break;
+		if (insn->branch == INTEL_PT_BR_INDIRECT)
+			return 0;
+		p = to[n];
 	}
-	sim->nr_insns++;
-	t->insns++;
-	return true;
+	if (n == SIM_OVERRUN_MAX)
+		return 0;
+	for (i = 0; i <= n; i++) {
+		err = sim__model(sim, t, at[i], &path[i], to[i]);
+		if (err)
+			return err;
+		sim->nr_insns++;
+		t->insns++;
+	}
+	return 1;
 }
 
 /* Encode what the instruction at @ip did, given where it went. */
@@ -667,6 +694,7 @@ static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
 {
 	u64 seq = ip + insn->length;
 	bool indirect = insn->branch == INTEL_PT_BR_INDIRECT;
+	int err;
 
 	switch (insn->op) {
 	case INTEL_PT_OP_JCC:
@@ -705,8 +733,9 @@ static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
 	default:
 		if (next == seq)
 			return 0;
-		if (sim__overran(sim, t, seq, next))
-			return sim__model(sim, t, seq, &t->overrun, next);
+		err = sim__overran(sim, t, seq, next);
+		if (err)
+			return err < 0 ? err : 0;
 		/* Elsewhere without a branch: a fault delivered as a signal. */
 		return auxsample_pt_writer__interrupt(t->pt, ip) ?: auxsample_pt_writer__resume(t->pt, next);
 	}

@@ -502,3 +502,68 @@ int persistent_conn__poll(struct persistent_conn *conn, persistent_record_fn fn,
 	return err;
 }
 
+
+/* The event's id a record carries, where the holder's attrs put it. */
+static bool persistent__record_id(const union perf_event *event, u64 *id)
+{
+	size_t size = event->header.size;
+
+	if (size < sizeof(event->header) + sizeof(u64))
+		return false;
+	/* PERF_SAMPLE_IDENTIFIER: first in a sample, last in the others. */
+	if (event->header.type == PERF_RECORD_SAMPLE)
+		memcpy(id, (const void *)event + sizeof(event->header), sizeof(*id));
+	else
+		memcpy(id, (const void *)event + size - sizeof(*id), sizeof(*id));
+	return true;
+}
+
+static bool persistent_conn__may_write(const struct persistent_conn *conn, u32 type)
+{
+	const struct perf_event_attr *attr = &conn->attr;
+
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return true;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return attr->mmap || attr->mmap2 || attr->mmap_data;
+	case PERF_RECORD_COMM:
+		return attr->comm;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return attr->task;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return attr->context_switch;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Another user's event: its owner keeps the event's fd and can write into
+ * its buffer, so the records are the owner's word.  Those that no event
+ * with this attr writes, or that carry none of its ids, are left out.
+ */
+bool persistent_conn__plausible(const struct persistent_conn *conn,
+				const union perf_event *event)
+{
+	int i, nr = perf_cpu_map__nr(conn->cpus);
+	u64 id;
+
+	if (conn->kernel || conn->info.uid == (s32)geteuid())
+		return true;
+	if (!persistent_conn__may_write(conn, event->header.type) ||
+	    !persistent__record_id(event, &id))
+		return false;
+	for (i = 0; i < nr; i++) {
+		if (conn->ids[i] == id)
+			return true;
+	}
+	return false;
+}

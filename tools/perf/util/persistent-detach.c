@@ -11,8 +11,7 @@
  * CAP_IPC_LOCK (perf_event_mlock_kb per online CPU).  The holder counts
  * that itself: the kernel charges the mappings to root, who maps them,
  * and the holder never runs with a user's credentials, which would let
- * the user signal it.  Events whose buffer someone mapped already are
- * refused, since whoever mapped it could write into it.
+ * the user signal it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -22,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/zalloc.h>
@@ -136,7 +134,7 @@ static int holder__detach_check(struct holder *h, struct holder_client *c,
 	long nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
 	u32 pages = req->info.pages;
 	u64 user_pages;
-	int user_events;
+	int user_events, nr_events;
 
 	/* A user's own holder keeps that user's events only. */
 	if (!h->root && c->uid != geteuid())
@@ -147,8 +145,11 @@ static int holder__detach_check(struct holder *h, struct holder_client *c,
 	    !holder__valid_attr(&req->attr) || !holder__valid_text(req->info.event))
 		return -EINVAL;
 	holder__user_usage(h, c->uid, &user_events, &user_pages);
-	if (holder__nr_events(h) >= HOLDER_EVENTS ||
-	    (c->uid && user_events >= HOLDER_USER_EVENTS))
+	nr_events = holder__nr_events(h);
+	/* The last places are root's: users together cannot lock it out. */
+	if (nr_events >= HOLDER_EVENTS ||
+	    (c->uid && (user_events >= HOLDER_USER_EVENTS ||
+			nr_events >= HOLDER_EVENTS - HOLDER_ROOT_EVENTS)))
 		return -EDQUOT;
 	if (c->uid && user_pages + cost > holder__user_pages_max())
 		return -ENOBUFS;
@@ -195,19 +196,6 @@ int holder__detach_begin(struct holder *h, struct holder_client *c, struct persi
 	c->nr_received = 0;
 	c->last_cpu = -1;
 	return 0;
-}
-
-static bool holder__is_perf_event(int fd)
-{
-	char link[64], target[64];
-	ssize_t n;
-
-	scnprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n < 0)
-		return false;
-	target[n] = '\0';
-	return !strcmp(target, "anon_inode:[perf_event]");
 }
 
 static int holder_event__cpus(struct holder_event *ev, u32 nr)
@@ -334,37 +322,21 @@ static int holder__detach_end(struct holder *h, struct holder_client *c)
 	return holder_client__reply_msg(c, &reply);
 }
 
-/*
- * Whether nobody mapped the event's buffer yet: an event that has one
- * of data pages refuses a mapping of its user page alone.
- */
-static bool holder__unmapped(int fd)
-{
-	void *p = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fd, 0);
-
-	if (p == MAP_FAILED)
-		return false;
-	munmap(p, page_size);
-	return true;
-}
-
 /* The FD messages of DETACH, one per CPU in ascending order, then END. */
 int holder__detach_fd(struct holder *h, struct holder_client *c, struct persistent_msg *msg,
 		      int fd)
 {
 	struct holder_event *ev = c->pending;
 	struct persistent_msg reply = { .op = PERSISTENT_OP_INFO, .err = -EINVAL };
+	long nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
 
 	if (msg->op == PERSISTENT_OP_END) {
-		if (fd >= 0)
-			close(fd);
+		holder__drop_fd(h, fd);
 		return holder__detach_end(h, c);
 	}
 	if (msg->op != PERSISTENT_OP_FD || fd < 0 || c->nr_received >= c->nr_expected ||
-	    msg->cpu <= c->last_cpu || !holder__is_perf_event(fd) ||
-	    (!holder__unmapped(fd) && (reply.err = -EBUSY))) {
-		if (fd >= 0)
-			close(fd);
+	    msg->cpu <= c->last_cpu || msg->cpu >= nr_cpus || !holder__is_perf_event(fd)) {
+		holder__drop_fd(h, fd);
 		c->pending = NULL;
 		c->done = true;
 		holder_event__delete(h, ev);

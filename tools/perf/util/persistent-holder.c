@@ -279,9 +279,9 @@ static void holder__refuse_one(struct holder *h)
 	if (h->reserve_fd < 0)
 		return;
 	close(h->reserve_fd);
-	sock = accept4(h->listen, NULL, NULL, SOCK_CLOEXEC);
+	sock = accept4(h->listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (sock >= 0)
-		close(sock);
+		holder__close_sock(h, sock);
 	h->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	pr_debug("holder: out of file descriptors, a connection turned away\n");
 }
@@ -319,7 +319,7 @@ static bool holder__accept(struct holder *h)
 	list_add_tail(&c->list, &h->clients);
 	return true;
 out_close:
-	close(sock);
+	holder__close_sock(h, sock);
 	return true;
 }
 
@@ -467,6 +467,7 @@ static void holder__run_loop(struct holder *h)
 		holder__poll(h);
 		holder__scan(h);
 		holder__relay(h);
+		holder__closers(h, false);
 		if (holder__may_exit(h))
 			break;
 	}
@@ -527,6 +528,7 @@ int persistent_holder__run(bool on_demand, const char *reader_group)
 		holder_client__delete(&h, c);
 	list_for_each_entry_safe(ev, etmp, &h.events, list)
 		holder_event__delete(&h, ev);
+	holder__closers(&h, true);
 	holder__teardown(&h);
 	return 0;
 }

@@ -20,6 +20,7 @@ struct perf_cpu_map;
 #define HOLDER_USER_CONNS	16	/* open connections of a non-root uid */
 #define HOLDER_USER_EVENTS	16	/* events of a non-root uid */
 #define HOLDER_EVENTS		256	/* events in all */
+#define HOLDER_ROOT_EVENTS	32	/* of them, for root only */
 
 struct holder_event {
 	struct list_head	list;
@@ -70,6 +71,21 @@ struct holder_client {
 	bool			dead;
 };
 
+/*
+ * A process that closes what clients handed the holder and it will not
+ * keep: closing a file can wait on whoever is at its other end (a TCP
+ * socket lingering on a full peer, a FUSE file, a terminal), and the
+ * holder waits on nobody.  Killed when it takes longer than
+ * HOLDER_CLOSE_MS.
+ */
+#define HOLDER_CLOSERS		8
+#define HOLDER_CLOSE_MS		1000
+
+struct holder_closer {
+	pid_t			pid;
+	u64			start;		/* ms */
+};
+
 struct holder {
 	struct list_head	events;
 	struct list_head	clients;
@@ -89,9 +105,21 @@ struct holder {
 	u64			pages;
 	bool			on_demand;
 	bool			unlisted;	/* socket unlinked, on the way out */
+	struct holder_closer	closers[HOLDER_CLOSERS];
+	int			*doomed;	/* fds for the next closer */
+	int			nr_doomed, max_doomed;
 };
 
 u64 holder__now_ms(void);
+bool holder__is_perf_event(int fd);
+/* Close @fd, a client's, without waiting on whatever it is. */
+void holder__drop_fd(struct holder *h, int fd);
+/* Close a client's socket, and whatever files are still in it. */
+void holder__close_sock(struct holder *h, int sock);
+/* Receive one message of a client, every file that came with it dropped but @fd. */
+int holder__recv(struct holder *h, int sock, struct persistent_msg *msg, int *fd);
+/* Start, reap and time the closers; @all: kill them, the holder goes. */
+void holder__closers(struct holder *h, bool all);
 enum holder_role holder_client__role(struct holder_client *c, struct holder_event *ev);
 
 /* persistent-serve.c */

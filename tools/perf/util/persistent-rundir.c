@@ -229,6 +229,7 @@ int persistent_rundir__bind(int dirfd, int sock)
 int persistent_rundir__connect(int dirfd, uid_t owner)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval timeout = { .tv_sec = 10 };
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	int sock, err;
@@ -245,6 +246,11 @@ int persistent_rundir__connect(int dirfd, uid_t owner)
 	}
 	/* Whoever listens there must be who owns the directory. */
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		err = -errno;
+		goto out_close;
+	}
+	/* A holder that stopped answering must not hang the client. */
+	if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout))) {
 		err = -errno;
 		goto out_close;
 	}

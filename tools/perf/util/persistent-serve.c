@@ -126,7 +126,7 @@ void holder_client__delete(struct holder *h, struct holder_client *c)
 	int i;
 
 	list_del(&c->list);
-	close(c->sock);
+	holder__close_sock(h, c->sock);
 	for (i = c->out_head; i < c->out_nr; i++) {
 		if (c->out[i].fd >= 0)
 			close(c->out[i].fd);
@@ -349,8 +349,11 @@ void holder__serve(struct holder *h, struct holder_client *c)
 	struct persistent_msg req;
 	int n, err, fd;
 
-	for (n = 0; n < 64 && !c->dead; n++) {
-		err = persistent_msg__recv(c->sock, &req, &fd);
+	/* Files to close pile up: read no more until the closers catch up. */
+	if (h->nr_doomed > 512)
+		return;
+	for (n = 0; n < 8 && !c->dead; n++) {
+		err = holder__recv(h, c->sock, &req, &fd);
 		if (err == -EAGAIN)
 			return;
 		if (!err && c->pending) {
@@ -358,8 +361,7 @@ void holder__serve(struct holder *h, struct holder_client *c)
 				c->dead = true;
 			continue;
 		}
-		if (fd >= 0)
-			close(fd);
+		holder__drop_fd(h, fd);
 		/*
 		 * Answered: the rest of a refused request is dropped until the
 		 * client hangs up, since closing on unread messages would

@@ -609,6 +609,7 @@ int persistent_evlist__open(struct persistent_evlist *pevlist, struct evlist *ev
 struct persistent_write {
 	int	(*write)(void *arg, void *buf, size_t size);
 	void	*arg;
+	struct persistent_conn *conn;
 };
 
 static int persistent_evlist__write(union perf_event *event, int cpu __maybe_unused,
@@ -616,6 +617,8 @@ static int persistent_evlist__write(union perf_event *event, int cpu __maybe_unu
 {
 	struct persistent_write *w = arg;
 
+	if (!persistent_conn__plausible(w->conn, event))
+		return 0;
 	return w->write(w->arg, event, event->header.size);
 }
 
@@ -630,6 +633,7 @@ static int persistent_evsel__read(struct persistent_evsel *pevsel, struct persis
 
 	if (conn->sock < 0 && !conn->kernel)
 		return 0;
+	w->conn = conn;
 	err = persistent_conn__poll(conn, persistent_evlist__write, w);
 	for (idx = 0; !err && idx < perf_cpu_map__nr(conn->cpus); idx++) {
 		struct persistent_buf *buf = &pevsel->bufs[idx];

@@ -136,6 +136,9 @@ int persistent_conn__open(struct persistent_conn *conn, const char *spec, bool b
  * sets killed or holder_gone when the event or the holder went away.
  */
 int persistent_conn__poll(struct persistent_conn *conn, persistent_record_fn fn, void *arg);
+/* Whether @event, read from @conn, may be what its event wrote. */
+bool persistent_conn__plausible(const struct persistent_conn *conn,
+				const union perf_event *event);
 /* @evsel, in @evlist, gets the ids of the connection's events. */
 int persistent_conn__add_ids(struct persistent_conn *conn, struct evlist *evlist,
 			     struct evsel *evsel);
