@@ -8,6 +8,9 @@
 #   make check SANITIZE=address,undefined
 #                        the same, perf and libauxsample built with those
 #                        sanitizers in build/sanitize-address-undefined/
+#   make fuzz            build the libFuzzer harnesses (fuzz/, clang) and run
+#                        each for FUZZ_TIME seconds (default 600); make check
+#                        runs each for FUZZ_CHECK_TIME (default 20)
 #   make libauxsample    build the decoding library and its unit tests
 #   make patches         export commits made in build/linux to patches/
 #   make install         install perf under $(PREFIX)
@@ -98,8 +101,25 @@ libauxsample:
 		CC="$(CCACHE)$(CC)" EXTRA_CFLAGS="$(SAN_CFLAGS) $(EXTRA_CFLAGS)" \
 		EXTRA_LDFLAGS="$(SAN_CFLAGS) $(EXTRA_LDFLAGS)" tests
 
-check: perf libauxsample
-	@scripts/run-tests $(OUT)
+# The fuzz harnesses (fuzz/): the perf ones link this build's objects.
+# 'make fuzz' runs each for FUZZ_TIME seconds (FUZZ_HARNESS=pt,etm picks);
+# 'make check' for FUZZ_CHECK_TIME.  Corpora, crashes and logs stay in
+# $(OUT)/fuzz (see README, FUZZING).
+FUZZ_OUT	:= $(OUT)/fuzz
+FUZZ_TIME	?= 600
+FUZZ_CHECK_TIME	?= 20
+FUZZ_HARNESS	?=
+
+fuzz-build: perf
+	@mkdir -p $(FUZZ_OUT)
+	@$(MAKE) --no-print-directory -C fuzz O=$(FUZZ_OUT) PERF_OUT=$(PERF_OUT) \
+		PERF_SRC=$(TREE)/tools/perf PERF_LINK_FLAGS='$(PERF_CONFIG)'
+
+fuzz: fuzz-build
+	@scripts/fuzz run $(OUT) $(FUZZ_TIME) $(subst $(comma), ,$(FUZZ_HARNESS))
+
+check: perf libauxsample fuzz-build
+	@FUZZ_CHECK_TIME=$(FUZZ_CHECK_TIME) scripts/run-tests $(OUT)
 
 demo: perf
 	@scripts/demo $(BUILD)
@@ -117,4 +137,5 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf libauxsample check demo patches install clean distclean FORCE
+.PHONY: all assemble perf libauxsample fuzz-build fuzz check demo patches install clean \
+	distclean FORCE
