@@ -706,6 +706,9 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 			    "overwrite the output file; don't complain about the input's owner"),
 		OPT_UINTEGER('j', "threads", &inject.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
+		OPT_CALLBACK(0, "symfs", NULL, "directory",
+			     "look for the traced binaries relative to this directory",
+			     symbol__config_symfs),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -756,6 +759,9 @@ static int cmd_auxsample_report(int argc, const char **argv)
 			     "trace before a sample beside a full trace (default 64K)", parse_size),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
+		OPT_CALLBACK(0, "symfs", NULL, "directory",
+			     "look for the traced binaries relative to this directory",
+			     symbol__config_symfs),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

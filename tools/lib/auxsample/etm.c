@@ -26,6 +26,7 @@
 
 #define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
+#define ETM_MAX_FLUSHES		1024	/* of a tree that says WAIT */
 
 /* TRCCONFIGR: VMID traced, and VMID being CONTEXTIDR_EL2 (the PID under VHE) */
 #define ETM_CONFIGR_VMID	(1U << 7)
@@ -302,6 +303,29 @@ static void etm_timestamp(struct etm_state *etm, const ocsd_generic_trace_elem *
 	auxsample__flow(etm->dec, &flow);
 }
 
+/*
+ * Packets that OpenCSD 1.3.3 mishandles on corrupt data, fixed in 1.4.1
+ * (github.com/Linaro/OpenCSD issues 53 and 58): a mispredict erases
+ * address elements from the P0 stack while it walks it with a deque
+ * iterator that the erase made stale (SIGSEGV in mispredictAtom()), and
+ * a cancel that finds a timestamp, cycle count or event at the front of
+ * the stack puts it back at the front on every turn of its loop, never
+ * to end (cancelElements()).
+ */
+static bool etm_packet__is_speculative(ocsd_etmv4_i_pkt_type type)
+{
+	switch (type) {
+	case ETM4_PKT_I_CANCEL_F1:
+	case ETM4_PKT_I_CANCEL_F1_MISPRED:
+	case ETM4_PKT_I_MISPREDICT:
+	case ETM4_PKT_I_CANCEL_F2:
+	case ETM4_PKT_I_CANCEL_F3:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_index_t index,
 					const uint8_t chan_id,
 					const ocsd_generic_trace_elem *el)
@@ -375,8 +399,9 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 }
 
 /*
- * ETMv4 packets, seen before the decoder gets them (the C API has no
- * monitor for ETE packets): where the A-syncs are, and a work-around.
+ * Packets, seen before the decoder gets them: where the A-syncs are, and
+ * a work-around.  ETE sources are decoded as ETMv4 of version 5 (see
+ * etm_ete_as_v4()) so that the C API gives their packets too.
  */
 static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 			const ocsd_trc_index_t index, const void *pkt, const uint32_t size,
@@ -390,13 +415,11 @@ static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 	if (p->type == ETM4_PKT_I_ASYNC) {
 		s->async = index;
 		s->async_seen = true;
-	} else if (p->type == ETM4_PKT_I_MISPREDICT && !s->maxspec) {
+	} else if (etm_packet__is_speculative(p->type) && !s->maxspec) {
 		/*
-		 * OpenCSD 1.3.3 crashes (a stale deque iterator in
-		 * TrcPktDecodeEtmV4I::mispredictAtom()) on some mispredicts
-		 * that corrupt data makes.  Without speculation there are no
-		 * mispredicts: this one is corrupt data, let the decoder see a
-		 * bad packet, and resync.
+		 * Without speculation (TRCIDR8.MAXSPEC 0, every core traced
+		 * here) there are no mispredicts and no cancels: this one is
+		 * corrupt data.  Let the decoder see a bad packet and resync.
 		 */
 		p->type = ETM4_PKT_I_BAD_SEQUENCE;
 	}
@@ -427,6 +450,26 @@ static ocsd_arch_version_t etm_arch(const struct auxsample_etm_source *src)
 	return ARCH_V8;
 }
 
+/*
+ * An ETE source as the ETMv4 configuration OpenCSD makes of it (ETEConfig:
+ * the same registers, the version from TRCDEVARCH): its ETE decoder is
+ * the ETMv4 packet processor and decoder with that configuration, but the
+ * C API attaches packet monitors to ETMv4 decoders only.
+ */
+static void etm_ete_as_v4(const struct auxsample_etm_source *src, ocsd_etmv4_cfg *v4)
+{
+	uint32_t major = (src->trcdevarch >> 12) & 0xf;
+	uint32_t minor = (src->trcdevarch >> 16) & 0xf;
+
+	v4->reg_idr1 = (src->trcidr[1] & ~0xff0U) | major << 8 | minor << 4;
+	v4->reg_idr9 = 0;
+	v4->reg_idr10 = 0;
+	v4->reg_idr11 = 0;
+	v4->reg_idr12 = 0;
+	v4->reg_idr13 = 0;
+	v4->arch_ver = ARCH_AA64;
+}
+
 static int etm_add_source(struct etm_state *etm, unsigned int i)
 {
 	const struct auxsample_etm_source *src = &etm->dec->etm_sources[i];
@@ -447,23 +490,13 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 		.arch_ver	= etm_arch(src),
 		.core_prof	= profile_CortexA,
 	};
-	ocsd_ete_cfg ete = {
-		.reg_idr0	= src->trcidr[0],
-		.reg_idr1	= src->trcidr[1],
-		.reg_idr2	= src->trcidr[2],
-		.reg_idr8	= src->trcidr[8],
-		.reg_devarch	= src->trcdevarch,
-		.reg_configr	= src->trcconfigr,
-		.reg_traceidr	= src->trace_id,
-		.arch_ver	= ARCH_AA64,
-		.core_prof	= profile_CortexA,
-	};
 
 	if (src->trace_id >= ETM_NR_IDS || etm->slot[src->trace_id] >= 0)
 		return -AUXSAMPLE_ERR_INVALID;
-	if (ocsd_dt_create_decoder(etm->tree, src->ete ? OCSD_BUILTIN_DCD_ETE :
-				   OCSD_BUILTIN_DCD_ETMV4I, OCSD_CREATE_FLG_FULL_DECODER,
-				   src->ete ? (void *)&ete : (void *)&v4, &csid))
+	if (src->ete)
+		etm_ete_as_v4(src, &v4);
+	if (ocsd_dt_create_decoder(etm->tree, OCSD_BUILTIN_DCD_ETMV4I,
+				   OCSD_CREATE_FLG_FULL_DECODER, &v4, &csid))
 		return -AUXSAMPLE_ERR_UNSUPPORTED;
 	s->etm = etm;
 	/* Only one source's calls and returns can make one call stack. */
@@ -473,8 +506,8 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 	s->pid_in_vmid = (src->trcconfigr & ETM_CONFIGR_VMID) &&
 			 (src->trcconfigr & ETM_CONFIGR_VMIDOPT);
 	s->pid = -1;
-	if (!src->ete && ocsd_dt_attach_packet_callback(etm->tree, csid, OCSD_C_API_CB_PKT_MON,
-							(void *)etm_pkt_mon, s))
+	if (ocsd_dt_attach_packet_callback(etm->tree, csid, OCSD_C_API_CB_PKT_MON,
+					   (void *)etm_pkt_mon, s))
 		return -AUXSAMPLE_ERR_INVALID;
 	return 0;
 }
@@ -590,9 +623,17 @@ static void etm_feed(struct etm_state *etm, const uint8_t *buf, size_t offset, s
 		ocsd_datapath_resp_t resp;
 
 		resp = ocsd_dt_process_data(etm->tree, OCSD_OP_DATA, done, chunk, buf + done, &n);
-		/* Paused by a callback: let it drain, then go on after @n. */
-		while (OCSD_DATA_RESP_IS_WAIT(resp))
+		/*
+		 * Paused by a callback: let it drain, then go on after @n.
+		 * Ours never pause; a tree that keeps saying so is broken.
+		 */
+		for (int flushes = 0; OCSD_DATA_RESP_IS_WAIT(resp); flushes++) {
+			if (flushes == ETM_MAX_FLUSHES) {
+				resp = OCSD_RESP_FATAL_SYS_ERR;
+				break;
+			}
 			resp = ocsd_dt_process_data(etm->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+		}
 		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
 			auxsample__error(dec, done + n, -AUXSAMPLE_ERR_DECODE, resp);
 			n = (n / unit + 1) * unit;

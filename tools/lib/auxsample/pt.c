@@ -17,6 +17,14 @@
 #include "internal.h"
 #include "x86-branch.h"
 
+/*
+ * The most blocks decoded in a row without the decoder reading further
+ * into the trace.  Only direct jumps and calls consume no trace, and a
+ * loop of them (a wrong IP, or corrupt trace) would be walked forever:
+ * upstream's decoder bounds the same walk with INTEL_PT_MAX_LOOPS.
+ */
+#define PT_MAX_LOOPS		100000
+
 /* One decode of one snippet. */
 struct pt_flow {
 	struct auxsample_decoder	*dec;
@@ -26,6 +34,9 @@ struct pt_flow {
 	enum x86_branch_class		cls;
 	unsigned int			len;
 	uint64_t			last_ip;
+	uint64_t			offset;		/* in the trace, at the last block */
+	unsigned int			no_progress;	/* blocks decoded at @offset */
+	bool				looped;		/* PT_MAX_LOOPS was hit */
 };
 
 /*
@@ -258,6 +269,28 @@ static int pt_flow__last_insn(struct pt_flow *f, const struct pt_block *b,
 	return n;
 }
 
+/*
+ * Whether the decoder moved on in the trace since the last block; if it
+ * did not for PT_MAX_LOOPS blocks, libipt's "trace and instruction flow
+ * are out of sync": the flow is lost until the next PSB.
+ */
+static int pt_flow__progress(struct pt_flow *f)
+{
+	uint64_t offset = 0;
+
+	pt_blk_get_offset(f->blk, &offset);
+	if (offset != f->offset) {
+		f->offset = offset;
+		f->no_progress = 0;
+		return 0;
+	}
+	if (++f->no_progress < PT_MAX_LOOPS)
+		return 0;
+	f->no_progress = 0;
+	f->looped = true;
+	return -pte_bad_query;
+}
+
 static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
 {
 	enum x86_branch_class cls = pt_iclass(b->iclass);
@@ -344,6 +377,8 @@ static int pt_flow__run(struct pt_flow *f, int status)
 		pt_flow__block(f, &b);
 		if (status < 0)
 			return status;
+		if (pt_flow__progress(f))
+			return -pte_bad_query;
 	}
 }
 
@@ -682,6 +717,8 @@ static int pt_stream__run(struct pt_stream *s, uint64_t target)
 		pt_flow__block(f, &b);
 		if (status < 0)
 			return status;
+		if (pt_flow__progress(f))
+			return -pte_bad_query;
 	}
 }
 

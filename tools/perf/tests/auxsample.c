@@ -18,6 +18,7 @@
 #include <linux/zalloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "debug.h"
 #include "event.h"
@@ -29,6 +30,7 @@
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 #include <auxsample/auxsample.h>
 #include "auxsample.h"
+#include "auxsample-script.h"
 
 #define HELLO_DIR	"pt/dynamorio-drpt2trace/v2022-06-glibc-static/test_simple.tracedir"
 #define HELLO_PID	4242
@@ -163,6 +165,88 @@ out:
 }
 
 #define MAPS_SKIP "no AUXSAMPLE_DATA=<shared/data> with DynamoRIO's glibc-static trace"
+
+#define OVERLAP_SIZE	(2 * 1024 * 1024)
+#define OVERLAP_MAX_S	5.0	/* the byte-at-a-time walk took half a minute */
+
+static double overlap__seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool overlap__expect(const char *what, size_t got, size_t want)
+{
+	if (got == want)
+		return true;
+	pr_debug("overlap, %s: %zu, expected %zu\n", what, got, want);
+	return false;
+}
+
+/*
+ * perf auxsample stat's overlap of consecutive snippets: what they share,
+ * and in linear time on snippets crafted to share half their bytes after
+ * the probe (it once walked back a byte at a time, comparing each time).
+ */
+static int test__auxsample_overlap(struct test_suite *test __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	size_t half = OVERLAP_SIZE / 2, got;
+	u32 x = 2463534242U;
+	int ret = TEST_FAIL;
+	u8 *prev, *cur;
+	double t;
+
+	prev = malloc(OVERLAP_SIZE);
+	cur = malloc(OVERLAP_SIZE);
+	if (!prev || !cur)
+		goto out;
+
+	/* The last 1000 bytes of @prev begin @cur; then zero padding. */
+	for (size_t i = 0; i < OVERLAP_SIZE; i++) {
+		/* xorshift32: no 32 bytes come twice */
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		prev[i] = x >> 24;
+	}
+	memcpy(cur, prev + OVERLAP_SIZE - 1000, 1000);
+	memset(cur + 1000, 0, 4096);
+	if (!overlap__expect("a tail", auxsample__overlap(prev, OVERLAP_SIZE, cur, 5096), 1000))
+		goto out;
+	memset(prev + OVERLAP_SIZE - 8, 0, 8);
+	if (!overlap__expect("up to the zero padding",
+			     auxsample__overlap(prev, OVERLAP_SIZE, cur, 5096), 992) ||
+	    !overlap__expect("none", auxsample__overlap(cur + 1000, 4096, prev, 4096), 0) ||
+	    !overlap__expect("too short", auxsample__overlap(prev, 16, prev, 16), 0) ||
+	    !overlap__expect("no previous", auxsample__overlap(NULL, 0, prev, 4096), 0))
+		goto out;
+
+	memset(prev, 'A', OVERLAP_SIZE);
+	memset(prev + half, 'B', half);
+	memset(cur, 'A', OVERLAP_SIZE);
+	memset(cur + half, 'C', half);
+	t = overlap__seconds();
+	got = auxsample__overlap(prev, OVERLAP_SIZE, cur, OVERLAP_SIZE);
+	t = overlap__seconds() - t;
+	pr_debug("overlap of two %d byte snippets sharing %zu: %zu in %.3f s\n",
+		 OVERLAP_SIZE, half, got, t);
+	if (!overlap__expect("crafted snippets", got, half))
+		goto out;
+	if (t >= OVERLAP_MAX_S) {
+		pr_debug("overlap took %.1f s: not linear\n", t);
+		goto out;
+	}
+	ret = TEST_OK;
+out:
+	free(prev);
+	free(cur);
+	return ret;
+}
+
+#define OVERLAP_SKIP NULL
 #else
 static int test__auxsample_maps(struct test_suite *test __maybe_unused,
 				int subtest __maybe_unused)
@@ -171,11 +255,21 @@ static int test__auxsample_maps(struct test_suite *test __maybe_unused,
 }
 
 #define MAPS_SKIP "perf built without libauxsample (needs libipt and CORESIGHT=1)"
+
+static int test__auxsample_overlap(struct test_suite *test __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	return TEST_SKIP;
+}
+
+#define OVERLAP_SKIP MAPS_SKIP
 #endif
 
 static struct test_case tests__auxsample[] = {
 	TEST_CASE_REASON("Decode real Intel PT reading code through perf's maps",
 			 auxsample_maps, MAPS_SKIP),
+	TEST_CASE_REASON("Measure the overlap of snippets in linear time",
+			 auxsample_overlap, OVERLAP_SKIP),
 	{ .name = NULL, }
 };
 

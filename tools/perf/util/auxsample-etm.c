@@ -456,7 +456,7 @@ static struct autofdo_dso *autofdo__dso(struct auxsample_fulltrace *ft, struct d
 	struct autofdo_dso *ad;
 
 	list_for_each_entry(ad, &ft->dsos, node) {
-		if (ad->dso == dso)
+		if (RC_CHK_EQUAL(ad->dso, dso))
 			return ad;
 	}
 	ad = zalloc(sizeof(*ad));
@@ -533,7 +533,7 @@ static int fulltrace__autofdo(struct auxsample_fulltrace *ft, const struct auxsa
 	}
 	if (!(flow->flags & AUXSAMPLE_BRF_TO_UNKNOWN)) {
 		to_dso = fulltrace__binary_addr(ft, flow->to, &to);
-		if (to_dso != dso)
+		if (!RC_CHK_EQUAL(to_dso, dso))
 			to = 0;
 	}
 	return autofdo__count(ad->branches, a, to);

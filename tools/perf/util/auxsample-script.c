@@ -154,28 +154,30 @@ struct auxsample_script {
  * How many bytes at the start of @cur the previous snippet of the same CPU
  * ended with: consecutive snippets of an overwrite-mode buffer share most
  * of their bytes at high sample rates.  The kernel pads snippets with
- * zeros to 8 bytes, so the end of the previous one may not match.
+ * zeros to 8 bytes, so the end of the previous one may not match: the
+ * overlap is what @cur has in common with @prev from where @prev first
+ * holds @cur's first OVERLAP_PROBE bytes.  One memmem() and one compare:
+ * linear in the sizes, whatever the bytes.
+ *
+ * Not upstream's intel_pt_find_overlap(): that one is Intel PT's only
+ * (it cuts at PSBs and may compare TSCs), answers where the new data of
+ * the second buffer starts rather than how much the two share, and stat
+ * counts the overlap of ETM snippets too.
  */
-static size_t auxsample__overlap(const struct auxsample_prev *prev, const u8 *cur,
-				 size_t size)
+size_t auxsample__overlap(const void *prev, size_t prev_size, const void *cur, size_t size)
 {
-	const u8 *p, *end;
+	const u8 *p, *c = cur;
+	size_t n, i;
 
-	if (!prev->data || size < OVERLAP_PROBE || prev->size < OVERLAP_PROBE)
+	if (!prev || !cur || size < OVERLAP_PROBE || prev_size < OVERLAP_PROBE)
 		return 0;
-	end = (const u8 *)prev->data + prev->size;
-	for (p = memmem(prev->data, prev->size, cur, OVERLAP_PROBE); p;
-	     p = memmem(p + 1, end - p - 1, cur, OVERLAP_PROBE)) {
-		size_t n = min_t(size_t, (size_t)(end - p), size);
-
-		while (n && memcmp(p, cur, n))
-			n--;
-		if (n >= OVERLAP_PROBE)
-			return n;
-		if (end - p - 1 < OVERLAP_PROBE)
-			break;
-	}
-	return 0;
+	p = memmem(prev, prev_size, cur, OVERLAP_PROBE);
+	if (!p)
+		return 0;
+	n = min_t(size_t, prev_size - (size_t)(p - (const u8 *)prev), size);
+	for (i = OVERLAP_PROBE; i < n && p[i] == c[i]; i++)
+		;
+	return i;
 }
 
 static int auxsample_script__account(struct auxsample_script *s, struct perf_sample *sample,
@@ -201,7 +203,8 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 			return -ENOMEM;
 	}
 	prev = &s->prev[sample->cpu];
-	s->overlap += auxsample__overlap(prev, sample->aux_sample.data, sample->aux_sample.size);
+	s->overlap += auxsample__overlap(prev->data, prev->size, sample->aux_sample.data,
+					 sample->aux_sample.size);
 	free(prev->data);
 	prev->data = memdup(sample->aux_sample.data, sample->aux_sample.size);
 	prev->size = prev->data ? sample->aux_sample.size : 0;
@@ -1139,9 +1142,64 @@ struct auxsample_hot {
 	u64					decoded;
 	u64					branches;
 	struct hot_addr_cache_entry		*addr_cache;
+	struct hashmap				*held_dsos;
 };
 
-static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
+static size_t held_dso__hash(long key, void *ctx __maybe_unused)
+{
+	return key >> 4;
+}
+
+static bool held_dso__equal(long key1, long key2, void *ctx __maybe_unused)
+{
+	return key1 == key2;
+}
+
+/*
+ * The report's own reference to @dso, one for all its addresses, kept
+ * until the report ends: the map's reference goes with the map when its
+ * thread exits, and with reference count checking each map holds a
+ * wrapper of its own, freed with it.  Keyed by the dso itself, so that
+ * addresses in one dso share one pointer and compare equal.  NULL
+ * without memory.
+ */
+static struct dso *auxsample_hot__hold_dso(struct auxsample_hot *h, struct dso *dso)
+{
+	long key = (long)RC_CHK_ACCESS(dso);
+	struct dso *held;
+
+	if (!h->held_dsos) {
+		h->held_dsos = hashmap__new(held_dso__hash, held_dso__equal, NULL);
+		if (IS_ERR(h->held_dsos)) {
+			h->held_dsos = NULL;
+			return NULL;
+		}
+	}
+	if (hashmap__find(h->held_dsos, key, &held))
+		return held;
+	held = dso__get(dso);
+	if (hashmap__add(h->held_dsos, key, held)) {
+		dso__put(held);
+		return NULL;
+	}
+	return held;
+}
+
+static void auxsample_hot__put_dsos(struct auxsample_hot *h)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!h->held_dsos)
+		return;
+	hashmap__for_each_entry(h->held_dsos, cur, bkt)
+		dso__put(cur->pvalue);
+	hashmap__free(h->held_dsos);
+	h->held_dsos = NULL;
+}
+
+static void hot_addr__resolve(struct auxsample_hot *h, struct hot_addr *a,
+			      struct thread *thread, u64 ip)
 {
 	struct machine *machine = maps__machine(thread__maps(thread));
 	u8 cpumode = machine__kernel_ip(machine, ip) ? PERF_RECORD_MISC_KERNEL :
@@ -1155,9 +1213,10 @@ static void hot_addr__resolve(struct hot_addr *a, struct thread *thread, u64 ip)
 		return;
 	addr_location__init(&al);
 	thread__find_symbol(thread, cpumode, ip, &al);
-	if (al.map && map__dso(al.map)) {
-		/* The dso outlives the report: the session's machine holds it. */
-		a->dso = map__dso(al.map);
+	if (al.map && map__dso(al.map))
+		a->dso = auxsample_hot__hold_dso(h, map__dso(al.map));
+	if (a->dso) {
+		/* Its symbols live as long as it does. */
 		a->off = map__map_ip(al.map, ip);
 		if (al.sym) {
 			a->sym = al.sym;
@@ -1178,13 +1237,13 @@ static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr
 	if (!h->addr_cache) {
 		h->addr_cache = calloc(SYM_CACHE_SIZE, sizeof(*h->addr_cache));
 		if (!h->addr_cache) {
-			hot_addr__resolve(a, thread, ip);
+			hot_addr__resolve(h, a, thread, ip);
 			return;
 		}
 	}
 	e = &h->addr_cache[(ip ^ (ip >> 12)) & (SYM_CACHE_SIZE - 1)];
 	if (e->generation != generation || e->maps != maps || e->pid != pid || e->a.ip != ip) {
-		hot_addr__resolve(&e->a, thread, ip);
+		hot_addr__resolve(h, &e->a, thread, ip);
 		e->maps = maps;
 		e->pid = pid;
 		e->generation = generation;
@@ -1200,10 +1259,16 @@ static void hot_addr__func(struct hot_addr *a)
 	a->symoff = 0;
 }
 
+/* The dso itself, as RC_CHK_EQUAL() compares it. */
+static uintptr_t hot_dso__key(const struct dso *dso)
+{
+	return dso ? (uintptr_t)RC_CHK_ACCESS(dso) : 0;
+}
+
 static size_t hot_item__hash(long key, void *ctx __maybe_unused)
 {
 	const struct hot_item *item = (const struct hot_item *)key;
-	u64 h = (uintptr_t)item->a.dso ^ ((uintptr_t)item->b.dso << 1);
+	u64 h = hot_dso__key(item->a.dso) ^ (hot_dso__key(item->b.dso) << 1);
 
 	h = h * 31 + item->a.off;
 	h = h * 31 + item->b.off;
@@ -1215,8 +1280,9 @@ static bool hot_item__equal(long key1, long key2, void *ctx __maybe_unused)
 	const struct hot_item *x = (const struct hot_item *)key1;
 	const struct hot_item *y = (const struct hot_item *)key2;
 
-	return x->a.dso == y->a.dso && x->a.off == y->a.off &&
-	       x->b.dso == y->b.dso && x->b.off == y->b.off && x->kind == y->kind;
+	return RC_CHK_EQUAL(x->a.dso, y->a.dso) && x->a.off == y->a.off &&
+	       RC_CHK_EQUAL(x->b.dso, y->b.dso) && x->b.off == y->b.off &&
+	       x->kind == y->kind;
 }
 
 /* The item of @key's key in @sec, made with @key's addresses if new. */
@@ -1343,7 +1409,7 @@ static int auxsample_hot__add_blocks(struct auxsample_hot *h, int n, struct thre
 		    (prev->br->flags & AUXSAMPLE_BRF_TO_UNKNOWN) ||
 		    cur->br->from < prev->br->to ||
 		    cur->br->from - prev->br->to >= HOT_BLOCK_MAX ||
-		    prev->to.dso != cur->from.dso)
+		    !RC_CHK_EQUAL(prev->to.dso, cur->from.dso))
 			continue;
 		block = hot_section__findnew(sec, &key);
 		if (!block)
@@ -1366,7 +1432,7 @@ static bool hot_br__is_back_edge(const struct hot_br *e)
 	if ((br->flags & AUXSAMPLE_BRF_TO_UNKNOWN) || br->to > br->from)
 		return false;
 	/* Within one function. */
-	return e->from.dso == e->to.dso && e->from.sym == e->to.sym;
+	return RC_CHK_EQUAL(e->from.dso, e->to.dso) && e->from.sym == e->to.sym;
 }
 
 static bool hot_br__same(const struct hot_br *x, const struct hot_br *y)
@@ -2060,6 +2126,7 @@ static void auxsample_hot__exit(struct auxsample_hot *h)
 	strlist__delete(h->symbols);
 	zfree(&h->brs);
 	zfree(&h->addr_cache);
+	auxsample_hot__put_dsos(h);
 }
 
 int auxsample_hot__run(const struct auxsample_hot_opts *opts)

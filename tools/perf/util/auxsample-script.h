@@ -3,6 +3,7 @@
 #define __PERF_AUXSAMPLE_SCRIPT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 /*
@@ -44,5 +45,8 @@ struct auxsample_hot_opts {
 };
 
 int auxsample_hot__run(const struct auxsample_hot_opts *opts);
+
+/* How many bytes @cur's snippet shares with the end of @prev's, of its start. */
+size_t auxsample__overlap(const void *prev, size_t prev_size, const void *cur, size_t size);
 
 #endif /* __PERF_AUXSAMPLE_SCRIPT_H */

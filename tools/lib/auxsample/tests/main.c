@@ -5,12 +5,45 @@
  *
  * usage: auxsample-tests [-v] [name-substring]
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "tests.h"
 
 const char *test_skip_reason;
 int test_verbose;
+
+int test_run_bounded(int (*fn)(void *arg), void *arg, unsigned int seconds)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("  fork");
+		return TEST_FAIL;
+	}
+	if (!pid) {
+		alarm(seconds);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		perror("  waitpid");
+		return TEST_FAIL;
+	}
+	if (WIFSIGNALED(status)) {
+		if (WTERMSIG(status) == SIGALRM)
+			fprintf(stderr, "  still running after %u s\n", seconds);
+		else
+			fprintf(stderr, "  killed by signal %d (%s)\n", WTERMSIG(status),
+				strsignal(WTERMSIG(status)));
+		return TEST_FAIL;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : TEST_FAIL;
+}
 
 static const struct test *suites[] = {
 	tests_x86_branch,

@@ -1551,6 +1551,173 @@ static int test_timestamps(void)
 	return ret;
 }
 
+/*
+ * Inputs that crashed or hung OpenCSD through the decoder
+ * (../shared/data/repro, REPRO-etm-*.bin): 8 header bytes, then the
+ * trace.  h[0]: the snapshot whose sources configure the decoder, of
+ * etm_repro_snapshots[]; h[1] bit 0: all its sources, else source h[2];
+ * bit 1: whole snippet; bit 2: a flow callback; bit 3: set_thread(h[3]);
+ * bit 4: 'formatted' flipped; bit 5: no memory reader; bit 6: decode
+ * twice; bit 7: register h[5] (TRCCONFIGR, TRCDEVARCH, TRCIDR0..13) xored
+ * with h[6..7]; h[4]: the branches asked for (0: 64).
+ */
+#define ETM_REPRO_TIMEOUT	60	/* seconds, under a sanitizer on a busy machine */
+
+static const char * const etm_repro_snapshots[][2] = {
+	{ "snapshots", "juno_r1_1" },
+	{ "snapshots", "a57_single_step" },
+	{ "snapshots", "test-file-mem-offsets" },
+	{ "snapshots", "juno-uname-001" },
+	{ "snapshots", "bugfix-exact-match" },
+	{ "snapshots-ete", "ete_ip" },
+	{ "snapshots-ete", "ts_marker" },
+	{ "snapshots-ete", "trace_file_cid_vmid" },
+	{ "snapshots-ete", "src_addr" },
+	{ "snapshots-ete", "001-ack_test" },
+	{ "snapshots-ete", "002-ack_test_scr" },
+	{ "snapshots-ete", "tme_test" },
+};
+
+struct etm_repro {
+	struct snapshot		*ss;
+	const uint8_t		*h;
+	const uint8_t		*trace;
+	size_t			len;
+	uint64_t		flows;
+};
+
+static void etm_repro__flow(const struct auxsample_flow *flow, void *context)
+{
+	struct etm_repro *rp = context;
+
+	rp->flows++;
+}
+
+static void etm_repro__xor_register(struct auxsample_etm_source *src, const uint8_t *h)
+{
+	uint32_t x = h[6] | h[7] << 8;
+	unsigned int reg = h[5] % 16;
+
+	if (reg == 0)
+		src->trcconfigr ^= x;
+	else if (reg == 1)
+		src->trcdevarch ^= x;
+	else
+		src->trcidr[reg - 2] ^= x;
+}
+
+/* The decoder the header asks for, or NULL where it refuses the configuration. */
+static struct auxsample_decoder *etm_repro__decoder(struct etm_repro *rp, unsigned int first,
+						    unsigned int nr)
+{
+	const uint8_t *h = rp->h;
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_ETM,
+		.read_memory = h[1] & 0x20 ? no_memory : snapshot__read,
+		.context = rp->ss,
+		.etm = {
+			.sources = &rp->ss->src[first],
+			.nr_sources = nr,
+			.formatted = rp->ss->formatted,
+		},
+		.flow = h[1] & 4 ? etm_repro__flow : NULL,
+		.flow_context = rp,
+		.flags = h[1] & 2 ? AUXSAMPLE_CFG_WHOLE_SNIPPET : 0,
+	};
+
+	return auxsample_decoder__new(&config);
+}
+
+static int etm_repro__run(void *arg)
+{
+	struct etm_repro *rp = arg;
+	struct snapshot *ss = rp->ss;
+	const uint8_t *h = rp->h;
+	unsigned int first = 0, nr = ss->nr_src;
+	struct auxsample_decoder *dec;
+	struct auxsample_stats stats;
+	int n, ret = TEST_OK;
+
+	if (!(h[1] & 1)) {
+		first = h[2] % ss->nr_src;
+		nr = 1;
+	}
+	if (h[1] & 0x10)
+		ss->formatted = !ss->formatted;
+	if (h[1] & 0x80)
+		etm_repro__xor_register(&ss->src[first], h);
+	dec = etm_repro__decoder(rp, first, nr);
+	if (!dec) {
+		/* A configuration the decoder refuses is a clear error too. */
+		pr_test("decoder refused\n");
+		return TEST_OK;
+	}
+	if (h[1] & 8)
+		auxsample_decoder__set_thread(dec, h[3]);
+	for (int i = 0; i < (h[1] & 0x40 ? 2 : 1); i++) {
+		n = auxsample_decoder__decode(dec, rp->trace, rp->len, h[4] ?: 64);
+		auxsample_decoder__stats(dec, &stats, sizeof(stats));
+		pr_test("decode: %d, %" PRIu64 " instructions, %" PRIu64 " errors, %" PRIu64
+			" flow records\n", n, (uint64_t)stats.insns, (uint64_t)stats.errors,
+			rp->flows);
+		if (n < 0 && n != -AUXSAMPLE_ERR_NOSYNC) {
+			fprintf(stderr, "  %s\n", auxsample_strerror(n));
+			ret = TEST_FAIL;
+		} else if (n >= 0 && !stats.errors) {
+			fprintf(stderr, "  the corrupt trace decoded without an error\n");
+			ret = TEST_FAIL;
+		}
+	}
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int check_etm_repro(const char *name)
+{
+	struct etm_repro rp = {};
+	char path[2048];
+	uint8_t *file;
+	size_t size;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/repro/%s", data_dir(), name);
+	file = read_path(path, &size);
+	if (!file) {
+		test_skip_reason = "no ../shared/data/repro (set AUXSAMPLE_DATA)";
+		return TEST_SKIP;
+	}
+	if (size <= 8) {
+		free(file);
+		return TEST_FAIL;
+	}
+	rp.h = file;
+	rp.trace = file + 8;
+	rp.len = size - 8;
+	rp.ss = snapshot__get(etm_repro_snapshots[file[0] % ARRAY_SIZE(etm_repro_snapshots)][0],
+			      etm_repro_snapshots[file[0] % ARRAY_SIZE(etm_repro_snapshots)][1]);
+	if (!rp.ss) {
+		free(file);
+		return TEST_SKIP;
+	}
+	ret = test_run_bounded(etm_repro__run, &rp, ETM_REPRO_TIMEOUT);
+	snapshot__exit(rp.ss);
+	free(file);
+	return ret;
+}
+
+/* OpenCSD 1.3.3 used a stale iterator in TrcPktDecodeEtmV4I::mispredictAtom(). */
+static int test_repro_mispredict(void)
+{
+	return check_etm_repro("REPRO-etm-opencsd-mispredictAtom-segv.bin");
+}
+
+/* OpenCSD 1.3.3 looped in TrcPktDecodeEtmV4I::cancelElements(). */
+static int test_repro_cancel(void)
+{
+	return check_etm_repro("REPRO-etm-opencsd-cancelElements-hang.bin");
+}
+
 const struct test tests_etm_real[] = {
 	{ "real ETM, a57_single_step against trc_pkt_lister", test_a57_single_step },
 	{ "real ETM, juno_r1_1 against trc_pkt_lister", test_juno_r1_1 },
@@ -1566,5 +1733,8 @@ const struct test tests_etm_real[] = {
 	{ "real ETM, the flow callback sees every branch, instruction and error", test_flow },
 	{ "real ETM/ETE timestamps as trc_pkt_lister's, and windows cut at them", test_timestamps },
 	{ "real ETM, another thread's trace is left out", test_thread },
+	{ "ETE repro: a mispredict that crashed OpenCSD ends in a decode error",
+	  test_repro_mispredict },
+	{ "ETE repro: a cancel that hung OpenCSD ends in a decode error", test_repro_cancel },
 	{ NULL, NULL },
 };

@@ -509,6 +509,135 @@ out:
 	return ret;
 }
 
+/*
+ * Inputs that hung the decoder (../shared/data/repro): 4 header bytes,
+ * then the snippet.  h[0] bit 4: a flow callback; bits 5-6: 0 decode,
+ * 1 stream, 2 decode twice, 3 stream then decode; h[1] the branches
+ * asked for (0: 64); h[2], h[3] where the stream is cut, in 256ths of
+ * its length.  The code is the glibc static hello's.
+ */
+#define REPRO_TIMEOUT	30	/* seconds, under a sanitizer on a busy machine */
+
+struct pt_repro {
+	struct recording	r;
+	const uint8_t		*buf;
+	size_t			len;
+	unsigned int		mode;
+	unsigned int		max;
+	uint8_t			cut[2];		/* stream cut points, in 256ths */
+	uint64_t		flows;
+};
+
+static void pt_repro__flow(const struct auxsample_flow *flow, void *context)
+{
+	struct pt_repro *rp = context;
+
+	rp->flows++;
+}
+
+/* What the decoder says of the repro: an error counted, or no sync. */
+static int pt_repro__check(struct auxsample_decoder *dec, int n, const char *what)
+{
+	struct auxsample_stats stats;
+
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	pr_test("%s: %d, %llu instructions, %llu errors\n", what, n,
+		(unsigned long long)stats.insns, (unsigned long long)stats.errors);
+	if (n < 0 && n != -AUXSAMPLE_ERR_NOSYNC && n != -AUXSAMPLE_ERR_UNSUPPORTED) {
+		fprintf(stderr, "  %s: %s\n", what, auxsample_strerror(n));
+		return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+static int pt_repro__run(void *arg)
+{
+	struct pt_repro *rp = arg;
+	struct auxsample_decoder *dec = rp->r.dec;
+	struct auxsample_stats stats;
+	int ret = TEST_OK, n;
+
+	if (rp->mode & 1) {
+		n = auxsample_decoder__stream_begin(dec, rp->buf, rp->len, rp->max);
+		/* Stream to the cut points, then to the end. */
+		for (int i = 0; !n && i < 3; i++) {
+			uint64_t end = i < 2 ? rp->len * rp->cut[i] / 256 : rp->len;
+
+			n = auxsample_decoder__stream_to(dec, 0, end);
+			ret |= pt_repro__check(dec, n, "stream");
+			n = 0;
+		}
+		ret |= pt_repro__check(dec, n, "stream");
+	}
+	if (rp->mode != 1) {
+		n = auxsample_decoder__decode(dec, rp->buf, rp->len, rp->max);
+		ret |= pt_repro__check(dec, n, "decode");
+	}
+	if (rp->mode == 2) {
+		n = auxsample_decoder__decode(dec, rp->buf, rp->len, rp->max);
+		ret |= pt_repro__check(dec, n, "decode again");
+	}
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	if (ret == TEST_OK && !stats.errors) {
+		fprintf(stderr, "  the corrupt snippet decoded without an error\n");
+		ret = TEST_FAIL;
+	}
+	return ret;
+}
+
+static int check_pt_repro(const char *name)
+{
+	struct auxsample_config config;
+	struct pt_repro rp = {};
+	uint8_t *file;
+	size_t size;
+	int ret;
+
+	file = read_file(name, &size);
+	if (!file) {
+		test_skip_reason = "no ../shared/data/repro (set AUXSAMPLE_DATA)";
+		return TEST_SKIP;
+	}
+	ret = recording__load(&rp.r, "v2022-06-glibc-static/test_simple.tracedir");
+	if (ret != TEST_OK || size < 4)
+		goto out;
+	rp.buf = file + 4;
+	rp.len = size - 4;
+	rp.mode = (file[0] >> 5) & 3;
+	rp.max = file[1] ?: 64;
+	rp.cut[0] = file[2];
+	rp.cut[1] = file[3];
+	if (file[0] & 0x10) {
+		/* The same decoder, with a flow callback. */
+		auxsample_decoder__delete(rp.r.dec);
+		config = (struct auxsample_config){
+			.size = sizeof(config),
+			.type = AUXSAMPLE_TRACE_INTEL_PT,
+			.pt = { .family = 6, .model = 85, .stepping = 4 },
+			.read_memory = program__read,
+			.context = &rp.r.prog,
+			.flow = pt_repro__flow,
+			.flow_context = &rp,
+		};
+		rp.r.dec = auxsample_decoder__new(&config);
+		if (!rp.r.dec) {
+			ret = TEST_FAIL;
+			goto out;
+		}
+	}
+	ret = test_run_bounded(pt_repro__run, &rp, REPRO_TIMEOUT);
+out:
+	recording__exit(&rp.r);
+	free(file);
+	return ret;
+}
+
+/* A loop of direct jumps, reached through corrupt trace: no end, once. */
+static int test_repro_jump_loop(void)
+{
+	return check_pt_repro("repro/REPRO-pt-hang-direct-jump-loop.bin");
+}
+
 const struct test tests_pt_real[] = {
 	{ "real PT, 64-bit hello: 8 instructions", test_hello64 },
 	{ "real PT, 32-bit hello: 6 instructions", test_hello32 },
@@ -517,5 +646,6 @@ const struct test tests_pt_real[] = {
 	{ "real PT, corrupt and truncated snippets", test_corrupt },
 	{ "real PT through a shared section cache", test_image },
 	{ "real PT through clones of an image, in threads", test_image_clone },
+	{ "PT repro: a loop of direct jumps ends in a decode error", test_repro_jump_loop },
 	{ NULL, NULL },
 };

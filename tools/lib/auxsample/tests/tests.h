@@ -26,6 +26,14 @@ extern int test_verbose;
 		}							\
 	} while (0)
 
+/*
+ * Run @fn(@arg) in a child process that may take @seconds: a test of an
+ * input that once crashed or hung the decoder fails, with the reason, if
+ * it does so again, instead of taking the test run down with it.
+ * Returns what @fn returned, or TEST_FAIL.
+ */
+int test_run_bounded(int (*fn)(void *arg), void *arg, unsigned int seconds);
+
 struct test {
 	const char	*name;
 	int		(*fn)(void);

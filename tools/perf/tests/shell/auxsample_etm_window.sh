@@ -47,18 +47,33 @@ fail() {
 	err=1
 }
 
-# A cs_etm recording with sampled events beside its trace and ETMs that
-# timestamp it (TRCCONFIGR bit 11): its number of samples, or nothing.
-etm_samples() {
-	local file=$1 ts=0 v
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
 
-	perf report -D -i "$file" > "$tmp/dump" 2> /dev/null || return
+# A cs_etm recording with sampled events beside its trace and ETMs that
+# timestamp it (TRCCONFIGR bit 11): its number of samples in $samples,
+# else 0.  A file perf cannot read is not such a recording; one that
+# kills perf is a failure.
+etm_samples() {
+	local file=$1 ts=0 v rc
+
+	samples=0
+	perf report -D -i "$file" > "$tmp/dump" 2> "$out"
+	rc=$?
+	if killed $rc; then
+		fail "$file: perf report -D killed by signal $((rc - 128))"
+		return
+	fi
+	[ $rc -eq 0 ] || return
 	grep -q 'PERF_RECORD_AUXTRACE_INFO type: 3' "$tmp/dump" || return
 	for v in $(awk '$1 == "TRCCONFIGR" { print $2 }' "$tmp/dump"); do
 		[ $((0x$v & 0x800)) -ne 0 ] && ts=1
 	done
 	[ $ts -eq 1 ] || return
-	grep -c 'PERF_RECORD_SAMPLE' "$tmp/dump"
+	samples=$(grep -c 'PERF_RECORD_SAMPLE' "$tmp/dump")
 }
 
 # check FILE SAMPLES: every sample has a window, some of them decode, and
@@ -153,13 +168,13 @@ if [ -r "$snapshot/snapshot.ini" ] && [ -r "$ppl" ] && command -v python3 > /dev
 fi
 for file in "$data_dir"/*/*.data; do
 	[ -r "$file" ] || continue
-	samples=$(etm_samples "$file")
-	[ "${samples:-0}" -gt 0 ] || continue
+	etm_samples "$file"
+	[ "$samples" -gt 0 ] || continue
 	found=1
 	check "$file" "$samples"
 done
 
-if [ $found -eq 0 ]; then
+if [ $found -eq 0 ] && [ $err -eq 0 ]; then
 	echo "Skip: no OpenCSD ts_marker snapshot (or no python3), and no cs_etm recording with timestamps and sampled events beside the trace in $data_dir"
 	exit 2
 fi

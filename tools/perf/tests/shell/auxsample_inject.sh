@@ -33,6 +33,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 auxsample_sim_workload "$tmp/workload" "$out"
 wl=$tmp/workload
 
@@ -180,14 +186,17 @@ same_branches "no sync point" "$tmp/small.data" "$tmp/small-out.data" 64
 # Errors: a message, a non-zero exit and no output left behind.
 # expect_error WHAT MESSAGE ARGS...
 expect_error() {
-	local what=$1 message=$2
+	local what=$1 message=$2 rc
 
 	shift 2
 	rm -f "$tmp/error.data"
-	if perf auxsample inject "$@" > "$out" 2>&1; then
+	perf auxsample inject "$@" > "$out" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
 		fail "$what: accepted"
 		return
 	fi
+	killed $rc && fail "$what: killed by signal $((rc - 128))"
 	grep -q -- "$message" "$out" || fail "$what: no '$message'"
 	[ -e "$tmp/error.data" ] && fail "$what: output left behind"
 	echo "$what: $(head -1 "$out")"
@@ -209,9 +218,10 @@ perf auxsample simulate -o "$tmp/tiny.data" --no-tsc --aux-sample-size 16 -c 700
 expect_error "nothing decodable" "none of the .* AUX samples of .* decoded" \
 	-i "$tmp/tiny.data" -o "$tmp/error.data"
 echo existing > "$tmp/exists.data"
-if perf auxsample inject -i "$data" -o "$tmp/exists.data" > "$out" 2>&1; then
-	fail "an existing output was overwritten without -f"
-fi
+perf auxsample inject -i "$data" -o "$tmp/exists.data" > "$out" 2>&1
+rc=$?
+[ $rc -ne 0 ] || fail "an existing output was overwritten without -f"
+killed $rc && fail "existing output: killed by signal $((rc - 128))"
 grep -q "exists.data exists: use -f to overwrite it" "$out" || fail "no clear error for an existing output"
 [ "$(cat "$tmp/exists.data")" = existing ] || fail "an existing output was changed"
 perf auxsample inject -f -i "$data" -o "$tmp/exists.data" > "$out" 2>&1 || fail "-f did not overwrite"

@@ -36,6 +36,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 auxsample_sim_workload "$tmp/wl" "$out"
 
 # simulate FILE SIMULATE-OPTIONS -- COMMAND
@@ -265,11 +271,15 @@ done
 # Errors: a clear message and a non-zero exit.
 # expect_error WHAT MESSAGE REPORT-OPTIONS
 expect_error() {
-	local what=$1 message=$2
+	local what=$1 message=$2 rc
 
 	shift 2
-	if perf auxsample report "$@" > "$out" 2>&1; then
+	perf auxsample report "$@" > "$out" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
 		fail "$what: exit 0"
+	elif killed $rc; then
+		fail "$what: killed by signal $((rc - 128))"
 	elif ! grep -q "$message" "$out"; then
 		fail "$what: no '$message'"
 	fi

@@ -32,6 +32,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 auxsample_sim_workload "$tmp/workload" "$out"
 
 # check WHAT SIMULATE-OPTIONS -- COMMAND: decoded without errors, as the truth says.
@@ -192,9 +198,10 @@ grep -q "^# Event count (approx.): $branches\$" "$out" ||
 
 # A file without AUX samples: a clear error.
 perf record -o "$tmp/plain.data" -e cpu-clock -- true > /dev/null 2>&1
-if perf auxsample script -i "$tmp/plain.data" > "$out" 2>&1; then
-	fail "perf auxsample script accepted a file without AUX samples"
-fi
+perf auxsample script -i "$tmp/plain.data" > "$out" 2>&1
+rc=$?
+[ $rc -ne 0 ] || fail "perf auxsample script accepted a file without AUX samples"
+killed $rc && fail "a file without AUX samples: killed by signal $((rc - 128))"
 grep -q "has no samples with AUX area data" "$out" || fail "no clear error for a file without AUX samples"
 
 # A file cut short: perf report says so and fails, where perf's reader
@@ -210,9 +217,10 @@ grep -q "cut.data is truncated: .* bytes where its header says" "$out" ||
 	fail "report of a truncated file: no clear error"
 
 # Bad input: a clear error, a non-zero exit and no output left behind.
-if perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1; then
-	fail "a program that does not exist was simulated"
-fi
+perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1
+rc=$?
+[ $rc -ne 0 ] || fail "a program that does not exist was simulated"
+killed $rc && fail "a program that does not exist: killed by signal $((rc - 128))"
 grep -q "cannot run $tmp/no-such-program: No such file or directory" "$out" ||
 	fail "no clear error for a missing program"
 [ -e "$data" ] && fail "a partial perf.data was left"

@@ -35,6 +35,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 auxsample_sim_workload "$tmp/workload" "$out"
 wl=$tmp/workload
 
@@ -100,7 +106,10 @@ perf auxsample stat -i "$data" --window-size 1K > "$out" 2>&1
 bytes=$(sed -n 's/^ *[0-9]*  bytes of trace (\([0-9]*\) per sample)$/\1/p' "$out")
 [ "${bytes:-1025}" -le 1024 ] || fail "--window-size 1K: ${bytes:-?} bytes per window"
 grep -q '^ *0  samples without a sync point' "$out" && fail "--window-size 1K: every window has a PSB"
-perf auxsample script -i "$data" --window-size 100 > "$out" 2>&1 && fail "--window-size 100 taken"
+perf auxsample script -i "$data" --window-size 100 > "$out" 2>&1
+rc=$?
+[ $rc -ne 0 ] || fail "--window-size 100 taken"
+killed $rc && fail "--window-size 100: killed by signal $((rc - 128))"
 grep -q 'window-size must be from 256 bytes to 16M' "$out" || fail "--window-size 100: no clear error"
 perf auxsample script -i "$data" --json > "$out" 2>&1
 [ "$(grep -c '^{' "$out")" = "$samples" ] || fail "script --json: not $samples samples"

@@ -50,8 +50,21 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
+# perf_fake ARGS...: perf on the fake sysfs, its output in $out; its exit
+# status, and a failure if a signal killed it.
 perf_fake() {
+	local rc
+
 	SYSFS_PATH=$fake perf "$@" > "$out" 2>&1
+	rc=$?
+	killed $rc && fail "perf $*: killed by signal $((rc - 128))"
+	return $rc
 }
 
 # The value printed for an attr field in the dump of the persistent event.

@@ -41,12 +41,22 @@ fail() {
 	err=1
 }
 
-# run TREE perf-args...: perf with SYSFS_PATH=TREE, output in $out.
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
+# run TREE perf-args...: perf with SYSFS_PATH=TREE, output in $out; its
+# exit status, and a failure if a signal killed it.
 run() {
-	local tree=$1
+	local tree=$1 rc
 
 	shift
 	SYSFS_PATH=$tmp/$tree perf "$@" > "$out" 2>&1
+	rc=$?
+	killed $rc && fail "perf $*: killed by signal $((rc - 128))"
+	return $rc
 }
 
 # The group that -v describes.
