@@ -24,9 +24,7 @@
  * (tests/test-etm-real.c, included).
  */
 #include "../tools/lib/auxsample/tests/test-etm-real.c"
-
-const char *test_skip_reason;
-int test_verbose;
+#include "unit-tests.h"
 
 static const char * const snapshot_names[][2] = {
 	{ "snapshots", "juno_r1_1" },

@@ -22,9 +22,7 @@
  * ../shared/data if it is not beside the current directory.
  */
 #include "../tools/lib/auxsample/tests/test-pt-real.c"
-
-const char *test_skip_reason;
-int test_verbose;
+#include "unit-tests.h"
 
 #define NR_PROGS	3
 
