@@ -336,13 +336,7 @@ int auxsample_record__parse_opt(const struct option *opt, const char *str,
 /* Free what -A parsed into @opts. */
 void auxsample_record__exit(struct record_opts *opts)
 {
-	struct aux_group *grp = opts->aux_group;
-
-	if (!grp)
-		return;
-	if (opts->auxtrace_sample_opts == grp->size)
-		opts->auxtrace_sample_opts = NULL;
-	aux_group__delete(grp);
+	aux_group__delete(opts->aux_group);
 	opts->aux_group = NULL;
 }
 
@@ -428,8 +422,8 @@ static int aux_group__set_size(struct aux_group *grp, struct record_opts *opts)
 			       grp->size, opts->auxtrace_sample_opts);
 			return -EINVAL;
 		}
-		/* Still the group's, which lives as long as the options. */
 		opts->auxtrace_sample_opts = grp->size;
+		grp->size = NULL;	/* now the options' */
 	} else if (!opts->auxtrace_sample_opts) {
 		opts->auxtrace_sample_opts = "";	/* the PMU's default */
 	}
