@@ -5,6 +5,12 @@
 #
 #   make                 assemble build/linux, overlay, patch, build build/perf/perf
 #   make check           build, then run all our tests (one closing summary line)
+#   make check SANITIZE=address,undefined
+#                        the same, perf and libauxsample built with those
+#                        sanitizers in build/sanitize-address-undefined/
+#   make fuzz            build the libFuzzer harnesses (fuzz/, clang) and run
+#                        each for FUZZ_TIME seconds (default 600); make check
+#                        runs each for FUZZ_CHECK_TIME (default 20)
 #   make libauxsample    build the decoding library and its unit tests
 #   make patches         export commits made in build/linux to patches/
 #   make install         install perf and its man pages under $(PREFIX)
@@ -12,13 +18,33 @@
 #   make distclean       remove build/ altogether
 #
 # KSRC=<tree or tarball> picks other Linux sources, PREFIX=<dir> the install
-# prefix, V=1 shows the commands, PERF_MAKE_FLAGS=... adds perf build flags.
+# prefix, V=1 shows the commands, PERF_MAKE_FLAGS=... adds perf build flags,
+# CC=... picks the compiler (ccache, when installed, goes in front of it).
 
 KSRC		?= /usr/src/linux-source-6.12.tar.xz
 PREFIX		?= /usr/local
 BUILD		:= $(CURDIR)/build
 TREE		:= $(BUILD)/linux
-PERF_OUT	:= $(BUILD)/perf
+comma		:= ,
+
+# A sanitized build shares build/linux but builds perf and libauxsample in
+# a directory of its own, so that the normal build is left as it is; the
+# file 'sanitize' there tells scripts/run-tests which runtime options to
+# set.  REFCNT_CHECKING comes with -fsanitize=address (rc_check.h).
+#
+# UBSan's alignment check stays off: perf reads records in place where a
+# perf.data puts them, at any offset a corrupt file gives, as x86 and
+# arm64 allow; that is no bug there, and it would hide every other report
+# on mutated files.
+ifdef SANITIZE
+OUT		:= $(BUILD)/sanitize-$(subst $(comma),-,$(SANITIZE))
+SAN_CFLAGS	:= -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+		   $(if $(findstring undefined,$(SANITIZE)),-fno-sanitize=alignment)
+else
+OUT		:= $(BUILD)
+SAN_CFLAGS	:=
+endif
+PERF_OUT	:= $(OUT)/perf
 PERF		:= $(PERF_OUT)/perf
 
 # Python and Perl scripting stay off: they need distribution-specific
@@ -26,11 +52,25 @@ PERF		:= $(PERF_OUT)/perf
 # the interpreter that runs the attr tests (tests/attr.py).  BPF skeletons
 # need clang and bpftool.  CoreSight (libopencsd) is wanted for ETM
 # decoding.
-PERF_FLAGS	:= O=$(PERF_OUT) NO_LIBPYTHON=1 NO_LIBPERL=1 BUILD_BPF_SKEL=0 \
-		   PYTHON_WORD=python3 \
-		   CORESIGHT=1 prefix=$(PREFIX) $(PERF_MAKE_FLAGS)
-ifneq ($(shell command -v ccache 2>/dev/null),)
-PERF_FLAGS	+= CC="ccache gcc" HOSTCC="ccache gcc"
+PERF_CONFIG	:= NO_LIBPYTHON=1 NO_LIBPERL=1 BUILD_BPF_SKEL=0 \
+		   PYTHON_WORD=python3 CORESIGHT=1 $(PERF_MAKE_FLAGS)
+PERF_FLAGS	:= O=$(PERF_OUT) $(PERF_CONFIG) prefix=$(PREFIX)
+# A CC given on the command line (or in the environment) is the compiler;
+# make's own default 'cc' becomes gcc, as before.
+ifeq ($(origin CC),default)
+CC		:= gcc
+endif
+CCACHE		:= $(if $(shell command -v ccache 2>/dev/null),ccache )
+PERF_FLAGS	+= CC="$(CCACHE)$(CC)" HOSTCC="$(CCACHE)gcc"
+# perf links with $(CC) $(CFLAGS), so -fsanitize in EXTRA_CFLAGS reaches
+# the link; perf adds EXTRA_LDFLAGS to ld -r steps, where it must not go.
+ifneq ($(SAN_CFLAGS)$(EXTRA_CFLAGS),)
+PERF_FLAGS	+= EXTRA_CFLAGS="$(SAN_CFLAGS) $(EXTRA_CFLAGS)"
+endif
+# GCC warns wrongly under -fsanitize=undefined (-Wformat-truncation in
+# util/build-id.c, ...): the normal build keeps -Werror, this one cannot.
+ifdef SANITIZE
+PERF_FLAGS	+= WERROR=0
 endif
 ifdef V
 PERF_FLAGS	+= V=1
@@ -55,14 +95,37 @@ assemble: $(BUILD)/assembled
 perf: $(BUILD)/assembled
 	@scripts/overlay $(BUILD)
 	@mkdir -p $(PERF_OUT)
+ifdef SANITIZE
+	@echo '$(SANITIZE)' | cmp -s - $(OUT)/sanitize || echo '$(SANITIZE)' > $(OUT)/sanitize
+	@ln -sfn ../linux $(OUT)/linux
+endif
 	@$(MAKE) --no-print-directory -j$(JOBS) -C $(TREE)/tools/perf $(PERF_FLAGS)
 
 libauxsample:
-	@mkdir -p $(BUILD)/auxsample
-	@$(MAKE) --no-print-directory -s -C tools/lib/auxsample O=$(BUILD)/auxsample tests
+	@mkdir -p $(OUT)/auxsample
+	@$(MAKE) --no-print-directory -s -C tools/lib/auxsample O=$(OUT)/auxsample \
+		CC="$(CCACHE)$(CC)" EXTRA_CFLAGS="$(SAN_CFLAGS) $(EXTRA_CFLAGS)" \
+		EXTRA_LDFLAGS="$(SAN_CFLAGS) $(EXTRA_LDFLAGS)" tests
 
-check: perf libauxsample
-	@scripts/run-tests $(BUILD)
+# The fuzz harnesses (fuzz/): the perf ones link this build's objects.
+# 'make fuzz' runs each for FUZZ_TIME seconds (FUZZ_HARNESS=pt,etm picks);
+# 'make check' for FUZZ_CHECK_TIME.  Corpora, crashes and logs stay in
+# $(OUT)/fuzz (see README, FUZZING).
+FUZZ_OUT	:= $(OUT)/fuzz
+FUZZ_TIME	?= 600
+FUZZ_CHECK_TIME	?= 20
+FUZZ_HARNESS	?=
+
+fuzz-build: perf
+	@mkdir -p $(FUZZ_OUT)
+	@$(MAKE) --no-print-directory -C fuzz O=$(FUZZ_OUT) PERF_OUT=$(PERF_OUT) \
+		PERF_SRC=$(TREE)/tools/perf PERF_LINK_FLAGS='$(PERF_CONFIG)'
+
+fuzz: fuzz-build
+	@scripts/fuzz run $(OUT) $(FUZZ_TIME) $(subst $(comma), ,$(FUZZ_HARNESS))
+
+check: perf libauxsample fuzz-build
+	@FUZZ_CHECK_TIME=$(FUZZ_CHECK_TIME) scripts/run-tests $(OUT)
 
 demo: perf
 	@scripts/demo $(BUILD)
@@ -84,4 +147,5 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf libauxsample check demo patches install clean distclean FORCE
+.PHONY: all assemble perf libauxsample fuzz-build fuzz check demo patches install clean \
+	distclean FORCE

@@ -99,6 +99,7 @@ static void pt_test__exit(struct pt_test *t)
 
 	evlist__delete(t->evlist);
 	t->evlist = NULL;
+	auxsample_record__exit(&t->opts);
 	if (t->made) {
 		list_del(&t->made->list);
 		perf_pmu__delete(t->made);

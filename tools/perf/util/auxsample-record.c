@@ -333,6 +333,13 @@ int auxsample_record__parse_opt(const struct option *opt, const char *str,
 	return 0;
 }
 
+/* Free what -A parsed into @opts. */
+void auxsample_record__exit(struct record_opts *opts)
+{
+	aux_group__delete(opts->aux_group);
+	opts->aux_group = NULL;
+}
+
 static int aux_group__check_events(struct aux_group *grp, struct evlist *evlist)
 {
 	struct evsel *evsel;

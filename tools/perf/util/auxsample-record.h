@@ -19,5 +19,6 @@ struct record_opts;
 int auxsample_record__parse_opt(const struct option *opt, const char *str,
 				int unset);
 int auxsample_record__setup(struct evlist *evlist, struct record_opts *opts);
+void auxsample_record__exit(struct record_opts *opts);
 
 #endif /* __PERF_AUXSAMPLE_RECORD_H */

@@ -124,9 +124,13 @@ static void auxsample_report__callchain(struct auxsample_report *r, struct perf_
 {
 	int depth = min_t(int, res->depth, r->chain_max - 2);
 
+	if (depth < 0)
+		depth = 0;
 	r->chain->ips[0] = PERF_CONTEXT_USER;
 	r->chain->ips[1] = sample->ip;
-	memcpy(&r->chain->ips[2], res->callchain, depth * sizeof(*res->callchain));
+	/* A snippet with no call open has no array: memcpy() must not see NULL. */
+	if (depth)
+		memcpy(&r->chain->ips[2], res->callchain, depth * sizeof(*res->callchain));
 	r->chain->nr = depth + 2;
 }
 

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libFuzzer harness: libauxsample's Intel PT decoder, through its public
+ * API, on the code of the real programs in ../shared/data/pt.
+ *
+ * Input: 4 header bytes, then the PT snippet (the format of the
+ * REPRO-pt-*.bin files in ../shared/data/repro):
+ *   h[0] bits 0-1  the program whose code is read: 0 the glibc-static
+ *                  hello of v2022-06-glibc-static/test_simple.tracedir,
+ *                  1 current/test_simple.raw's, 2 v2022-06-i386's,
+ *                  3 none (every read fails)
+ *        bit 2     AUXSAMPLE_CFG_WHOLE_SNIPPET
+ *        bit 3     code from a shared image (auxsample_image) instead of
+ *                  the read_memory callback
+ *        bit 4     a flow callback
+ *        bits 5-6  0 decode, 1 stream, 2 decode twice, 3 stream then decode
+ *   h[1]           max branches (0: 64)
+ *   h[2], h[3]     stream cut points, as fractions (/256) of the length
+ *
+ * The programs are loaded as the unit tests load them (the loaders of
+ * tests/test-pt-real.c are included, not copied).  AUXSAMPLE_DATA names
+ * ../shared/data if it is not beside the current directory.
+ */
+#include "../tools/lib/auxsample/tests/test-pt-real.c"
+#include "unit-tests.h"
+
+#define NR_PROGS	3
+
+static const char * const prog_dirs[NR_PROGS] = {
+	"v2022-06-glibc-static/test_simple.tracedir",
+	"current/test_simple.raw",
+	"v2022-06-i386/test_simple.raw",
+};
+
+static struct program progs[NR_PROGS];
+static bool prog_loaded[NR_PROGS];
+static struct auxsample_image *images[NR_PROGS];
+
+static int no_code(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return -1;
+}
+
+static void flow_seen(const struct auxsample_flow *flow, void *context)
+{
+	uint64_t *sum = context;
+
+	/* Read every field, so that ASan sees a bad flow record. */
+	*sum += flow->type + flow->kind + flow->from + flow->to + flow->flags +
+		flow->insns + flow->pid + flow->trace_id;
+}
+
+/* The file sections of a program, as the recording maps them. */
+static struct auxsample_image *program__image(const struct program *p, const char *dir)
+{
+	struct auxsample_image *image = auxsample_image__new();
+	char path[4096];
+
+	if (!image)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/" DRPT "/%s/hello", data_dir(), dir);
+	for (unsigned int i = 0; i < p->nr_segs; i++) {
+		const struct segment *seg = &p->segs[i];
+
+		if (auxsample_image__add_file(image, path, seg->offset, seg->size, seg->vaddr)) {
+			auxsample_image__put(image);
+			return NULL;
+		}
+	}
+	return image;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char name[256];
+
+	for (int i = 0; i < NR_PROGS; i++) {
+		snprintf(name, sizeof(name), DRPT "/%s/hello", prog_dirs[i]);
+		prog_loaded[i] = !program__load(&progs[i], name);
+		if (!prog_loaded[i]) {
+			fprintf(stderr, "fuzz-pt: no ../shared/data/%s (set AUXSAMPLE_DATA)\n", name);
+			continue;
+		}
+		images[i] = program__image(&progs[i], prog_dirs[i]);
+	}
+	return 0;
+}
+
+/* Touch every result, so that ASan checks the arrays' bounds. */
+static uint64_t results(struct auxsample_decoder *dec)
+{
+	const struct auxsample_decode_error *errors;
+	const struct auxsample_branch *br;
+	struct auxsample_stats stats;
+	const uint64_t *ips;
+	uint64_t sum = 0;
+	int n;
+
+	n = auxsample_decoder__branches(dec, &br);
+	for (int i = 0; i < n; i++)
+		sum += br[i].from + br[i].to + br[i].kind + br[i].flags;
+	n = auxsample_decoder__callchain(dec, &ips);
+	for (int i = 0; i < n; i++)
+		sum += ips[i];
+	n = auxsample_decoder__errors(dec, &errors);
+	for (int i = 0; i < n; i++) {
+		sum += errors[i].offset + errors[i].error + errors[i].lib_error;
+		sum += strlen(auxsample_strerror(errors[i].error));
+	}
+	auxsample_decoder__stats(dec, &stats, sizeof(stats));
+	return sum + stats.insns;
+}
+
+static void stream(struct auxsample_decoder *dec, const uint8_t *trace, size_t len,
+		   unsigned int max, const uint8_t *h)
+{
+	uint64_t a = len * h[2] / 256, b = len * h[3] / 256;
+	uint64_t cut1 = a < b ? a : b, cut2 = a < b ? b : a;
+
+	if (auxsample_decoder__stream_begin(dec, trace, len, max) < 0)
+		return;
+	/* Three samples: their snippets end at the cuts and at the end. */
+	auxsample_decoder__stream_to(dec, 0, cut1);
+	results(dec);
+	auxsample_decoder__stream_to(dec, cut1 / 2, cut2);
+	results(dec);
+	auxsample_decoder__stream_to(dec, cut2 / 2, len);
+	results(dec);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = {
+			.family = 6, .model = 85, .stepping = 4,
+			.cpuid_0x15_eax = 2, .cpuid_0x15_ebx = 308,
+			.mtc_freq = 3, .nom_freq = 37,
+		},
+	};
+	struct auxsample_decoder *dec;
+	unsigned int prog, max, mode;
+	uint64_t flow_sum = 0;
+	const uint8_t *trace;
+	size_t len;
+
+	if (size < 4)
+		return 0;
+	prog = data[0] & 3;
+	max = data[1] ?: 64;
+	mode = (data[0] >> 5) & 3;
+	trace = data + 4;
+	len = size - 4;
+
+	if (prog < NR_PROGS && prog_loaded[prog]) {
+		if ((data[0] & 8) && images[prog]) {
+			config.image = images[prog];
+		} else {
+			config.read_memory = program__read;
+			config.context = &progs[prog];
+		}
+	} else {
+		config.read_memory = no_code;
+	}
+	if (data[0] & 4)
+		config.flags |= AUXSAMPLE_CFG_WHOLE_SNIPPET;
+	if (data[0] & 0x10) {
+		config.flow = flow_seen;
+		config.flow_context = &flow_sum;
+	}
+
+	dec = auxsample_decoder__new(&config);
+	if (!dec)
+		return 0;
+	switch (mode) {
+	case 0:
+		auxsample_decoder__decode(dec, trace, len, max);
+		results(dec);
+		break;
+	case 1:
+		stream(dec, trace, len, max, data);
+		break;
+	case 2:
+		/* A second decode must not see the first one's state. */
+		auxsample_decoder__decode(dec, trace, len, max);
+		results(dec);
+		auxsample_decoder__decode(dec, trace + len / 2, len - len / 2, max);
+		results(dec);
+		break;
+	default:
+		stream(dec, trace, len, max, data);
+		auxsample_decoder__decode(dec, trace, len, max);
+		results(dec);
+		break;
+	}
+	auxsample_decoder__delete(dec);
+	return 0;
+}
