@@ -26,6 +26,7 @@
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
+#include <internal/lib.h>
 #include "debug.h"
 #include "persistent.h"
 #include "persistent-holder.h"
@@ -48,6 +49,7 @@ static void cleanup(void)
 int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 {
 	verbose = -1;
+	page_size = sysconf(_SC_PAGE_SIZE);	/* perf's main() sets it */
 	if (!mkdtemp(rundir))
 		abort();
 	atexit(cleanup);
