@@ -766,8 +766,10 @@ static int cmd_persistent_attach(int argc, const char **argv)
 	a.spec = argv[0];
 
 	err = persistent_conn__open(&a.conn, a.spec, a.backlog);
-	if (err)
+	if (err) {
+		persistent_conn__close(&a.conn);
 		return 1;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

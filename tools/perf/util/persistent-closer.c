@@ -161,33 +161,53 @@ static void holder__close_range(unsigned int first, unsigned int last)
 /* A child takes the last references to the doomed files and closes them. */
 static void holder__spawn_closer(struct holder *h, struct holder_closer *slot)
 {
+	int i, go[2];
 	pid_t pid;
-	int i;
 
-	pid = fork();
-	if (pid < 0)
+	/*
+	 * The child closes only once the holder has closed its copies:
+	 * else the holder's close() could be the last, and wait.
+	 */
+	if (pipe2(go, O_CLOEXEC))
 		return;
+	pid = fork();
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
+		return;
+	}
 	if (pid == 0) {
-		int next = 0;
+		int next = 0, *keep;
+		char c;
 
 		/*
 		 * Nothing of the holder's stays open here (its lock on
 		 * holder.pid above all), only the doomed files, in order.
 		 */
 		signal(SIGTERM, SIG_DFL);
-		qsort(h->doomed, h->nr_doomed, sizeof(int), holder__cmp_fd);
-		for (i = 0; i < h->nr_doomed; i++) {
-			holder__close_range(next, h->doomed[i] - 1);
-			next = h->doomed[i] + 1;
+		keep = malloc((h->nr_doomed + 1) * sizeof(int));
+		if (!keep)
+			_exit(1);
+		memcpy(keep, h->doomed, h->nr_doomed * sizeof(int));
+		keep[h->nr_doomed] = go[0];
+		qsort(keep, h->nr_doomed + 1, sizeof(int), holder__cmp_fd);
+		for (i = 0; i <= h->nr_doomed; i++) {
+			holder__close_range(next, keep[i] - 1);
+			next = keep[i] + 1;
 		}
 		holder__close_range(next, ~0U);
+		/* EOF: the holder has let go of them. */
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
 		for (i = 0; i < h->nr_doomed; i++)
 			close(h->doomed[i]);
 		_exit(0);
 	}
 	pr_debug("holder: %d files to closer %d\n", h->nr_doomed, pid);
+	close(go[0]);
 	for (i = 0; i < h->nr_doomed; i++)
 		close(h->doomed[i]);
+	close(go[1]);
 	h->nr_doomed = 0;
 	slot->pid = pid;
 	slot->start = holder__now_ms();
