@@ -51,6 +51,14 @@ int persistent_msg__send(int sock, const struct persistent_msg *msg, int fd)
 	return 0;
 }
 
+/* The strings of a message from the other side end where they must. */
+void persistent_msg__terminate(struct persistent_msg *msg)
+{
+	msg->info.name[sizeof(msg->info.name) - 1] = '\0';
+	msg->info.event[sizeof(msg->info.event) - 1] = '\0';
+	msg->info.cpus[sizeof(msg->info.cpus) - 1] = '\0';
+}
+
 int persistent_msg__recv(int sock, struct persistent_msg *msg, int *fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
@@ -87,9 +95,7 @@ int persistent_msg__recv(int sock, struct persistent_msg *msg, int *fd)
 		}
 		return -EPROTO;
 	}
-	msg->info.name[sizeof(msg->info.name) - 1] = '\0';
-	msg->info.event[sizeof(msg->info.event) - 1] = '\0';
-	msg->info.cpus[sizeof(msg->info.cpus) - 1] = '\0';
+	persistent_msg__terminate(msg);
 	return 0;
 }
 

@@ -118,9 +118,7 @@ int holder__recv(struct holder *h, int sock, struct persistent_msg *msg, int *fd
 	}
 	if (err)
 		return err;
-	msg->info.name[sizeof(msg->info.name) - 1] = '\0';
-	msg->info.event[sizeof(msg->info.event) - 1] = '\0';
-	msg->info.cpus[sizeof(msg->info.cpus) - 1] = '\0';
+	persistent_msg__terminate(msg);
 	return 0;
 }
 

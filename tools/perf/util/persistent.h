@@ -249,6 +249,7 @@ struct persistent_data {
 
 int persistent_msg__send(int sock, const struct persistent_msg *msg, int fd);
 int persistent_msg__recv(int sock, struct persistent_msg *msg, int *fd);
+void persistent_msg__terminate(struct persistent_msg *msg);
 
 
 #endif /* __PERF_PERSISTENT_H */
