@@ -61,7 +61,12 @@ struct aux_group {
 	const struct aux_pmu_info	*info;
 	struct evsel			*leader;
 	char				*spec;
-	char				*size;
+	/*
+	 * Points into -A's argument, which, like every option argument,
+	 * lives as long as perf record: so does opts->auxtrace_sample_opts,
+	 * which it becomes.
+	 */
+	const char			*size;
 	bool				modifiers;
 	bool				full_trace;
 };
@@ -129,7 +134,6 @@ static void aux_group__delete(struct aux_group *grp)
 	if (!grp)
 		return;
 	free(grp->spec);
-	free(grp->size);
 	free(grp);
 }
 
@@ -215,11 +219,8 @@ static int aux_group__parse_spec(struct aux_group *grp, const char *str)
 	} else if (*rest == ',') {
 		comma = rest;
 	}
-	if (comma && comma[1]) {
-		grp->size = strdup(comma + 1);
-		if (!grp->size)
-			return -ENOMEM;
-	}
+	if (comma && comma[1])
+		grp->size = comma + 1;
 
 	if (!pmu_len) {
 		grp->info = aux_pmu__pick();
@@ -423,7 +424,6 @@ static int aux_group__set_size(struct aux_group *grp, struct record_opts *opts)
 			return -EINVAL;
 		}
 		opts->auxtrace_sample_opts = grp->size;
-		grp->size = NULL;	/* now the options' */
 	} else if (!opts->auxtrace_sample_opts) {
 		opts->auxtrace_sample_opts = "";	/* the PMU's default */
 	}
