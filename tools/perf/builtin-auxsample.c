@@ -53,6 +53,14 @@ static const char * const auxsample_usage[] = {
 	"perf auxsample inject [<options>] -o <file>",
 	"perf auxsample report [<options>]",
 	"perf auxsample simulate [<options>] -- <command> [<args>]",
+	"",
+	"script     each sample's virtual LBR and call chain, as perf script shows them",
+	"stat       samples, trace, sync points and decode errors: what decodes and why not",
+	"inject     a copy with the virtual LBRs as branch stacks, for perf report -b, BOLT, AutoFDO",
+	"report     hot branch edges, loops, basic blocks and calls of the virtual LBRs",
+	"simulate   record a command's Intel PT AUX samples on a machine without Intel PT",
+	"",
+	"'perf help auxsample' or 'perf auxsample <command> -h' says more.",
 	NULL
 };
 
@@ -92,6 +100,16 @@ static int check_window(u64 size)
 	return -1;
 }
 
+/* --depth 0 would decode every sample and show none of its branches. */
+static int check_depth(const char *cmd, unsigned int depth)
+{
+	if (depth)
+		return 0;
+	pr_err("perf auxsample %s: --depth must be at least 1: it is the number of branches shown per sample\n",
+	       cmd);
+	return -1;
+}
+
 static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 {
 	struct auxsample_script_opts opts = {
@@ -128,7 +146,7 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
-	if (check_window(opts.window))
+	if (check_window(opts.window) || check_depth(stat ? "stat" : "script", opts.depth))
 		return 1;
 	if (opts.autofdo && (stat || opts.json)) {
 		pr_err("perf auxsample: --autofdo is a perf auxsample script output of its own, without --json\n");
@@ -720,10 +738,8 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 		pr_err("perf auxsample inject: no output file: give it with -o\n");
 		usage_with_options(usage, options);
 	}
-	if (!inject.depth) {
-		pr_err("perf auxsample inject: --depth must be at least 1\n");
+	if (check_depth("inject", inject.depth))
 		return 1;
-	}
 	return auxsample_inject__run(&inject) ? 1 : 0;
 }
 
@@ -769,7 +785,7 @@ static int cmd_auxsample_report(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
-	if (check_window(opts.window))
+	if (check_window(opts.window) || check_depth("report", opts.depth))
 		return 1;
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_hot__run(&opts) ? 1 : 0;

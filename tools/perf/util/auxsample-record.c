@@ -137,6 +137,10 @@ static void aux_group__delete(struct aux_group *grp)
 	free(grp);
 }
 
+/* Where AUX sampling hardware is missing, what can be done instead. */
+#define AUX_PMU_MISSING_HINT \
+	"Without it, 'perf auxsample simulate -- <command>' records the Intel PT AUX samples a user program would give, by single-stepping it.\n"
+
 /* The PMUs of this machine, for error messages. */
 static void pmus__names(struct strbuf *sb, bool aux_only)
 {
@@ -180,7 +184,8 @@ static const struct aux_pmu_info *aux_pmu__pick(void)
 	       "  Looked for: %s\n"
 	       "  AUX area PMUs here: %s\n"
 	       "  PMUs here: %s\n"
-	       "AUX area sampling needs such hardware (Intel PT: Intel Broadwell or later, and not disabled by the hypervisor).\n",
+	       "AUX area sampling needs such hardware (Intel PT: Intel Broadwell or later, and not disabled by the hypervisor).\n"
+	       AUX_PMU_MISSING_HINT,
 	       looked.buf, aux.buf, all.buf);
 	strbuf_release(&looked);
 	strbuf_release(&aux);
@@ -256,8 +261,8 @@ static int aux_group__check_pmu(struct aux_group *grp)
 
 		strbuf_init(&aux, 64);
 		pmus__names(&aux, /*aux_only=*/true);
-		pr_err("-A%s: there is no '%s' PMU on this machine (AUX area PMUs here: %s).\n",
-		       name, name, aux.buf);
+		pr_err("-A%s: there is no '%s' PMU on this machine (AUX area PMUs here: %s).\n"
+		       AUX_PMU_MISSING_HINT, name, name, aux.buf);
 		strbuf_release(&aux);
 		return -ENOENT;
 	}

@@ -227,6 +227,8 @@ test_errors() {
 	nopt|-Aintel_pt -e {cycles,instructions}:S,branches|put all events in one {...}:S group
 	noaux|-A -e cycles|Looked for: intel_pt (Intel Processor Trace)
 	noaux|-A -e cycles|AUX area PMUs here: none
+	noaux|-A -e cycles|'perf auxsample simulate -- <command>' records the Intel PT AUX samples
+	noaux|-Aintel_pt -e cycles|'perf auxsample simulate -- <command>' records the Intel PT AUX samples
 	EOT
 
 	# A size that leaves room for a PSB is fine.
