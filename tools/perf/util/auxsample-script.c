@@ -24,6 +24,7 @@
 #include "debug.h"
 #include "dso.h"
 #include "dump-insn.h"
+#include "intel-pt-decoder/intel-pt-insn-decoder.h"
 #include "event.h"
 #include "evsel.h"
 #include "hashmap.h"
@@ -1121,6 +1122,12 @@ struct hot_br {
 	bool				in_run;	/* loops: counted in a run */
 };
 
+/* A run of a loop: its back edge taken in a row in one frame. */
+struct hot_run {
+	u64	trips;
+	bool	whole;		/* the LBR shows its entry and its exit */
+};
+
 /* Resolved addresses, as the walk's symbol cache (SYM_CACHE_SIZE). */
 struct hot_addr_cache_entry {
 	const struct maps	*maps;		/* and pid: as the symbol cache's */
@@ -1138,6 +1145,7 @@ struct auxsample_hot {
 	struct strlist				*dsos;
 	struct strlist				*symbols;
 	struct hot_br				*brs;
+	struct hot_run				*runs;	/* one per branch at most */
 	unsigned int				brs_max;
 	u64					decoded;
 	u64					branches;
@@ -1499,14 +1507,12 @@ static enum hot_bound auxsample_hot__loop_bound(struct auxsample_hot *h, int n, 
 
 /*
  * The run of the loop whose back edge is brs[i]: how often that back edge
- * is taken in a row in the loop's frame, counted into @loop; whole runs,
- * whose entry and exit the LBR shows, give the trip counts.
+ * is taken in a row in the loop's frame, its occurrences marked in_run.
  */
-static void auxsample_hot__loop_run(struct auxsample_hot *h, int n, int i,
-				    struct hot_item *loop)
+static struct hot_run auxsample_hot__loop_run(struct auxsample_hot *h, int n, int i)
 {
+	struct hot_run run = { .trips = 1 };
 	enum hot_bound end;
-	u64 trips = 1;
 	bool entered;
 	int next;
 
@@ -1515,32 +1521,48 @@ static void auxsample_hot__loop_run(struct auxsample_hot *h, int n, int i,
 	while ((end = auxsample_hot__loop_bound(h, n, i, 1, &next)) == HOT_AGAIN) {
 		i = next;
 		h->brs[i].in_run = true;
-		trips++;
+		run.trips++;
 	}
-	if (entered && end == HOT_LEFT) {
+	run.whole = entered && end == HOT_LEFT;
+	return run;
+}
+
+static void hot_loop__add_run(struct hot_item *loop, const struct hot_run *run)
+{
+	loop->loop.back_edges += run->trips;
+	if (run->whole) {
 		loop->loop.runs++;
-		loop->loop.trips += trips;
-		loop->loop.trips_max = max(loop->loop.trips_max, trips);
+		loop->loop.trips += run->trips;
+		loop->loop.trips_max = max(loop->loop.trips_max, run->trips);
 	} else {
-		loop->loop.partial_max = max(loop->loop.partial_max, trips);
+		loop->loop.partial_max = max(loop->loop.partial_max, run->trips);
 	}
 }
 
-/* The loop of back edge brs[first], if the sample takes it more than once. */
+/*
+ * The loop of back edge brs[first], if the sample takes it twice in a row
+ * in one frame: a back edge taken once in each of several frames is
+ * recursion, not a loop.
+ */
 static int auxsample_hot__add_loop(struct auxsample_hot *h, int n, int first)
 {
 	struct hot_br *be = &h->brs[first];
 	struct hot_item key = { .a = be->to, .b = be->from };
+	struct hot_run *runs = h->runs;
 	struct hot_item *loop;
-	u64 nr = 0;
+	u64 nr = 0, most = 0;
 
 	for (int j = first; j < n; j++) {
-		if (hot_br__same(&h->brs[j], be)) {
-			h->brs[j].seen = true;
-			nr++;
-		}
+		if (!hot_br__same(&h->brs[j], be))
+			continue;
+		h->brs[j].seen = true;
+		if (h->brs[j].in_run)
+			continue;
+		runs[nr] = auxsample_hot__loop_run(h, n, j);
+		most = max(most, runs[nr].trips);
+		nr++;
 	}
-	if (nr < 2)
+	if (most < 2)
 		return 0;
 	loop = hot_section__findnew(&h->sections[HOT_LOOPS], &key);
 	if (!loop)
@@ -1549,11 +1571,8 @@ static int auxsample_hot__add_loop(struct auxsample_hot *h, int n, int first)
 		loop->seen = h->decoded;
 		loop->count++;
 	}
-	loop->loop.back_edges += nr;
-	for (int j = first; j < n; j++) {
-		if (hot_br__same(&h->brs[j], be) && !h->brs[j].in_run)
-			auxsample_hot__loop_run(h, n, j, loop);
-	}
+	for (u64 r = 0; r < nr; r++)
+		hot_loop__add_run(loop, &runs[r]);
 	return 0;
 }
 
@@ -1594,22 +1613,94 @@ static int auxsample_hot__add_calls(struct auxsample_hot *h, int n)
 	return 0;
 }
 
-/* The calls still open at the sample, from its call chain: once a sample. */
+/* x86 call instructions are 2 to 8 bytes long; E8 rel32, the commonest, first. */
+static const int hot_x86_call_lens[] = { 5, 6, 2, 3, 7, 4, 8 };
+
+/*
+ * The call that returns to @ret, found by decoding the code before it: its
+ * first byte, and in *target where it goes if that is in the instruction
+ * (0 if not).  0 where no call ends at @ret: the code cannot be read, or
+ * is not Intel PT's x86-64 or ETM's arm64.
+ */
+static u64 auxsample_hot__call_site(struct auxsample_hot *h, struct thread *thread,
+				    const struct hot_addr *ret, u64 *target)
+{
+	struct auxsample_mem mem = {
+		.machine = maps__machine(thread__maps(thread)),
+		.thread = thread,
+	};
+	struct intel_pt_insn insn;
+	u8 buf[8];
+
+	*target = 0;
+	if (!ret->dso || !dso__is_64_bit(ret->dso))
+		return 0;
+	if (h->walk.config.type != AUXSAMPLE_TRACE_INTEL_PT) {
+		u32 a64;
+
+		/* arm64: BL imm26 or BLR, 4 bytes. */
+		if (auxsample_mem__read(buf, 4, ret->ip - 4, &mem) != 4)
+			return 0;
+		memcpy(&a64, buf, 4);
+		a64 = le32_to_cpu(a64);
+		if ((a64 & 0xfc000000) == 0x94000000)
+			*target = ret->ip - 4 + ((s64)((u64)a64 << 38) >> 36);
+		else if ((a64 & 0xfffffc1f) != 0xd63f0000)
+			return 0;
+		return ret->ip - 4;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(hot_x86_call_lens); i++) {
+		int len = hot_x86_call_lens[i];
+
+		if (auxsample_mem__read(buf, len, ret->ip - len, &mem) != len ||
+		    intel_pt_get_insn(buf, len, /*x86_64=*/1, &insn) ||
+		    insn.op != INTEL_PT_OP_CALL || insn.length != len)
+			continue;
+		if (insn.branch == INTEL_PT_BR_UNCONDITIONAL)
+			*target = ret->ip + insn.rel;
+		return ret->ip - len;
+	}
+	return 0;
+}
+
+/*
+ * The calls still open at the sample, from its call chain: once a sample,
+ * keyed as the call branches are (auxsample_hot__add_calls()).  The chain
+ * holds return addresses; in code without symbols the call sites and the
+ * callees' entries are found by decoding the calls.
+ */
 static int auxsample_hot__add_chain(struct auxsample_hot *h, struct thread *thread,
 				    u64 ip, const struct auxsample_result *res)
 {
 	const u64 *chain = res->callchain;
 	struct hot_item key = {};
+	struct hot_addr inner;
 	int depth = res->depth;
 
-	auxsample_hot__resolve_addr(h, &key.b, thread, ip);
-	hot_addr__func(&key.b);
+	/* The code running in the innermost frame, then each caller's call. */
+	auxsample_hot__resolve_addr(h, &inner, thread, ip);
 	for (int i = 0; i < depth; i++) {
 		struct hot_item *call;
+		struct hot_addr ret;
+		u64 site = 0, target = 0;
 
+		auxsample_hot__resolve_addr(h, &ret, thread, chain[i]);
+		if (!ret.sym || !inner.sym)
+			site = auxsample_hot__call_site(h, thread, &ret, &target);
 		/* A return address may be the first byte of the next function. */
-		auxsample_hot__resolve_addr(h, &key.a, thread, chain[i] - 1);
+		auxsample_hot__resolve_addr(h, &key.a, thread, site ?: chain[i] - 1);
+		if (inner.sym) {
+			key.b = inner;
+			hot_addr__func(&key.b);
+		} else if (target) {
+			auxsample_hot__resolve_addr(h, &key.b, thread, target);
+		} else {
+			key.b.ip = 0;	/* callee unknown: no row to count in */
+		}
+		inner = key.a;
 		hot_addr__func(&key.a);
+		if (!key.b.ip || (!key.a.sym && !site))
+			continue;
 		call = hot_section__findnew(&h->sections[HOT_CALLS], &key);
 		if (!call)
 			return -ENOMEM;
@@ -1617,7 +1708,6 @@ static int auxsample_hot__add_chain(struct auxsample_hot *h, struct thread *thre
 			call->seen = h->decoded;
 			call->call.samples++;
 		}
-		key.b = key.a;
 	}
 	return 0;
 }
@@ -1630,10 +1720,15 @@ static int auxsample_hot__resolve(struct auxsample_hot *h, struct thread *thread
 
 	if ((unsigned int)n > h->brs_max) {
 		struct hot_br *brs = realloc(h->brs, n * sizeof(*brs));
+		struct hot_run *runs;
 
 		if (!brs)
 			return -ENOMEM;
 		h->brs = brs;
+		runs = realloc(h->runs, n * sizeof(*runs));
+		if (!runs)
+			return -ENOMEM;
+		h->runs = runs;
 		h->brs_max = n;
 	}
 	for (int i = 0; i < n; i++) {
@@ -1679,19 +1774,38 @@ static int auxsample_hot__sample(struct auxsample_walk *w, struct thread *thread
 	return err;
 }
 
-static void hot_addr__name(const struct hot_addr *a, bool offset, char *buf, size_t size)
+static const char *hot_addr__dso_name(const struct hot_addr *a)
 {
-	if (!a->ip)
-		scnprintf(buf, size, "?");
-	else if (a->sym && offset)
-		scnprintf(buf, size, "%s+%#" PRIx64, a->sym->name, a->symoff);
-	else if (a->sym)
-		scnprintf(buf, size, "%s", a->sym->name);
-	else
-		scnprintf(buf, size, "%#" PRIx64, a->ip);
+	return a->dso ? dso__short_name(a->dso) : "[unknown]";
 }
 
-/* "<key>":address,"<key>_sym":symbol,"<key>_dso":file, each maybe null. */
+/*
+ * As perf report names code: symbol(+offset), or without a symbol the
+ * offset in the dso, which stays the same from run to run (PIE, ASLR).
+ * @other: the address it is shown beside; where that is in another dso,
+ * the dso is named too.
+ */
+static void hot_addr__name(const struct hot_addr *a, bool offset, const struct hot_addr *other,
+			   char *buf, size_t size)
+{
+	int n;
+
+	if (!a->ip)
+		n = scnprintf(buf, size, "?");
+	else if (a->sym && offset)
+		n = scnprintf(buf, size, "%s+%#" PRIx64, a->sym->name, a->symoff);
+	else if (a->sym)
+		n = scnprintf(buf, size, "%s", a->sym->name);
+	else
+		n = scnprintf(buf, size, "%#" PRIx64, a->off);
+	if (other && a->ip && !RC_CHK_EQUAL(a->dso, other->dso))
+		scnprintf(buf + n, size - n, " (%s)", hot_addr__dso_name(a));
+}
+
+/*
+ * "<key>":address,"<key>_sym":symbol,"<key>_dso":file,"<key>_off":offset in
+ * the file, each maybe null.
+ */
 static void hot_addr__json(const char *key, const struct hot_addr *a, bool offset)
 {
 	printf("\"%s\":", key);
@@ -1713,9 +1827,9 @@ static void hot_addr__json(const char *key, const struct hot_addr *a, bool offse
 	if (a->dso) {
 		putchar('"');
 		json_puts(dso__long_name(a->dso));
-		putchar('"');
+		printf("\",\"%s_off\":\"%#" PRIx64 "\"", key, a->off);
 	} else {
-		printf("null");
+		printf("null,\"%s_off\":null", key);
 	}
 }
 
@@ -1828,9 +1942,19 @@ static int hot_items__width(struct hot_item **items, size_t nr, bool offset, int
 	int width = min;
 
 	for (size_t i = 0; i < nr; i++) {
-		hot_addr__name(&items[i]->a, offset, name, sizeof(name));
+		hot_addr__name(&items[i]->a, offset, NULL, name, sizeof(name));
 		width = max_t(int, width, strlen(name));
 	}
+	return min(width, HOT_COLUMN_MAX);
+}
+
+/* The Dso column: the dso of each item's first address. */
+static int hot_items__dso_width(struct hot_item **items, size_t nr)
+{
+	int width = strlen("Dso");
+
+	for (size_t i = 0; i < nr; i++)
+		width = max_t(int, width, strlen(hot_addr__dso_name(&items[i]->a)));
 	return min(width, HOT_COLUMN_MAX);
 }
 
@@ -1839,18 +1963,20 @@ static void auxsample_hot__print_edges(struct auxsample_hot *h, struct hot_item 
 {
 	char from[HOT_NAME_MAX], to[HOT_NAME_MAX];
 	int width = hot_items__width(items, nr, true, strlen("Source"));
+	int dso_width = hot_items__dso_width(items, nr);
 
 	printf("# Branch edges: %" PRIu64 " taken branches\n#\n", h->sections[HOT_EDGES].total);
-	printf("# %8s  %7s  %-8s  %-*s  %s\n", "Count", "Percent", "Kind", width, "Source",
-	       "Target");
-	printf("# %.8s  %.7s  %.8s  %.*s  %.6s\n", dots, dots,
-	       dots, width, dots, dots);
+	printf("# %8s  %7s  %-8s  %-*s  %-*s  %s\n", "Count", "Percent", "Kind",
+	       dso_width, "Dso", width, "Source", "Target");
+	printf("# %.8s  %.7s  %.8s  %.*s  %.*s  %.6s\n", dots, dots, dots,
+	       dso_width, dots, width, dots, dots);
 	for (size_t i = 0; i < nr; i++) {
-		hot_addr__name(&items[i]->a, true, from, sizeof(from));
-		hot_addr__name(&items[i]->b, true, to, sizeof(to));
-		printf("  %8" PRIu64 "  %6.2f%%  %-8s  %-*s  %s\n", items[i]->count,
+		hot_addr__name(&items[i]->a, true, NULL, from, sizeof(from));
+		hot_addr__name(&items[i]->b, true, &items[i]->a, to, sizeof(to));
+		printf("  %8" PRIu64 "  %6.2f%%  %-8s  %-*s  %-*s  %s\n", items[i]->count,
 		       auxsample_hot__percent(h, HOT_EDGES, items[i]),
-		       auxsample_branch_kind__name(items[i]->kind), width, from, to);
+		       auxsample_branch_kind__name(items[i]->kind), dso_width,
+		       hot_addr__dso_name(&items[i]->a), width, from, to);
 	}
 }
 
@@ -1858,21 +1984,21 @@ static void auxsample_hot__print_loops(struct auxsample_hot *h, struct hot_item 
 				       size_t nr)
 {
 	char head[HOT_NAME_MAX], tail[HOT_NAME_MAX], avg[32], most[32];
+	int dso_width = hot_items__dso_width(items, nr);
 
-	printf("# Loops: back edges taken more than once in one LBR, %" PRIu64 " LBRs decoded\n",
-	       h->decoded);
+	printf("# Loops: back edges taken more than once in a row in one frame, %" PRIu64
+	       " LBRs decoded\n", h->decoded);
 	printf("# Trips: back edges taken in a row, in runs whose entry and exit the LBR shows;\n");
 	printf("# N+: at least N, in runs longer than the LBR\n#\n");
-	printf("# %8s  %7s  %10s  %6s  %9s  %9s  %s\n", "Samples", "Percent", "Back edges",
-	       "Runs", "Trips avg", "Trips max", "Loop (head .. tail)");
-	printf("# %.8s  %.7s  %.10s  %.6s  %.9s  %.9s  %.19s\n", dots,
-	       dots, dots, dots, dots,
-	       dots, dots);
+	printf("# %8s  %7s  %10s  %6s  %9s  %9s  %-*s  %s\n", "Samples", "Percent", "Back edges",
+	       "Runs", "Trips avg", "Trips max", dso_width, "Dso", "Loop (head .. tail)");
+	printf("# %.8s  %.7s  %.10s  %.6s  %.9s  %.9s  %.*s  %.19s\n", dots,
+	       dots, dots, dots, dots, dots, dso_width, dots, dots);
 	for (size_t i = 0; i < nr; i++) {
 		const struct hot_item *loop = items[i];
 
-		hot_addr__name(&loop->a, true, head, sizeof(head));
-		hot_addr__name(&loop->b, true, tail, sizeof(tail));
+		hot_addr__name(&loop->a, true, NULL, head, sizeof(head));
+		hot_addr__name(&loop->b, true, &loop->a, tail, sizeof(tail));
 		if (loop->loop.runs)
 			scnprintf(avg, sizeof(avg), "%.2f",
 				  (double)loop->loop.trips / loop->loop.runs);
@@ -1882,9 +2008,10 @@ static void auxsample_hot__print_loops(struct auxsample_hot *h, struct hot_item 
 			scnprintf(most, sizeof(most), "%" PRIu64 "+", loop->loop.partial_max);
 		else
 			scnprintf(most, sizeof(most), "%" PRIu64, loop->loop.trips_max);
-		printf("  %8" PRIu64 "  %6.2f%%  %10" PRIu64 "  %6" PRIu64 "  %9s  %9s  %s .. %s\n",
+		printf("  %8" PRIu64 "  %6.2f%%  %10" PRIu64 "  %6" PRIu64 "  %9s  %9s  %-*s  %s .. %s\n",
 		       loop->count, auxsample_hot__percent(h, HOT_LOOPS, loop),
-		       loop->loop.back_edges, loop->loop.runs, avg, most, head, tail);
+		       loop->loop.back_edges, loop->loop.runs, avg, most, dso_width,
+		       hot_addr__dso_name(&loop->a), head, tail);
 	}
 }
 
@@ -1892,25 +2019,26 @@ static void auxsample_hot__print_blocks(struct auxsample_hot *h, struct hot_item
 					size_t nr)
 {
 	char start[HOT_NAME_MAX], end[HOT_NAME_MAX];
+	int dso_width = hot_items__dso_width(items, nr);
 
 	printf("# Hot basic blocks: the code between two taken branches, %" PRIu64 " run\n#\n",
 	       h->sections[HOT_BLOCKS].total);
-	printf("# %8s  %7s  %5s  %5s  %s\n", "Count", "Percent", "Insns", "Bytes",
-	       "Block (first .. last instruction)");
-	printf("# %.8s  %.7s  %.5s  %.5s  %.33s\n", dots, dots,
-	       dots, dots, dots);
+	printf("# %8s  %7s  %5s  %5s  %-*s  %s\n", "Count", "Percent", "Insns", "Bytes",
+	       dso_width, "Dso", "Block (first .. last instruction)");
+	printf("# %.8s  %.7s  %.5s  %.5s  %.*s  %.33s\n", dots, dots,
+	       dots, dots, dso_width, dots, dots);
 	for (size_t i = 0; i < nr; i++) {
 		const struct hot_item *block = items[i];
 
-		hot_addr__name(&block->a, true, start, sizeof(start));
-		hot_addr__name(&block->b, true, end, sizeof(end));
+		hot_addr__name(&block->a, true, NULL, start, sizeof(start));
+		hot_addr__name(&block->b, true, &block->a, end, sizeof(end));
 		printf("  %8" PRIu64 "  %6.2f%%  ", block->count,
 		       auxsample_hot__percent(h, HOT_BLOCKS, block));
 		if (block->block.insns)
 			printf("%5u  %5u", block->block.insns, block->block.bytes);
 		else
 			printf("%5s  %5s", "-", "-");
-		printf("  %s .. %s\n", start, end);
+		printf("  %-*s  %s .. %s\n", dso_width, hot_addr__dso_name(&block->a), start, end);
 	}
 }
 
@@ -1919,19 +2047,24 @@ static void auxsample_hot__print_calls(struct auxsample_hot *h, struct hot_item 
 {
 	char caller[HOT_NAME_MAX], callee[HOT_NAME_MAX];
 	int width = hot_items__width(items, nr, false, strlen("Caller"));
+	int dso_width = hot_items__dso_width(items, nr);
 
-	printf("# Calls: %" PRIu64 " call branches; Samples: call chains with the call open\n#\n",
+	printf("# Calls: %" PRIu64 " call branches; Samples: call chains with the call open\n",
 	       h->sections[HOT_CALLS].total);
-	printf("# %8s  %7s  %8s  %-*s  %s\n", "Calls", "Percent", "Samples", width, "Caller",
-	       "Callee");
-	printf("# %.8s  %.7s  %.8s  %.*s  %.6s\n", dots, dots,
-	       dots, width, dots, dots);
+	printf("# Caller, callee: functions; [<offset>]: the call site, in code without symbols\n#\n");
+	printf("# %8s  %7s  %8s  %-*s  %-*s  %s\n", "Calls", "Percent", "Samples",
+	       dso_width, "Dso", width, "Caller", "Callee");
+	printf("# %.8s  %.7s  %.8s  %.*s  %.*s  %.6s\n", dots, dots, dots,
+	       dso_width, dots, width, dots, dots);
 	for (size_t i = 0; i < nr; i++) {
-		hot_addr__name(&items[i]->a, false, caller, sizeof(caller));
-		hot_addr__name(&items[i]->b, false, callee, sizeof(callee));
-		printf("  %8" PRIu64 "  %6.2f%%  %8" PRIu64 "  %-*s  %s\n", items[i]->count,
+		if (!items[i]->a.sym && items[i]->a.dso)	/* a call site */
+			scnprintf(caller, sizeof(caller), "[%#" PRIx64 "]", items[i]->a.off);
+		else
+			hot_addr__name(&items[i]->a, false, NULL, caller, sizeof(caller));
+		hot_addr__name(&items[i]->b, false, &items[i]->a, callee, sizeof(callee));
+		printf("  %8" PRIu64 "  %6.2f%%  %8" PRIu64 "  %-*s  %-*s  %s\n", items[i]->count,
 		       auxsample_hot__percent(h, HOT_CALLS, items[i]), items[i]->call.samples,
-		       width, caller, callee);
+		       dso_width, hot_addr__dso_name(&items[i]->a), width, caller, callee);
 	}
 }
 
@@ -2125,6 +2258,7 @@ static void auxsample_hot__exit(struct auxsample_hot *h)
 	strlist__delete(h->dsos);
 	strlist__delete(h->symbols);
 	zfree(&h->brs);
+	zfree(&h->runs);
 	zfree(&h->addr_cache);
 	auxsample_hot__put_dsos(h);
 }

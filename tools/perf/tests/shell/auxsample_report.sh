@@ -8,7 +8,8 @@
 # implies, edges, blocks and calls add up to what perf auxsample script
 # --json shows of the same file, filters and limits cut what they
 # should, --json parses, bad input gets a clear error, and decoding
-# threads (-j) change no output byte.
+# threads (-j) change no output byte.  A stripped PIE build is reported
+# by offsets in the file, with its recursion not taken for a loop.
 
 set -u
 
@@ -225,13 +226,61 @@ grep -q "^$header\$" "$tmp/text" || { cp "$tmp/text" "$out"; fail "text: no head
 for section in '# Branch edges:' '# Loops:' '# Hot basic blocks:' '# Calls:'; do
 	grep -q "^$section" "$tmp/text" || { cp "$tmp/text" "$out"; fail "text: no $section"; }
 done
-grep -Eq ' 11\.00 +11  nest\+0x[0-9a-f]+ \.\. nest\+0x[0-9a-f]+$' "$tmp/text" ||
+grep -Eq ' 11\.00 +11  wl +nest\+0x[0-9a-f]+ \.\. nest\+0x[0-9a-f]+$' "$tmp/text" ||
 	{ cp "$tmp/text" "$out"; fail "text: no inner nest loop of 11 trips"; }
 report short.text -i "$tmp/short.data"
 failed=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["failed"])' \
 	"$tmp/short.json")
 grep -q "AUX samples, [0-9]* decoded, $failed failed (no sync point)" "$tmp/short.text" ||
 	{ cp "$tmp/short.text" "$out"; fail "text: not $failed failed samples"; }
+
+# Stripped PIE code, against nm of the same build unstripped: addresses as
+# offsets in the file, the dso named, the calls of fib() to itself by call
+# site (no function is known) and in the call chains of samples too, and
+# its recursion not taken for a loop.
+if cc -O1 -fpie -pie -o "$tmp/pie" "$lib/auxsample_workload.c" -lpthread > "$out" 2>&1; then
+	nm -S "$tmp/pie" > "$tmp/pie.nm"
+	strip -o "$tmp/wlpie" "$tmp/pie"
+	simulate "$tmp/pie.data" --no-tsc -c 500 -- "$tmp/wlpie" branches 20
+	report pie.json -i "$tmp/pie.data" --depth $depth -n 0 --json -d wlpie
+	report pie.text -i "$tmp/pie.data" --depth $depth -n 0 -d wlpie
+	python3 - "$tmp" > "$out" 2>&1 <<'PY' || fail "stripped PIE"
+import json, re, sys
+
+tmp = sys.argv[1]
+syms = {}
+for line in open(tmp + '/pie.nm'):
+    f = line.split()
+    if len(f) == 4:
+        syms[f[3]] = (int(f[0], 16), int(f[1], 16))
+fib, fib_size = syms['fib']
+rep = json.load(open(tmp + '/pie.json'))
+text = open(tmp + '/pie.text').read()
+
+def off(item, key):
+    return int(item[key + '_off'], 16)
+
+edges = [e for e in rep['edges'] if (e['from_dso'] or '').endswith('/wlpie')]
+assert edges, 'no edges in wlpie'
+for e in edges:
+    assert e['from_sym'] is None, e
+    row = r'  wlpie +%#x  ' % off(e, 'from')
+    assert re.search(row, text), ('text report does not show the offset', row)
+rec = [c for c in rep['calls'] if (c['caller_dso'] or '').endswith('/wlpie') and
+       fib <= off(c, 'caller') < fib + fib_size and off(c, 'callee') == fib]
+assert len(rec) == 2, ('not two call sites of fib calling fib', rec)
+assert all(c['calls'] > 0 and c['samples'] > 0 for c in rec), rec
+for c in rec:
+    assert '[%#x]' % off(c, 'caller') in text, ('no call site', c)
+loops = [l for l in rep['loops'] if fib <= off(l, 'head') < fib + fib_size]
+assert not loops, ('recursion taken for a loop', loops)
+print('stripped PIE: %d edges by offset, fib() calls itself from %s, no loop in it'
+      % (len(edges), ', '.join(hex(off(c, 'caller')) for c in rec)))
+PY
+	cat "$out"
+else
+	echo "no PIE build of the workload: not checked"
+fi
 
 # Decoding threads: -j1 decodes inline; -j2 and -j4 through the pool, in
 # windows of 256 samples (dense.data has more), with barriers at the
