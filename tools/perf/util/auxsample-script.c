@@ -39,6 +39,7 @@
 #include "strlist.h"
 #include "symbol.h"
 #include "thread.h"
+#include "time-utils.h"
 #include "tool.h"
 
 #define STAT_MAX_CPUS	4096
@@ -307,16 +308,6 @@ static const struct sym_cache_entry *auxsample_walk__sym_entry(struct auxsample_
 	return e;
 }
 
-static const char *auxsample_walk__sym(struct auxsample_walk *w, struct thread *thread,
-				       u64 addr, u64 *offset)
-{
-	struct sym_cache_entry tmp;
-	const struct sym_cache_entry *e = auxsample_walk__sym_entry(w, thread, addr, &tmp);
-
-	*offset = e->offset;
-	return e->name;
-}
-
 /*
  * "%16" PRIx64 " %s+%#" PRIx64 of the address and its symbol, at @p, by
  * hand: the branch lines are most of the output, and printf was most of
@@ -403,37 +394,62 @@ static void json_puts(const char *str)
 	}
 }
 
-/* A JSON string of the symbol at @addr, or null. */
-static void auxsample_script__json_sym(struct auxsample_walk *w, struct thread *thread, u64 addr)
+/*
+ * "<key>sym":"symbol+offset","<key>dso":"file" of @addr, as perf script's
+ * sym, symoff and dso fields give them, each null where unknown.  Looked
+ * up here, not in the symbol cache: a dso's name lives only as long as
+ * the dso.
+ */
+static void auxsample_script__json_where(struct thread *thread, const char *key, u64 addr)
 {
-	u64 offset;
-	const char *name = auxsample_walk__sym(w, thread, addr, &offset);
+	struct addr_location al;
 
-	if (!name) {
+	addr_location__init(&al);
+	if (addr)
+		thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al);
+	printf("\"%ssym\":", key);
+	if (al.sym) {
+		putchar('"');
+		json_puts(al.sym->name);
+		printf("+0x%" PRIx64 "\"", map__map_ip(al.map, addr) - al.sym->start);
+	} else {
 		printf("null");
-		return;
 	}
-	putchar('"');
-	json_puts(name);
-	printf("+%#" PRIx64 "\"", offset);
+	printf(",\"%sdso\":", key);
+	if (al.map && map__dso(al.map)) {
+		putchar('"');
+		json_puts(dso__long_name(map__dso(al.map)));
+		putchar('"');
+	} else {
+		printf("null");
+	}
+	addr_location__exit(&al);
 }
 
-/* One JSON object per line: the sample, its branches and its call chain. */
-static void auxsample_script__print_json(struct auxsample_walk *w, struct thread *thread,
+/*
+ * One JSON object per line: the sample, its branches and its call chain,
+ * with what perf script shows of them: symbols, dsos, and the time as
+ * seconds.microseconds ("time") besides the nanoseconds ("timestamp", as
+ * perf data convert --to-json gives them).
+ */
+static void auxsample_script__print_json(struct auxsample_walk *w __maybe_unused,
+					 struct thread *thread,
 					 struct perf_sample *sample, struct evsel *evsel,
 					 const struct auxsample_result *res)
 {
 	const struct auxsample_branch *br = res->branches;
 	const u64 *chain = res->callchain;
 	int nr = res->nr, depth = 0;
+	char time[32];
 
+	timestamp__scnprintf_usec(sample->time, time, sizeof(time));
 	printf("{\"comm\":\"");
 	json_puts(thread__comm_str(thread) ?: "");
-	printf("\",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":%" PRIu64 ",\"event\":\"",
-	       sample->pid, sample->tid, sample->cpu, sample->time);
+	printf("\",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":\"%s\",\"timestamp\":%" PRIu64
+	       ",\"event\":\"", sample->pid, sample->tid, sample->cpu, time, sample->time);
 	json_puts(evsel__name(evsel));
-	printf("\",\"ip\":\"%#" PRIx64 "\",\"sym\":", sample->ip);
-	auxsample_script__json_sym(w, thread, sample->ip);
+	printf("\",\"ip\":\"%#" PRIx64 "\",", sample->ip);
+	auxsample_script__json_where(thread, "", sample->ip);
 	printf(",\"sync\":%s,\"branches\":[", nr == -AUXSAMPLE_ERR_NOSYNC ? "false" : "true");
 	if (nr != -AUXSAMPLE_ERR_NOSYNC) {
 		nr = res->nr_branches;
@@ -442,20 +458,25 @@ static void auxsample_script__print_json(struct auxsample_walk *w, struct thread
 		nr = 0;
 	}
 	for (int i = 0; i < nr; i++) {
+		bool to_known = !(br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN);
+
 		printf("%s{\"from\":\"%#" PRIx64 "\",\"to\":", i ? "," : "", br[i].from);
-		if (br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN)
-			printf("null");
-		else
+		if (to_known)
 			printf("\"%#" PRIx64 "\"", br[i].to);
-		printf(",\"kind\":\"%s\",\"from_sym\":", auxsample_branch_kind__name(br[i].kind));
-		auxsample_script__json_sym(w, thread, br[i].from);
-		printf(",\"to_sym\":");
-		auxsample_script__json_sym(w, thread, br[i].to);
+		else
+			printf("null");
+		printf(",\"kind\":\"%s\",", auxsample_branch_kind__name(br[i].kind));
+		auxsample_script__json_where(thread, "from_", br[i].from);
+		putchar(',');
+		auxsample_script__json_where(thread, "to_", to_known ? br[i].to : 0);
 		printf("}");
 	}
 	printf("],\"callchain\":[");
-	for (int i = 0; i < depth; i++)
-		printf("%s\"%#" PRIx64 "\"", i ? "," : "", chain[i]);
+	for (int i = 0; i < depth; i++) {
+		printf("%s{\"ip\":\"%#" PRIx64 "\",", i ? "," : "", chain[i]);
+		auxsample_script__json_where(thread, "", chain[i]);
+		putchar('}');
+	}
 	printf("]}\n");
 }
 
@@ -1793,7 +1814,7 @@ static void hot_addr__name(const struct hot_addr *a, bool offset, const struct h
 	if (!a->ip)
 		n = scnprintf(buf, size, "?");
 	else if (a->sym && offset)
-		n = scnprintf(buf, size, "%s+%#" PRIx64, a->sym->name, a->symoff);
+		n = scnprintf(buf, size, "%s+0x%" PRIx64, a->sym->name, a->symoff);
 	else if (a->sym)
 		n = scnprintf(buf, size, "%s", a->sym->name);
 	else
@@ -1818,7 +1839,7 @@ static void hot_addr__json(const char *key, const struct hot_addr *a, bool offse
 		putchar('"');
 		json_puts(a->sym->name);
 		if (offset)
-			printf("+%#" PRIx64, a->symoff);
+			printf("+0x%" PRIx64, a->symoff);
 		putchar('"');
 	} else {
 		printf("null");

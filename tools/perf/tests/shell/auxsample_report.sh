@@ -278,6 +278,35 @@ print('stripped PIE: %d edges by offset, fib() calls itself from %s, no loop in 
       % (len(edges), ', '.join(hex(off(c, 'caller')) for c in rec)))
 PY
 	cat "$out"
+
+	# script --json gives each sample's time, symbol and dso as perf script
+	# does, and its call chain with symbols and dsos.
+	perf script -F time,ip,sym,symoff,dso --no-itrace -i "$tmp/pie.data" \
+		> "$tmp/pie.perf-script" 2> "$out" || fail "perf script"
+	perf auxsample script -i "$tmp/pie.data" --json > "$tmp/pie.script" 2> "$out" ||
+		fail "script --json"
+	python3 - "$tmp" > "$out" 2>&1 <<'PY' || fail "script --json against perf script"
+import json, re, sys
+
+tmp = sys.argv[1]
+ref = []
+for line in open(tmp + '/pie.perf-script'):
+    m = re.match(r'\s*([0-9]+\.[0-9]+):\s+([0-9a-f]+) (.+) \((.+)\)$', line)
+    if m:
+        ref.append(m.groups())
+got = [json.loads(line) for line in open(tmp + '/pie.script')]
+assert ref and len(ref) == len(got), (len(ref), len(got))
+chain = 0
+for (time, ip, sym, dso), g in zip(ref, got):
+    assert g['time'] == time and int(g['ip'], 16) == int(ip, 16), (g, time, ip)
+    assert (g['sym'] or '[unknown]') == sym and g['dso'] == dso, (g['sym'], g['dso'], sym, dso)
+    for c in g['callchain']:
+        assert c['dso'] and (c['sym'] is None or '+0x' in c['sym']), c
+        chain += 1
+print('script --json: %d samples at perf script\'s times, symbols and dsos; %d callers'
+      % (len(got), chain))
+PY
+	cat "$out"
 else
 	echo "no PIE build of the workload: not checked"
 fi

@@ -253,8 +253,8 @@ def check(expect, result, depth):
         sys.exit('%d samples, expected %d' % (len(got), len(exp)))
     compared = decoded = 0
     for e, g in zip(exp, got):
-        if g['time'] != e['time']:
-            sys.exit('sample at %d, expected %d' % (g['time'], e['time']))
+        if g['timestamp'] != e['time']:
+            sys.exit('sample at %d, expected %d' % (g['timestamp'], e['time']))
         mine = [b for b in g['branches'] if b['kind'] != 'gap']
         if e['ts'] < 0:
             if mine or g['sync']:
