@@ -402,7 +402,8 @@ test_holder_gone() {
 	perf persistent detach -e cpu-clock --name gone > /dev/null 2>&1 || fail "detach gone"
 	perf record -o "$tmp/g.data" -e persistent/gone/ -- sleep 2 > "$out" 2>&1 &
 	pid=$!
-	sleep 1
+	# The header is written once the event is open: the holder may go then.
+	wait_for_file "$tmp/g.data" || fail "perf record did not open persistent/gone/"
 	kill -9 "$(cat "$PERF_PERSISTENT_DIR/holder.pid")"
 	wait $pid || fail "perf record failed when the holder died"
 	grep -q 'the persistent event holder exited; persistent/gone/ is read no more' "$out" ||
