@@ -52,6 +52,7 @@ struct etm_source_state {
 	uint64_t		async;		/* snippet offset of the last A-sync */
 	bool			async_seen;
 	bool			synced;
+	bool			overflowed;	/* its NO_SYNC made the gap */
 	bool			maxspec;	/* TRCIDR8.MAXSPEC: speculation traced */
 	bool			stack;		/* feeds the call stack */
 	bool			pid_in_vmid;	/* the OS's PID is in the VMID */
@@ -342,11 +343,13 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_NO_SYNC:
 		/* Why, where the decoder says: the C API logs nothing for us. */
-		if (el->unsync_eot_info == UNSYNC_OVERFLOW)
+		if (el->unsync_eot_info == UNSYNC_OVERFLOW) {
 			auxsample__error(dec, index, -AUXSAMPLE_ERR_OVERFLOW, 0);
-		else if (el->unsync_eot_info == UNSYNC_BAD_PACKET)
+			s->overflowed = true;
+		} else if (el->unsync_eot_info == UNSYNC_BAD_PACKET) {
 			auxsample__error(dec, index, -AUXSAMPLE_ERR_DECODE,
 					 OCSD_ERR_BAD_PACKET_SEQ);
+		}
 		etm_source__lost(etm, s);
 		return OCSD_RESP_CONT;
 	case OCSD_GEN_TRC_ELEM_EO_TRACE:
@@ -369,8 +372,10 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 	case OCSD_GEN_TRC_ELEM_TRACE_ON:
 		/* Trace was off: a branch before went out of the traced code. */
 		etm_source__resolve(etm, s, 0);
-		if (el->trace_on_reason == TRACE_ON_OVERFLOW)
+		/* One overflow, one gap: OpenCSD says it twice. */
+		if (el->trace_on_reason == TRACE_ON_OVERFLOW && !s->overflowed)
 			auxsample__gap(dec, s->end_ip, 0);
+		s->overflowed = false;
 		break;
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
 		etm_source__range(etm, s, el);
@@ -597,6 +602,7 @@ static void etm_state__reset(struct etm_state *etm)
 
 		s->pending = ETM_PENDING_NONE;
 		s->synced = false;
+		s->overflowed = false;
 		s->end_ip = 0;
 		s->async = 0;
 		s->async_seen = false;

@@ -605,6 +605,12 @@ static int check_source(struct snapshot *ss, unsigned int i, const struct expect
 			id, st.insns, st.errors, x->insns, x->nacc, x->overflows);
 		ret = TEST_FAIL;
 	}
+	/* Where nothing else breaks the flow: one gap each, an overflow's too. */
+	if (st.gaps != x->nacc + x->overflows) {
+		fprintf(stderr, "  ID %#x: %" PRIu64 " gaps; expected one for each of %" PRIu64
+			" NACC and %" PRIu64 " overflows\n", id, st.gaps, x->nacc, x->overflows);
+		ret = TEST_FAIL;
+	}
 	pr_test("ID %#x: %zu branches (%" PRIu64 " from E ranges), %" PRIu64
 		" instructions, %" PRIu64 " NACC, %" PRIu64 " gaps, %" PRIu64 " syncs\n",
 		id, x->nr, x->taken, x->insns, x->nacc, st.gaps, st.syncs);
