@@ -1329,8 +1329,12 @@ static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace
 	free(sizes);
 	if (err)
 		return err;
-	pr_debug("CPU %d: %zu bytes of trace, %zu stops, %zu TSC packets\n",
-		 cpu, c->len, c->nr_stops, c->nr_tscs);
+	if (ws->have_etm)
+		pr_debug("CPU %d: %zu bytes of ETM trace, %zu timestamp packets\n",
+			 cpu, c->len, c->nr_tscs);
+	else
+		pr_debug("CPU %d: %zu bytes of trace, %zu stops, %zu TSC packets\n",
+			 cpu, c->len, c->nr_stops, c->nr_tscs);
 	*cp = c;
 	return 0;
 }
