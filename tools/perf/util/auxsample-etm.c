@@ -593,10 +593,17 @@ static void fulltrace__flow(const struct auxsample_flow *flow, void *context)
 		break;
 	case AUXSAMPLE_FLOW_BRANCH:
 	case AUXSAMPLE_FLOW_GAP:
-		if (opts->autofdo && flow->type == AUXSAMPLE_FLOW_BRANCH)
+		if (!opts->autofdo) {
+			if (!opts->stat)
+				fulltrace__print_branch(ft, flow);
+		} else if (flow->type == AUXSAMPLE_FLOW_BRANCH &&
+			   flow->kind != AUXSAMPLE_BR_INTR) {
+			/*
+			 * AutoFDO's branches are taken branch instructions,
+			 * where its ranges end (simpleperf's): no exception.
+			 */
 			err = fulltrace__autofdo(ft, flow);
-		else if (!opts->stat && !opts->autofdo)
-			fulltrace__print_branch(ft, flow);
+		}
 		break;
 	default:
 		break;

@@ -161,6 +161,25 @@ for file in perf_etm.data perf_with_unformatted_trace.data; do
 	fi
 done
 
+# --autofdo: exceptions are no branches there (they end no range in
+# simpleperf's).  perf_kernel.data's branches that script lists are two
+# exceptions (no kernel image: the rest is gaps): no AutoFDO branch.
+file=perf_kernel.data
+perf auxsample script -i "$data_dir/$file" > "$tmp/listing" 2> "$out"
+taken=$(awk '$NF != "gap" && $NF != "intr"' "$tmp/listing" | wc -l)
+intr=$(awk '$NF == "intr"' "$tmp/listing" | wc -l)
+perf auxsample script --autofdo -i "$data_dir/$file" > "$tmp/afdo" 2> "$out"
+afdo=$(awk '/->/ { split($0, f, ":"); n += f[2] } END { print n + 0 }' "$tmp/afdo")
+if [ "$intr" -eq 0 ]; then
+	fail "$file: no exception in the listing: has the file changed?"
+elif [ "$afdo" -ne "$taken" ]; then
+	cp "$tmp/afdo" "$out"
+	fail "$file: $afdo AutoFDO branches, not the $taken taken branches" \
+	     "without the $intr exceptions"
+else
+	echo "$file: $afdo AutoFDO branches, $intr exceptions left out"
+fi
+
 # The AUX records of this one announce 1.5 MB of trace; none is in it.
 perf auxsample stat -i "$data_dir/perf_with_missing_aux_data.data" > "$out" 2>&1
 rc=$?
