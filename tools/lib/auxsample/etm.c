@@ -8,8 +8,10 @@
  * what comes next for the same trace ID: the next range, or the address
  * whose memory could not be read (ADDR_NACC: the branch is known, what
  * follows is not), or the preferred return address of an exception taken
- * right at the branch target.  Nothing is used before a source's first
- * sync point (A-sync + TraceInfo): OpenCSD emits nothing for it before.
+ * right at the branch target; where none is, an indirect branch's target
+ * is the address packet after its atom (etm_packet_targets).  Nothing is
+ * used before a source's first sync point (A-sync + TraceInfo): OpenCSD
+ * emits nothing for it before.
  *
  * One decode tree per decoder, created in __init() and reset between
  * snippets: trees are expensive to build, and OpenCSD's global tree list
@@ -32,6 +34,39 @@
 #define ETM_CONFIGR_VMID	(1U << 7)
 #define ETM_CONFIGR_VMIDOPT	(1U << 15)
 
+/*
+ * The address that the packets give a taken indirect branch.  ETMv4 and
+ * ETE follow the atom packet holding an indirect branch's E with its
+ * target's address, or with an exception packet that names it (E1:E0
+ * 0b10, OpenCSD's excep_ret_addr_br_tgt).  OpenCSD 1.3.3 reads an address
+ * packet only when a later P0 element commits it, and then never tells
+ * the branch where it went when that element is an exception taken at the
+ * target (E1:E0 0b01, the address before it), a TRACE_ON (trace filtered
+ * out after the branch, often behind a periodic A-sync and TraceInfo), an
+ * overflow, or the end of the trace.  The first address packet after the
+ * atom packet, before any packet that is another P0 element or a break in
+ * the trace, is the target; an address after such a packet is not (after
+ * a TRACE_ON: where the trace resumed, whatever ran meanwhile).
+ *
+ * The decoder hands out an element after the packets that follow its own
+ * (a TRACE_ON waits for the next atom), more of them with speculation:
+ * the addresses after the last few atom packets are kept.
+ */
+#define ETM_PKT_TARGETS		16
+
+struct etm_packet_target {
+	ocsd_trc_index_t	atom;	/* an atom packet */
+	uint64_t		addr;	/* the first address packet after it */
+};
+
+struct etm_packet_targets {
+	struct etm_packet_target t[ETM_PKT_TARGETS];	/* a ring */
+	unsigned int		next;
+	unsigned int		nr;
+	ocsd_trc_index_t	atom;	/* the last atom packet */
+	bool			open;	/* no address, nothing else, since it */
+};
+
 /* What the last element of a source left open, waiting for its target. */
 enum etm_pending {
 	ETM_PENDING_NONE,
@@ -48,10 +83,14 @@ struct etm_source_state {
 	uint64_t		from;
 	uint64_t		ret_addr;	/* of a call */
 	ocsd_isa		isa;		/* of the pending branch */
+	bool			indirect;	/* the pending branch is */
+	ocsd_trc_index_t	atom;		/* its atom packet */
+	struct etm_packet_targets targets;
 	uint64_t		end_ip;		/* where this source's flow is */
 	uint64_t		async;		/* snippet offset of the last A-sync */
 	bool			async_seen;
 	bool			synced;
+	bool			overflowed;	/* its NO_SYNC made the gap */
 	bool			maxspec;	/* TRCIDR8.MAXSPEC: speculation traced */
 	bool			stack;		/* feeds the call stack */
 	bool			pid_in_vmid;	/* the OS's PID is in the VMID */
@@ -142,6 +181,32 @@ static void etm_source__resolve(struct etm_state *etm, struct etm_source_state *
 	}
 }
 
+/* Where the packets say the pending indirect branch of @s went, or 0. */
+static uint64_t etm_source__packet_target(const struct etm_source_state *s)
+{
+	const struct etm_packet_targets *pt = &s->targets;
+
+	if (s->pending != ETM_PENDING_BRANCH || !s->indirect)
+		return 0;
+	for (unsigned int i = 0; i < pt->nr; i++) {
+		const struct etm_packet_target *t;
+
+		t = &pt->t[(pt->next + ETM_PKT_TARGETS - 1 - i) % ETM_PKT_TARGETS];
+		if (t->atom == s->atom)
+			return t->addr;
+	}
+	return 0;
+}
+
+/*
+ * The flow of @s stops (an exception, trace off, an overflow, the end of
+ * the trace) with no element naming the target of what was open.
+ */
+static void etm_source__resolve_stop(struct etm_state *etm, struct etm_source_state *s)
+{
+	etm_source__resolve(etm, s, etm_source__packet_target(s));
+}
+
 /* Taken branches only: the kinds perf gives them (util/cs-etm.c). */
 static unsigned int etm_branch_kind(const ocsd_generic_trace_elem *el)
 {
@@ -165,7 +230,7 @@ static unsigned int etm_branch_kind(const ocsd_generic_trace_elem *el)
 }
 
 static void etm_source__range(struct etm_state *etm, struct etm_source_state *s,
-			      const ocsd_generic_trace_elem *el)
+			      const ocsd_generic_trace_elem *el, ocsd_trc_index_t index)
 {
 	struct auxsample_decoder *dec = etm->dec;
 	uint64_t last = el->en_addr - el->last_instr_sz;
@@ -191,14 +256,16 @@ static void etm_source__range(struct etm_state *etm, struct etm_source_state *s,
 	s->from = last;
 	s->ret_addr = el->en_addr;
 	s->isa = el->isa;
+	s->indirect = el->last_i_type == OCSD_INSTR_BR_INDIRECT;
+	s->atom = index;
 	s->end_ip = last;
 	dec->stats.end_ip = last;
 }
 
-/* The flow of @s is lost: what was open goes nowhere known. */
+/* The flow of @s is lost: what was open goes where its packets say. */
 static void etm_source__lost(struct etm_state *etm, struct etm_source_state *s)
 {
-	etm_source__resolve(etm, s, 0);
+	etm_source__resolve_stop(etm, s);
 	if (s->synced)
 		auxsample__gap(etm->dec, s->end_ip, 0);
 	s->synced = false;
@@ -248,8 +315,11 @@ static void etm_source__exception(struct etm_state *etm, struct etm_source_state
 {
 	uint64_t at = el->excep_ret_addr ? el->en_addr : s->end_ip;
 
-	/* Taken right at a branch's target, which it names; else unknown. */
-	etm_source__resolve(etm, s, el->excep_ret_addr_br_tgt ? el->en_addr : 0);
+	/* Taken right at a branch's target, which it or the packets name. */
+	if (el->excep_ret_addr_br_tgt)
+		etm_source__resolve(etm, s, el->en_addr);
+	else
+		etm_source__resolve_stop(etm, s);
 	s->pending = ETM_PENDING_EXCEPTION;
 	s->kind = AUXSAMPLE_BR_INTR;
 	s->from = at;
@@ -280,6 +350,8 @@ static void etm_source__context(struct etm_state *etm, struct etm_source_state *
 	auxsample__flow(dec, &flow);
 	foreign = dec->tid >= 0 && flow.pid >= 0 && flow.pid != dec->tid;
 	if (foreign && !etm->foreign) {
+		/* Never a branch into another thread's code. */
+		etm_source__resolve(etm, s, 0);
 		etm_source__lost(etm, s);
 		dec->stats.foreign++;
 	}
@@ -342,15 +414,17 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_NO_SYNC:
 		/* Why, where the decoder says: the C API logs nothing for us. */
-		if (el->unsync_eot_info == UNSYNC_OVERFLOW)
+		if (el->unsync_eot_info == UNSYNC_OVERFLOW) {
 			auxsample__error(dec, index, -AUXSAMPLE_ERR_OVERFLOW, 0);
-		else if (el->unsync_eot_info == UNSYNC_BAD_PACKET)
+			s->overflowed = true;
+		} else if (el->unsync_eot_info == UNSYNC_BAD_PACKET) {
 			auxsample__error(dec, index, -AUXSAMPLE_ERR_DECODE,
 					 OCSD_ERR_BAD_PACKET_SEQ);
+		}
 		etm_source__lost(etm, s);
 		return OCSD_RESP_CONT;
 	case OCSD_GEN_TRC_ELEM_EO_TRACE:
-		etm_source__resolve(etm, s, 0);
+		etm_source__resolve_stop(etm, s);
 		return OCSD_RESP_CONT;
 	case OCSD_GEN_TRC_ELEM_UNKNOWN:
 		return OCSD_RESP_CONT;
@@ -368,12 +442,14 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_TRACE_ON:
 		/* Trace was off: a branch before went out of the traced code. */
-		etm_source__resolve(etm, s, 0);
-		if (el->trace_on_reason == TRACE_ON_OVERFLOW)
+		etm_source__resolve_stop(etm, s);
+		/* One overflow, one gap: OpenCSD says it twice. */
+		if (el->trace_on_reason == TRACE_ON_OVERFLOW && !s->overflowed)
 			auxsample__gap(dec, s->end_ip, 0);
+		s->overflowed = false;
 		break;
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
-		etm_source__range(etm, s, el);
+		etm_source__range(etm, s, el, index);
 		break;
 	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
 		/* The flow got here, and is lost until the next address. */
@@ -385,7 +461,7 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 		break;
 	case OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN:
 	case OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH:
-		etm_source__resolve(etm, s, 0);
+		etm_source__resolve_stop(etm, s);
 		auxsample__gap(dec, s->end_ip, 0);
 		break;
 	case OCSD_GEN_TRC_ELEM_EXCEPTION:
@@ -398,10 +474,88 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 	return OCSD_RESP_CONT;
 }
 
+/* What a packet means to the address after an atom (etm_packet_targets). */
+enum etm_packet_class {
+	ETM_PKT_OTHER,		/* another P0 element, a break: closes */
+	ETM_PKT_ATOM,
+	ETM_PKT_ADDR,
+	ETM_PKT_ASIDE,		/* says nothing of where the flow went */
+};
+
+static enum etm_packet_class etm_packet__class(ocsd_etmv4_i_pkt_type type)
+{
+	switch (type) {
+	case ETM4_PKT_I_ATOM_F1:
+	case ETM4_PKT_I_ATOM_F2:
+	case ETM4_PKT_I_ATOM_F3:
+	case ETM4_PKT_I_ATOM_F4:
+	case ETM4_PKT_I_ATOM_F5:
+	case ETM4_PKT_I_ATOM_F6:
+		return ETM_PKT_ATOM;
+	case ETM4_PKT_I_ADDR_CTXT_L_32IS0:
+	case ETM4_PKT_I_ADDR_CTXT_L_32IS1:
+	case ETM4_PKT_I_ADDR_CTXT_L_64IS0:
+	case ETM4_PKT_I_ADDR_CTXT_L_64IS1:
+	case ETM4_PKT_I_ADDR_MATCH:
+	case ETM4_PKT_I_ADDR_S_IS0:
+	case ETM4_PKT_I_ADDR_S_IS1:
+	case ETM4_PKT_I_ADDR_L_32IS0:
+	case ETM4_PKT_I_ADDR_L_32IS1:
+	case ETM4_PKT_I_ADDR_L_64IS0:
+	case ETM4_PKT_I_ADDR_L_64IS1:
+		return ETM_PKT_ADDR;
+	case ETM4_PKT_I_TIMESTAMP:
+	case ETM4_PKT_I_CCNT_F1:
+	case ETM4_PKT_I_CCNT_F2:
+	case ETM4_PKT_I_CCNT_F3:
+	case ETM4_PKT_I_CTXT:
+	case ETM4_PKT_I_COMMIT:
+	case ETM4_PKT_I_EVENT:
+	case ETM4_PKT_I_IGNORE:
+	/* A-profile: after the ERET's target address, no P0 element */
+	case ETM4_PKT_I_EXCEPT_RTN:
+		return ETM_PKT_ASIDE;
+	default:
+		return ETM_PKT_OTHER;
+	}
+}
+
+static void etm_source__packet(struct etm_source_state *s, const ocsd_etmv4_i_pkt *p,
+			       ocsd_trc_index_t index)
+{
+	struct etm_packet_targets *pt = &s->targets;
+
+	switch (etm_packet__class(p->type)) {
+	case ETM_PKT_ATOM:
+		pt->atom = index;
+		pt->open = true;
+		break;
+	case ETM_PKT_ADDR:
+		if (pt->open) {
+			pt->t[pt->next].atom = pt->atom;
+			pt->t[pt->next].addr = p->v_addr.val;
+			pt->next = (pt->next + 1) % ETM_PKT_TARGETS;
+			if (pt->nr < ETM_PKT_TARGETS)
+				pt->nr++;
+		}
+		pt->open = false;
+		break;
+	case ETM_PKT_ASIDE:
+		break;
+	default:
+		/* A cancel or mispredict may take back atoms. */
+		if (etm_packet__is_speculative(p->type))
+			pt->nr = 0;
+		pt->open = false;
+		break;
+	}
+}
+
 /*
- * Packets, seen before the decoder gets them: where the A-syncs are, and
- * a work-around.  ETE sources are decoded as ETMv4 of version 5 (see
- * etm_ete_as_v4()) so that the C API gives their packets too.
+ * Packets, seen before the decoder gets them: where the A-syncs are, the
+ * address after each atom packet, and a work-around.  ETE sources are
+ * decoded as ETMv4 of version 5 (see etm_ete_as_v4()) so that the C API
+ * gives their packets too.
  */
 static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 			const ocsd_trc_index_t index, const void *pkt, const uint32_t size,
@@ -423,6 +577,7 @@ static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 		 */
 		p->type = ETM4_PKT_I_BAD_SEQUENCE;
 	}
+	etm_source__packet(s, p, index);
 }
 
 static uint32_t etm_read_memory(const void *context, const ocsd_vaddr_t addr,
@@ -596,7 +751,10 @@ static void etm_state__reset(struct etm_state *etm)
 		struct etm_source_state *s = &etm->src[i];
 
 		s->pending = ETM_PENDING_NONE;
+		s->targets.nr = 0;
+		s->targets.open = false;
 		s->synced = false;
+		s->overflowed = false;
 		s->end_ip = 0;
 		s->async = 0;
 		s->async_seen = false;
@@ -666,7 +824,7 @@ int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, siz
 	etm_feed(etm, buf, skip, len, unit);
 	ocsd_dt_process_data(etm->tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
 	for (unsigned int i = 0; i < etm->nr_src; i++)
-		etm_source__resolve(etm, &etm->src[i], 0);
+		etm_source__resolve_stop(etm, &etm->src[i]);
 
 	if (!dec->stats.syncs) {
 		dec->stats.bytes_before_sync = len;

@@ -593,10 +593,17 @@ static void fulltrace__flow(const struct auxsample_flow *flow, void *context)
 		break;
 	case AUXSAMPLE_FLOW_BRANCH:
 	case AUXSAMPLE_FLOW_GAP:
-		if (opts->autofdo && flow->type == AUXSAMPLE_FLOW_BRANCH)
+		if (!opts->autofdo) {
+			if (!opts->stat)
+				fulltrace__print_branch(ft, flow);
+		} else if (flow->type == AUXSAMPLE_FLOW_BRANCH &&
+			   flow->kind != AUXSAMPLE_BR_INTR) {
+			/*
+			 * AutoFDO's branches are taken branch instructions,
+			 * where its ranges end (simpleperf's): no exception.
+			 */
 			err = fulltrace__autofdo(ft, flow);
-		else if (!opts->stat && !opts->autofdo)
-			fulltrace__print_branch(ft, flow);
+		}
 		break;
 	default:
 		break;
@@ -1329,8 +1336,12 @@ static int windows__cpu(struct auxsample_windows *ws, struct auxsample_fulltrace
 	free(sizes);
 	if (err)
 		return err;
-	pr_debug("CPU %d: %zu bytes of trace, %zu stops, %zu TSC packets\n",
-		 cpu, c->len, c->nr_stops, c->nr_tscs);
+	if (ws->have_etm)
+		pr_debug("CPU %d: %zu bytes of ETM trace, %zu timestamp packets\n",
+			 cpu, c->len, c->nr_tscs);
+	else
+		pr_debug("CPU %d: %zu bytes of trace, %zu stops, %zu TSC packets\n",
+			 cpu, c->len, c->nr_stops, c->nr_tscs);
 	*cp = c;
 	return 0;
 }

@@ -384,7 +384,12 @@ static struct snapshot *snapshot__get(const char *subdir, const char *name)
  * that etm.c follows (see there): a range marked E whose last instruction,
  * at B - S, is a branch gives a branch from B - S to what comes next, an
  * exception an "intr" branch from its return address to its vector.  A
- * target that never came (end of trace, trace off, lost sync) is unknown.
+ * target that no element names (an exception that does not say it was
+ * taken at the branch target, trace off, lost sync, end of trace) is, for
+ * an indirect branch, the address in the first address packet that
+ * trc_pkt_lister lists after the branch's atom packet, when no packet but
+ * timestamps, cycle counts, contexts, commits, events and exception
+ * returns comes between; else it is unknown.
  */
 struct exp_branch {
 	uint64_t	from;
@@ -392,6 +397,8 @@ struct exp_branch {
 	unsigned int	kind;
 	bool		known;
 };
+
+#define PKT_TARGETS	16
 
 struct expect {
 	struct exp_branch	*br;
@@ -401,8 +408,17 @@ struct expect {
 	uint64_t		nacc;
 	uint64_t		overflows;
 	uint64_t		taken;		/* branches from E ranges */
+	uint64_t		by_packet;	/* targets only a packet names */
 	bool			pending;
 	struct exp_branch	open;
+	bool			open_indirect;
+	uint64_t		open_atom;	/* the Idx of its atom packet */
+	/* the first address packet after each of the last atom packets */
+	uint64_t		atom_idx[PKT_TARGETS];
+	uint64_t		atom_addr[PKT_TARGETS];
+	unsigned int		nr_atoms;	/* with an address, all told */
+	uint64_t		atom;		/* the last atom packet */
+	bool			atom_open;	/* nothing else since it */
 };
 
 static int expect__add(struct expect *x, uint64_t to, bool known)
@@ -410,6 +426,16 @@ static int expect__add(struct expect *x, uint64_t to, bool known)
 	if (!x->pending)
 		return 0;
 	x->pending = false;
+	for (unsigned int i = 0; !known && x->open_indirect && i < PKT_TARGETS &&
+	     i < x->nr_atoms; i++) {
+		unsigned int k = (x->nr_atoms - 1 - i) % PKT_TARGETS;
+
+		if (x->atom_idx[k] == x->open_atom) {
+			to = x->atom_addr[k];
+			known = true;
+			x->by_packet++;
+		}
+	}
 	if (x->nr == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 4096;
 		struct exp_branch *br = realloc(x->br, cap * sizeof(*br));
@@ -441,7 +467,7 @@ static unsigned int ppl_kind(const char *type, const char *rest)
 	return AUXSAMPLE_BR_IND_JUMP;
 }
 
-static int expect__range(struct expect *x, const char *elem)
+static int expect__range(struct expect *x, uint64_t idx, const char *elem)
 {
 	uint64_t st, en, num;
 	unsigned int sz;
@@ -463,6 +489,8 @@ static int expect__range(struct expect *x, const char *elem)
 	x->pending = true;
 	x->open.from = en - sz;
 	x->open.kind = ppl_kind(type, p + 4);
+	x->open_indirect = !strcmp(type, "iBR");
+	x->open_atom = idx;
 	return 0;
 }
 
@@ -477,15 +505,16 @@ static int expect__exception(struct expect *x, const char *elem)
 	x->pending = true;
 	x->open.from = ret;
 	x->open.kind = AUXSAMPLE_BR_INTR;
+	x->open_indirect = false;
 	return 0;
 }
 
-static int expect__element(struct expect *x, const char *elem)
+static int expect__element(struct expect *x, uint64_t idx, const char *elem)
 {
 	uint64_t addr;
 
 	if (!strncmp(elem, "INSTR_RANGE(", 12))
-		return expect__range(x, elem);
+		return expect__range(x, idx, elem);
 	if (!strncmp(elem, "EXCEPTION(", 10))
 		return expect__exception(x, elem);
 	if (!strncmp(elem, "ADDR_NACC(", 10)) {
@@ -499,6 +528,48 @@ static int expect__element(struct expect *x, const char *elem)
 	    !strncmp(elem, "I_RANGE_NOPATH", 14))
 		return expect__add(x, 0, false);
 	return 0;
+}
+
+static bool pkt_is(const char *name, const char * const *names)
+{
+	for (; *names; names++) {
+		if (!strncmp(name, *names, strlen(*names)))
+			return true;
+	}
+	return false;
+}
+
+/* A packet line, "[0x.. ];\tI_ADDR_S_IS0 : ...; Addr=0x...": the address after an atom. */
+static void expect__packet(struct expect *x, uint64_t idx, const char *line)
+{
+	static const char * const aside[] = {
+		"I_TIMESTAMP ", "I_CCNT_F", "I_CTXT ", "I_COMMIT ", "I_EVENT ", "I_IGNORE ",
+		"I_EXCEPT_RTN ", NULL,
+	};
+	static const char * const speculative[] = { "I_CANCEL_", "I_MISPREDICT ", NULL };
+	const char *name = strstr(line, "];\tI_"), *a;
+	unsigned int k = x->nr_atoms % PKT_TARGETS;
+
+	if (!name)
+		return;
+	name += 3;
+	if (!strncmp(name, "I_OVERFLOW ", 11))
+		x->overflows++;
+	if (!strncmp(name, "I_ATOM_F", 8)) {
+		x->atom = idx;
+		x->atom_open = true;
+	} else if (!strncmp(name, "I_ADDR_", 7)) {
+		a = strstr(name, "Addr=0x");
+		if (x->atom_open && a && sscanf(a, "Addr=0x%" SCNx64, &x->atom_addr[k]) == 1) {
+			x->atom_idx[k] = x->atom;
+			x->nr_atoms++;
+		}
+		x->atom_open = false;
+	} else if (!pkt_is(name, aside)) {
+		if (pkt_is(name, speculative))
+			x->nr_atoms = 0;
+		x->atom_open = false;
+	}
 }
 
 /*
@@ -525,15 +596,17 @@ static int expect__load(struct expect *x, const char *name, int raw_id)
 	while (!err && fgets(line, sizeof(line), f)) {
 		const char *p = strstr(line, "; ID:");
 		unsigned int id;
+		uint64_t idx;
 
-		if (strncmp(line, "Idx:", 4) || !p || sscanf(p, "; ID:%x;", &id) != 1)
+		if (sscanf(line, "Idx:%" SCNu64 ";", &idx) != 1 || !p ||
+		    sscanf(p, "; ID:%x;", &id) != 1)
 			continue;
 		id = raw_id >= 0 ? (unsigned int)raw_id : id % NR_IDS;
 		p = strstr(p, "OCSD_GEN_TRC_ELEM_");
 		if (p)
-			err = expect__element(&x[id], p + 18);
-		else if (strstr(line, "I_OVERFLOW :"))
-			x[id].overflows++;
+			err = expect__element(&x[id], idx, p + 18);
+		else
+			expect__packet(&x[id], idx, line);
 	}
 	if (gz)
 		err |= pclose(f) ? -1 : 0;
@@ -585,7 +658,7 @@ static int check_source(struct snapshot *ss, unsigned int i, const struct expect
 	struct auxsample_decoder *dec = snapshot__decoder(ss, i, 1);
 	struct auxsample_stats st;
 	unsigned int id = ss->src[i].trace_id;
-	int n, ret = TEST_FAIL;
+	int n, unknown = 0, ret = TEST_FAIL;
 
 	if (!dec) {
 		fprintf(stderr, "  ID %#x: no decoder\n", id);
@@ -599,15 +672,27 @@ static int check_source(struct snapshot *ss, unsigned int i, const struct expect
 		goto out;
 	}
 	ret = compare_branches(x, br, n < 0 ? 0 : n, id);
+	for (int k = 0; k < n; k++) {
+		if (br[k].kind != AUXSAMPLE_BR_GAP && (br[k].flags & AUXSAMPLE_BRF_TO_UNKNOWN))
+			unknown++;
+	}
 	if (st.insns != x->insns || st.errors != x->nacc + x->overflows) {
 		fprintf(stderr, "  ID %#x: %" PRIu64 " instructions, %" PRIu64
 			" errors; expected %" PRIu64 ", %" PRIu64 " NACC + %" PRIu64 " overflows\n",
 			id, st.insns, st.errors, x->insns, x->nacc, x->overflows);
 		ret = TEST_FAIL;
 	}
+	/* Where nothing else breaks the flow: one gap each, an overflow's too. */
+	if (st.gaps != x->nacc + x->overflows) {
+		fprintf(stderr, "  ID %#x: %" PRIu64 " gaps; expected one for each of %" PRIu64
+			" NACC and %" PRIu64 " overflows\n", id, st.gaps, x->nacc, x->overflows);
+		ret = TEST_FAIL;
+	}
 	pr_test("ID %#x: %zu branches (%" PRIu64 " from E ranges), %" PRIu64
 		" instructions, %" PRIu64 " NACC, %" PRIu64 " gaps, %" PRIu64 " syncs\n",
 		id, x->nr, x->taken, x->insns, x->nacc, st.gaps, st.syncs);
+	pr_test("ID %#x: %d targets unknown; %" PRIu64 " named by an address packet alone\n",
+		id, unknown, x->by_packet);
 	total->branches += st.branches;
 	total->insns += st.insns;
 out:

@@ -99,6 +99,87 @@ for file in perf_etm.data perf_with_unformatted_trace.data; do
 	same_stat $file
 done
 
+# packet_targets DUMP: from perf report -D's packet dump, the address in
+# the first address packet after each atom packet, when nothing but
+# timestamps, cycle counts, contexts, commits, events and exception
+# returns comes between: the target of the indirect branch whose E the
+# atom packet holds.  An address after anything else (a TRACE_ON: where
+# the trace resumed) is no branch's target.
+packet_targets() {
+	awk '
+	{
+		id = $0; sub(/.*ID:/, "", id); sub(/;.*/, "", id)
+		pkt = $0; sub(/.*\tI_/, "I_", pkt); sub(/ .*/, "", pkt)
+	}
+	pkt ~ /^I_ATOM_F/ { open[id] = 1; next }
+	pkt ~ /^I_ADDR_/ {
+		if (open[id] && match($0, /Addr=0x[0-9A-Fa-f]+/)) {
+			a = tolower(substr($0, RSTART + 7, RLENGTH - 7))
+			sub(/^0+/, "", a)
+			print a
+		}
+		open[id] = 0
+		next
+	}
+	pkt ~ /^I_(TIMESTAMP|CCNT_F.|CTXT|COMMIT|EVENT|IGNORE|EXCEPT_RTN)$/ { next }
+	pkt ~ /^I_/ { open[id] = 0 }
+	' "$1" | sort -u
+}
+
+# indirect_targets: the targets of the indirect branches perf auxsample
+# script lists, '?' where it does not know one.
+indirect_targets() {
+	awk '$NF ~ /^(ind_jump|ind_call|ret|far)$/ {
+		for (i = 1; i < NF; i++)
+			if ($i == "->")
+				print $(i + 1)
+	}' | sort -u
+}
+
+# An indirect branch's target is in the trace when the address packet
+# after it is followed by trace going off (the address filter: TRACE_ON)
+# or by the end of the trace, although OpenCSD names none.  Debian's perf
+# 6.1 lists the packets of perf_etm.data; it lists none of the raw ETE in
+# perf_with_unformatted_trace.data, whose targets must be known all the
+# same.
+reference=$data_dir/reference-linux-perf-6.1-libopencsd-1.3.3
+for file in perf_etm.data perf_with_unformatted_trace.data; do
+	perf auxsample script --symfs "$symfs" -i "$data_dir/$file" 2> "$out" |
+		indirect_targets > "$tmp/targets"
+	if grep -qx '?' "$tmp/targets"; then
+		cp "$tmp/targets" "$out"
+		fail "$file: an indirect branch's target is unknown"
+		continue
+	fi
+	[ "$file" = perf_etm.data ] || continue
+	packet_targets "$reference/perf_etm.report-D.txt" > "$tmp/expected_targets"
+	if ! diff -u "$tmp/expected_targets" "$tmp/targets" > "$out"; then
+		fail "$file: indirect branch targets are not the address packets after their atoms"
+	else
+		echo "$file: indirect branches go where the packets say:" \
+		     "$(tr '\n' ' ' < "$tmp/targets")"
+	fi
+done
+
+# --autofdo: exceptions are no branches there (they end no range in
+# simpleperf's).  perf_kernel.data's branches that script lists are two
+# exceptions (no kernel image: the rest is gaps): no AutoFDO branch.
+file=perf_kernel.data
+perf auxsample script -i "$data_dir/$file" > "$tmp/listing" 2> "$out"
+taken=$(awk '$NF != "gap" && $NF != "intr"' "$tmp/listing" | wc -l)
+intr=$(awk '$NF == "intr"' "$tmp/listing" | wc -l)
+perf auxsample script --autofdo -i "$data_dir/$file" > "$tmp/afdo" 2> "$out"
+afdo=$(awk '/->/ { split($0, f, ":"); n += f[2] } END { print n + 0 }' "$tmp/afdo")
+if [ "$intr" -eq 0 ]; then
+	fail "$file: no exception in the listing: has the file changed?"
+elif [ "$afdo" -ne "$taken" ]; then
+	cp "$tmp/afdo" "$out"
+	fail "$file: $afdo AutoFDO branches, not the $taken taken branches" \
+	     "without the $intr exceptions"
+else
+	echo "$file: $afdo AutoFDO branches, $intr exceptions left out"
+fi
+
 # The AUX records of this one announce 1.5 MB of trace; none is in it.
 perf auxsample stat -i "$data_dir/perf_with_missing_aux_data.data" > "$out" 2>&1
 rc=$?

@@ -107,7 +107,7 @@ check() {
 
 # fixture: the windows of samples beside a real ETE trace with timestamps.
 fixture() {
-	local data=$tmp/ts_marker.data samples=13 depth branches
+	local data=$tmp/ts_marker.data samples=13 depth branches nr_ts
 
 	if ! python3 "$lib/auxsample_etm_fixture.py" make "$snapshot" "$ppl" "$data" \
 			> "$out" 2>&1; then
@@ -120,6 +120,13 @@ fixture() {
 	grep -q '^ *1  samples without a sync point' "$out" ||
 		fail "stat: not just the sample before the first timestamp without a window"
 	grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
+	# -v counts the timestamp packets trc_pkt_lister lists, by their ETM name.
+	nr_ts=$(grep -c 'I_TIMESTAMP : ' "$ppl")
+	perf auxsample stat -v -i "$data" > "$out" 2>&1
+	if ! grep -q "^CPU 0: [0-9]* bytes of ETM trace, $nr_ts timestamp packets" "$out" ||
+	   grep -q "TSC\|stops" "$out"; then
+		fail "stat -v: not the ETM trace's $nr_ts timestamp packets, or Intel PT words"
+	fi
 	perf auxsample report -i "$data" > "$out" 2>&1
 	grep -q "^# perf auxsample report: $samples AUX samples, 12 decoded" "$out" ||
 		fail "report: not 12 of $samples samples decoded"
