@@ -241,7 +241,7 @@ grep -q "AUX samples, [0-9]* decoded, $failed failed (no sync point)" "$tmp/shor
 if cc -O1 -fpie -pie -o "$tmp/pie" "$lib/auxsample_workload.c" -lpthread > "$out" 2>&1; then
 	nm -S "$tmp/pie" > "$tmp/pie.nm"
 	strip -o "$tmp/wlpie" "$tmp/pie"
-	simulate "$tmp/pie.data" --no-tsc -c 500 -- "$tmp/wlpie" branches 20
+	simulate "$tmp/pie.data" --no-tsc -c 250 -- "$tmp/wlpie" branches 20
 	report pie.json -i "$tmp/pie.data" --depth $depth -n 0 --json -d wlpie
 	report pie.text -i "$tmp/pie.data" --depth $depth -n 0 -d wlpie
 	python3 - "$tmp" > "$out" 2>&1 <<'PY' || fail "stripped PIE"
@@ -269,7 +269,8 @@ for e in edges:
 rec = [c for c in rep['calls'] if (c['caller_dso'] or '').endswith('/wlpie') and
        fib <= off(c, 'caller') < fib + fib_size and off(c, 'callee') == fib]
 assert len(rec) == 2, ('not two call sites of fib calling fib', rec)
-assert all(c['calls'] > 0 and c['samples'] > 0 for c in rec), rec
+# Samples whose call chains hold a call of fib() by fib(): matched by call site.
+assert all(c['calls'] > 0 for c in rec) and sum(c['samples'] for c in rec) > 0, rec
 for c in rec:
     assert '[%#x]' % off(c, 'caller') in text, ('no call site', c)
 loops = [l for l in rep['loops'] if fib <= off(l, 'head') < fib + fib_size]
