@@ -787,6 +787,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 		.output = "perf.data",
 		.period = SIM_DEFAULT_PERIOD,
 		.tsc = true,
+		.sample_cpu = true,
 	};
 	const char * const usage[] = {
 		"perf auxsample simulate [<options>] -- <command> [<args>]",
@@ -806,6 +807,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
 			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
+		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
+			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
