@@ -215,6 +215,12 @@ static u64 auxsample_inject__sample_type(const struct auxsample_inject *inject,
 	return type;
 }
 
+/* What the rewritten samples are, for the summaries. */
+static const char *auxsample_inject__what(const struct auxsample_inject *inject)
+{
+	return inject->windows ? "samples beside a full trace" : "AUX samples";
+}
+
 static int auxsample_inject__write(struct auxsample_inject *inject, const void *buf,
 				   size_t size)
 {
@@ -619,8 +625,8 @@ static int auxsample_inject__process(struct auxsample_inject *inject)
 	if (err)
 		return err;
 	if (!inject->decoded) {
-		pr_err("perf auxsample inject: none of the %" PRIu64 " AUX samples of %s decoded into branches\n",
-		       inject->samples, inject->input);
+		pr_err("perf auxsample inject: none of the %" PRIu64 " %s of %s decoded into branches\n",
+		       inject->samples, auxsample_inject__what(inject), inject->input);
 		return -ENODATA;
 	}
 	return auxsample_inject__write_header(inject);

@@ -20,6 +20,7 @@
 
 #include "auxsample.h"
 #include "auxsample-etm.h"
+#include "auxsample-place.h"
 #include "auxsample-report.h"
 #include "auxtrace.h"
 #include "branch.h"
@@ -41,7 +42,8 @@ struct report_window {
 	size_t		size;
 	u64		time;
 	u64		ip;
-	u32		cpu;
+	u32		cpu;		/* where it was placed, if it had none */
+	u32		tid;
 	/* what decodes it, if not the file's configuration: ETM's CPU's */
 	const struct auxsample_config *config;
 };
@@ -244,7 +246,9 @@ static const struct report_window *auxsample_report__window(struct auxsample_rep
 	for (size_t i = r->next_win; i < r->nr_wins; i++) {
 		const struct report_window *w = &r->wins[i];
 
-		if (w->time == sample->time && w->cpu == sample->cpu && w->ip == sample->ip) {
+		/* A sample without a CPU was placed on the first pass. */
+		if (w->time == sample->time && w->tid == sample->tid && w->ip == sample->ip &&
+		    (w->cpu == sample->cpu || sample->cpu == (u32)-1)) {
 			r->next_win = i + 1;
 			return w;
 		}
@@ -476,6 +480,9 @@ struct report_prepass {
 	bool				have_config;
 	struct auxsample_fulltrace	*ft;
 	struct auxsample_windows	*ws;
+	/* samples without a CPU: where their threads ran */
+	struct auxsample_place		*place;
+	u64				unplaced;
 };
 
 static int prepass__auxtrace_info(struct perf_session *session, union perf_event *event)
@@ -518,15 +525,31 @@ static int prepass__aux_output_hw_id(const struct perf_tool *tool, union perf_ev
 	return auxsample_fulltrace__hw_id(p->ft, event, sample);
 }
 
+/* Where threads run, for the samples without a CPU. */
+static int prepass__place(const struct perf_tool *tool, union perf_event *event,
+			  struct perf_sample *sample, struct machine *machine __maybe_unused)
+{
+	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
+
+	return auxsample_place__event(p->place, event, sample);
+}
+
 static int prepass__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
 			   struct perf_sample *sample, struct evsel *evsel,
 			   struct machine *machine __maybe_unused)
 {
 	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
+	struct perf_sample placed = *sample;
 
 	if (!p->have_config || sample->aux_sample.size || evsel->core.attr.type == p->pmu_type)
 		return 0;
-	return auxsample_windows__add(p->ws, sample, evsel, NULL);
+	/* In the trace of the CPU its thread ran on, if the sideband says. */
+	if (!auxsample_place__has_cpu(evsel)) {
+		placed.cpu = auxsample_place__cpu(p->place, sample);
+		if (placed.cpu == (u32)-1)
+			p->unplaced++;
+	}
+	return auxsample_windows__add(p->ws, &placed, evsel, NULL);
 }
 
 static int prepass__window(struct perf_sample *sample, struct evsel *evsel __maybe_unused,
@@ -547,6 +570,7 @@ static int prepass__window(struct perf_sample *sample, struct evsel *evsel __may
 	r->wins[r->nr_wins++] = (struct report_window){
 		.data = sample->aux_sample.data, .size = sample->aux_sample.size,
 		.time = sample->time, .ip = sample->ip, .cpu = sample->cpu,
+		.tid = sample->tid,
 		.config = config,
 	};
 	return 0;
@@ -570,9 +594,12 @@ static int auxsample_report__windows(struct auxsample_report *r, struct perf_ses
 	p.tool.auxtrace = prepass__auxtrace;
 	p.tool.aux = prepass__aux;
 	p.tool.aux_output_hw_id = prepass__aux_output_hw_id;
+	p.tool.itrace_start = prepass__place;
+	p.tool.context_switch = prepass__place;
 	p.ft = auxsample_fulltrace__new();
 	p.ws = auxsample_windows__new(AUXSAMPLE_REPORT_WINDOW_BYTES);
-	if (!p.ft || !p.ws)
+	p.place = auxsample_place__new();
+	if (!p.ft || !p.ws || !p.place)
 		goto out;
 	ps = perf_session__new(&data, &p.tool);
 	if (IS_ERR(ps)) {
@@ -587,10 +614,12 @@ static int auxsample_report__windows(struct auxsample_report *r, struct perf_ses
 	if (!err && r->nr_wins) {
 		r->windows = p.ws;
 		p.ws = NULL;
+		auxsample_place__warn_unplaced("virtual LBR: ", p.unplaced);
 	}
 out:
 	auxsample_fulltrace__delete(p.ft);
 	auxsample_windows__delete(p.ws);
+	auxsample_place__delete(p.place);
 	auxsample_config__exit(&p.config);
 	return err;
 }

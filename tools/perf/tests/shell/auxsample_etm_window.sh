@@ -82,19 +82,19 @@ check() {
 	local file=$1 samples=$2 nosync branches
 
 	perf auxsample stat -i "$file" > "$out" 2>&1
-	if ! grep -q "^ *$samples  AUX samples" "$out"; then
+	if ! grep -q "^ *$samples  samples beside a full trace" "$out"; then
 		fail "$file: stat: not $samples samples with windows"
 		return
 	fi
 	nosync=$(sed -n 's/^ *\([0-9]*\)  samples without a sync point$/\1/p' "$out")
 	[ "${nosync:-$samples}" -lt "$samples" ] || fail "$file: no window holds a sync point"
 	perf auxsample report -i "$file" > "$out" 2>&1
-	grep -q "^# perf auxsample report: $samples AUX samples" "$out" ||
+	grep -q "^# perf auxsample report: $samples samples beside a full trace" "$out" ||
 		fail "$file: report: not $samples samples"
 	perf auxsample script -i "$file" --json > "$out" 2>&1
 	[ "$(grep -c '^{' "$out")" = "$samples" ] || fail "$file: script --json: not $samples samples"
 	branches=$(perf auxsample script -i "$file" 2>&1 >/dev/null |
-		   sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
+		   sed -n 's/.* samples beside a full trace, \([0-9]*\) branches.*/\1/p')
 	perf report -i "$file" --stdio > "$out" 2>&1
 	if [ "${branches:-0}" -gt 0 ]; then
 		grep -q "^# Event count (approx.): $branches\$" "$out" ||
@@ -116,12 +116,12 @@ fixture() {
 	fi
 	# One sample before the first timestamp, one after each of 12 values.
 	perf auxsample stat -i "$data" > "$out" 2>&1
-	grep -q "^ *$samples  AUX samples" "$out" || fail "stat: not $samples samples with windows"
+	grep -q "^ *$samples  samples beside a full trace" "$out" || fail "stat: not $samples samples with windows"
 	grep -q '^ *1  samples without a sync point' "$out" ||
 		fail "stat: not just the sample before the first timestamp without a window"
 	grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
 	perf auxsample report -i "$data" > "$out" 2>&1
-	grep -q "^# perf auxsample report: $samples AUX samples, 12 decoded" "$out" ||
+	grep -q "^# perf auxsample report: $samples samples beside a full trace, 12 decoded" "$out" ||
 		fail "report: not 12 of $samples samples decoded"
 	for depth in 64 16; do
 		perf auxsample script --json --depth $depth -i "$data" > "$tmp/json" 2> "$out"
@@ -133,7 +133,7 @@ fixture() {
 		fi
 	done
 	branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
-		   sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
+		   sed -n 's/.* samples beside a full trace, \([0-9]*\) branches.*/\1/p')
 	perf report -i "$data" --stdio > "$out" 2>&1
 	grep -q "^# Event count (approx.): $branches\$" "$out" ||
 		fail "perf report: not the $branches branches of the windows"

@@ -1,0 +1,128 @@
+#!/bin/bash
+# perf auxsample: samples beside a full trace without a CPU, a virtual LBR or their comm
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf record -e cycles -e intel_pt// -- <command>, recorded on a real
+# Skylake, made every perf auxsample command and perf report fail their
+# samples: the samples carry no CPU (no -a, -C or --sample-cpu), so none
+# got trace.  No such recording is shared, so the simulator writes the
+# same kind of file (perf auxsample simulate --full-trace
+# --no-sample-cpu: per-task recording, each thread on a CPU of its own,
+# ITRACE_START as the sideband) and its ground truth is the reference.
+
+set -u
+
+# shellcheck source=lib/auxsample_sim.sh
+. "$(dirname "$0")"/lib/auxsample_sim.sh
+auxsample_sim_check
+
+err=0
+lib=$(dirname "$0")/lib
+tmp=$(mktemp -d /tmp/__perf_test.auxsample_beside.XXXXX)
+data=$tmp/perf.data
+out=$tmp/out
+
+cleanup() {
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+trap 'cleanup; exit 1' TERM INT
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	head -c 3000 "$out"
+	err=1
+}
+
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
+# run OUT CMD...: CMD's stdout and stderr to OUT; a signal fails the test.
+run() {
+	local file=$1 rc
+
+	shift
+	"$@" > "$file" 2>&1
+	rc=$?
+	killed $rc && fail "$*: killed by signal $((rc - 128))"
+	return $rc
+}
+
+auxsample_sim_workload "$tmp/workload" "$out"
+wl=$tmp/workload
+
+# Fixed environment and directory: where the samples fall must not depend
+# on the caller's (see auxsample_window.sh).
+perf_bin=$(command -v perf)
+sim() {
+	(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$perf_bin" auxsample simulate "$@")
+}
+
+# 1. Samples without a CPU: placed on their thread's CPU, their windows the truth.
+if ! sim --full-trace --no-sample-cpu -o "$data" -c 700 -- "$wl" threads 20 > "$out" 2>&1; then
+	fail "simulate --no-sample-cpu failed"
+fi
+samples=$(grep -c '^sample' "$data.truth")
+perf evlist -v -i "$data" | grep '^instructions:u:' > "$out"
+grep -q 'sample_type: [A-Z|]*CPU' "$out" && fail "--no-sample-cpu: the samples have a CPU"
+if run "$out" python3 "$lib/auxsample_truth.py" --auxsample "$data" 64 perf; then
+	echo "no CPU, threads: $(cat "$out")"
+else
+	fail "samples without a CPU: the windows of perf auxsample script are not the truth"
+fi
+run "$out" perf auxsample stat -i "$data"
+grep -q "^ *$samples  samples beside a full trace\$" "$out" ||
+	fail "stat: not $samples samples beside a full trace"
+grep -q "^ *$samples  samples without a CPU, placed by their thread\$" "$out" ||
+	fail "stat: not $samples samples placed by their thread"
+grep -q '^ *0  samples without a sync point' "$out" || fail "stat: windows without a sync point"
+branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
+	   sed -n 's/.* samples beside a full trace, \([0-9]*\) branches.*/\1/p')
+run "$out" perf report -i "$data" --stdio
+grep -q "^# Event count (approx.): ${branches:-?}\$" "$out" ||
+	fail "perf report: not the ${branches:-?} branches of the windows"
+
+# 2. A thread whose ITRACE_STARTs come from two CPUs, with no context
+# switch, may run on either: its samples after the second are not placed,
+# and are said to be so.  The copy gives the second thread's ITRACE_START
+# to the first thread.
+python3 - "$data" "$tmp/moved.data" <<'PY'
+import struct
+import sys
+PERF_RECORD_ITRACE_START = 12
+PERF_RECORD_AUXTRACE = 71
+buf = bytearray(open(sys.argv[1], 'rb').read())
+off, size = struct.unpack_from('<QQ', buf, 40)
+pos, end, first, moved = off, off + size, None, 0
+while pos < end:
+    typ, _, hsize = struct.unpack_from('<IHH', buf, pos)
+    if not hsize:
+        break
+    nxt = pos + hsize
+    if typ == PERF_RECORD_ITRACE_START:
+        if first is None:
+            first = bytes(buf[pos + 8:pos + 16])
+        else:
+            # pid and tid, then the sample id's pid and tid
+            buf[pos + 8:pos + 16] = first
+            buf[pos + 16:pos + 24] = first
+            moved += 1
+    elif typ == PERF_RECORD_AUXTRACE:
+        nxt += struct.unpack_from('<Q', buf, pos + 8)[0]
+    pos = nxt
+assert moved, 'no second ITRACE_START'
+open(sys.argv[2], 'wb').write(buf)
+PY
+run "$out" perf auxsample stat -i "$tmp/moved.data"
+unplaced=$(sed -n 's/^ *\([0-9]*\)  samples without a CPU, not placed: no trace$/\1/p' "$out")
+[ "${unplaced:-0}" -gt 0 ] || fail "moved thread: every sample placed"
+grep -q "perf auxsample stat: $unplaced samples carry no CPU" "$out" ||
+	fail "moved thread: no word on the $unplaced samples without a CPU"
+grep -q 'Record with perf record --sample-cpu' "$out" || fail "moved thread: not what to record"
+echo "moved thread: ${unplaced:-0} of $samples samples not placed, said so"
+
+exit $err
