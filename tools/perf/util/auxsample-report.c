@@ -33,6 +33,7 @@
 #include "machine.h"
 #include "sample.h"
 #include "session.h"
+#include "sort.h"
 #include "thread.h"
 #include "tool.h"
 
@@ -44,8 +45,38 @@ struct report_window {
 	u64		ip;
 	u32		cpu;		/* where it was placed, if it had none */
 	u32		tid;
+	bool		unplaced;	/* no CPU, and none known: no trace */
 	/* what decodes it, if not the file's configuration: ETM's CPU's */
 	const struct auxsample_config *config;
+};
+
+/*
+ * What a sample's virtual LBR came to: branches, or why none, as the
+ * header of perf report says it for each event.
+ */
+enum report_outcome {
+	REPORT_VLBR,
+	REPORT_NO_CPU,		/* beside a full trace, no CPU, not placed */
+	REPORT_NO_TRACE,	/* no AUX data, an empty window */
+	REPORT_NO_SYNC,		/* no sync point in the trace */
+	REPORT_NO_CODE,		/* the code the trace ran was not found */
+	REPORT_NO_BRANCH,	/* decoded, no taken branch in it */
+	REPORT_DECODE_ERROR,
+	REPORT_NR_OUTCOMES,
+};
+
+static const char * const report_outcome_names[REPORT_NR_OUTCOMES] = {
+	[REPORT_VLBR]		= "virtual LBR",
+	[REPORT_NO_CPU]		= "no CPU",
+	[REPORT_NO_TRACE]	= "no trace",
+	[REPORT_NO_SYNC]	= "no sync point",
+	[REPORT_NO_CODE]	= "no code",
+	[REPORT_NO_BRANCH]	= "no taken branch",
+	[REPORT_DECODE_ERROR]	= "decode error",
+};
+
+struct report_counts {
+	u64	outcomes[REPORT_NR_OUTCOMES];
 };
 
 struct auxsample_report {
@@ -75,6 +106,9 @@ struct auxsample_report {
 	size_t				nr_wins;
 	size_t				cap_wins;
 	size_t				next_win;
+	/* the outcomes of each event's samples, by evsel index */
+	struct report_counts		*counts;
+	int				nr_counts;
 };
 
 static struct auxsample_report *to_report(struct perf_session *session)
@@ -140,7 +174,49 @@ static void auxsample_report__callchain(struct auxsample_report *r, struct perf_
 struct report_sample {
 	struct auxsample_report	*r;
 	struct perf_sample	*sample;
+	struct evsel		*evsel;
 };
+
+/* @evsel's sample came to @outcome. */
+static int auxsample_report__count(struct auxsample_report *r, struct evsel *evsel,
+				   enum report_outcome outcome)
+{
+	int idx = evsel->core.idx;
+
+	if (idx < 0)
+		return 0;
+	if (idx >= r->nr_counts) {
+		struct report_counts *counts = realloc(r->counts, (idx + 1) * sizeof(*counts));
+
+		if (!counts)
+			return -ENOMEM;
+		memset(counts + r->nr_counts, 0, (idx + 1 - r->nr_counts) * sizeof(*counts));
+		r->counts = counts;
+		r->nr_counts = idx + 1;
+	}
+	r->counts[idx].outcomes[outcome]++;
+	return 0;
+}
+
+/* Why a decode that gave no branch gave none. */
+static enum report_outcome auxsample_report__outcome(const struct auxsample_result *res)
+{
+	bool nocode = false;
+
+	if (res->nr == -AUXSAMPLE_ERR_NOSYNC)
+		return REPORT_NO_SYNC;
+	if (res->nr > 0)
+		return REPORT_VLBR;
+	if (res->nr < 0)
+		return REPORT_DECODE_ERROR;
+	for (int i = 0; i < res->nr_errors; i++) {
+		if (res->errors[i].error == -AUXSAMPLE_ERR_NOMAP)
+			nocode = true;
+		else
+			return REPORT_DECODE_ERROR;
+	}
+	return nocode ? REPORT_NO_CODE : REPORT_NO_BRANCH;
+}
 
 static int auxsample_report__fill(void *arg, const struct auxsample_result *res);
 
@@ -150,9 +226,10 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
  */
 static int auxsample_report__decode_stream(struct auxsample_report *r, struct machine *machine,
 					   struct thread *thread, struct perf_sample *sample,
+					   struct evsel *evsel,
 					   const struct auxsample_stream_job *claimed)
 {
-	struct report_sample rs = { r, sample };
+	struct report_sample rs = { r, sample, evsel };
 	struct auxsample_stream_ctx ctx = {
 		.machine	= machine,
 		.thread		= thread,
@@ -177,8 +254,11 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 	struct report_sample *rs = arg;
 	struct auxsample_report *r = rs->r;
 	const struct auxsample_branch *br = res->branches;
-	int nr = res->nr;
+	int nr = res->nr, err;
 
+	err = auxsample_report__count(r, rs->evsel, auxsample_report__outcome(res));
+	if (err)
+		return err;
 	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
 		r->bs->nr = 0;
 		r->chain->nr = 0;
@@ -203,12 +283,12 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 
 /* Decode @sample's snippet, with @config, into r->bs and r->chain. */
 static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
-				    struct perf_sample *sample,
+				    struct perf_sample *sample, struct evsel *evsel,
 				    const struct auxsample_config *config,
 				    const struct auxsample_stream_job *claimed)
 {
 	struct machine *machine = &session->machines.host;
-	struct report_sample rs = { r, sample };
+	struct report_sample rs = { r, sample, evsel };
 	struct auxsample_result res;
 	struct auxsample_stats stats;
 	struct thread *thread;
@@ -218,7 +298,7 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	if (!thread)
 		return -ENOMEM;
 	if (r->streams)
-		err = auxsample_report__decode_stream(r, machine, thread, sample, claimed);
+		err = auxsample_report__decode_stream(r, machine, thread, sample, evsel, claimed);
 	if (err == -ENOENT) {
 		r->dec = auxsample_proc__decoder(&r->proc, config, machine, thread);
 		if (r->dec) {
@@ -258,7 +338,11 @@ static const struct report_window *auxsample_report__window(struct auxsample_rep
 	return NULL;
 }
 
-/* @sample's decode has set r->bs and r->chain, unless it failed: onto the sample. */
+/*
+ * @sample's decode has set r->bs and r->chain, unless it failed: onto the
+ * sample.  Without a branch it gets no branch stack: perf report shows it
+ * as a sample without one (auxsample_report__keep_unbranched()).
+ */
 static void auxsample_report__attach(struct auxsample_report *r, struct perf_sample *sample,
 				     int err)
 {
@@ -269,6 +353,8 @@ static void auxsample_report__attach(struct auxsample_report *r, struct perf_sam
 		r->warned = true;
 		return;
 	}
+	if (!r->bs->nr)
+		return;
 	sample->branch_stack = r->bs;
 	sample->no_hw_idx = false;
 	if (!sample->callchain && r->chain->nr)
@@ -281,13 +367,13 @@ static void auxsample_report__attach(struct auxsample_report *r, struct perf_sam
  */
 static int auxsample_report__deliver(void *arg, struct thread *thread __maybe_unused,
 				     struct perf_sample *copy __maybe_unused,
-				     struct evsel *evsel __maybe_unused,
+				     struct evsel *evsel,
 				     const struct auxsample_result *res, union perf_event *event)
 {
 	struct auxsample_report *r = arg;
 	struct perf_session *session = r->session;
 	struct perf_sample sample;
-	struct report_sample rs = { r, &sample };
+	struct report_sample rs = { r, &sample, evsel };
 	int err = evlist__parse_sample(session->evlist, event, &sample);
 
 	if (err)
@@ -326,6 +412,24 @@ static void auxsample_report__start_pool(struct auxsample_report *r)
 		pr_warning("virtual LBR: decoding without threads\n");
 }
 
+static bool evsel__has_aux_samples(const struct evsel *evsel)
+{
+	return (evsel->core.attr.sample_type & PERF_SAMPLE_AUX) &&
+	       evsel->core.attr.aux_sample_size;
+}
+
+/*
+ * Whether @evsel's samples get a virtual LBR: those that carry AUX data,
+ * or, beside a full trace, those of every sampled event but the trace's.
+ */
+static bool auxsample_report__serves(const struct auxsample_report *r, struct evsel *evsel)
+{
+	if (!evsel || !r->have_config || evsel->core.attr.type == r->pmu_type ||
+	    evsel__is_dummy_event(evsel))
+		return false;
+	return r->windows || evsel__has_aux_samples(evsel);
+}
+
 /* To a decoding thread: 1 when it took the sample, 0 to decode it here. */
 static int auxsample_report__submit(struct auxsample_report *r, union perf_event *event,
 				    struct perf_sample *sample)
@@ -358,14 +462,24 @@ static int auxsample_report__process_event(struct perf_session *session,
 	const struct report_window *w = NULL;
 	struct auxsample_stream_job job;
 	bool claimed = false;
+	struct evsel *evsel;
 	int err;
 
-	if (event->header.type != PERF_RECORD_SAMPLE || sample->branch_stack || !r->have_config)
+	if (event->header.type != PERF_RECORD_SAMPLE || sample->branch_stack)
+		goto out_in_order;
+	evsel = evlist__id2evsel(session->evlist, sample->id);
+	if (!auxsample_report__serves(r, evsel))
 		goto out_in_order;
 	if (!sample->aux_sample.size) {
 		w = auxsample_report__window(r, sample);
-		if (!w)
+		if (!w || !w->size) {
+			/* Counted, and shown in its turn without branches. */
+			err = auxsample_report__count(r, evsel, w && w->unplaced ?
+						      REPORT_NO_CPU : REPORT_NO_TRACE);
+			if (err)
+				return err;
 			goto out_in_order;
+		}
 		/* The window stands for the AUX data the sample lacks. */
 		sample->aux_sample.data = (void *)w->data;
 		sample->aux_sample.size = w->size;
@@ -386,7 +500,7 @@ static int auxsample_report__process_event(struct perf_session *session,
 	err = auxsample_pool__flush(r->pool);
 	if (err)
 		return err;
-	err = auxsample_report__decode(r, session, sample,
+	err = auxsample_report__decode(r, session, sample, evsel,
 				       w && w->config ? w->config : &r->config,
 				       claimed ? &job : NULL);
 	if (w) {
@@ -422,6 +536,54 @@ int auxsample_report__flush(struct perf_session *session)
 	return auxsample_pool__flush(to_report(session)->pool);
 }
 
+static struct auxsample_report *auxsample_report__of(struct perf_session *session)
+{
+	if (!session->auxtrace || session->auxtrace->flush_events != auxsample_report__flush_events)
+		return NULL;
+	return to_report(session);
+}
+
+bool auxsample_report__keep_unbranched(struct perf_session *session, struct evsel *evsel,
+				       struct perf_sample *sample)
+{
+	struct auxsample_report *r = auxsample_report__of(session);
+
+	if (!r || sample->branch_stack || !auxsample_report__serves(r, evsel))
+		return false;
+	/* One entry, as one branch is one: not the event's period. */
+	sample->period = 1;
+	return true;
+}
+
+size_t auxsample_report__fprintf_header(struct perf_session *session, struct evsel *evsel,
+					FILE *fp)
+{
+	struct auxsample_report *r = auxsample_report__of(session);
+	const struct report_counts *c;
+	const char *sep = "; without one: ";
+	u64 total = 0;
+	size_t ret;
+
+	if (!r || evsel->core.idx < 0 || evsel->core.idx >= r->nr_counts)
+		return 0;
+	c = &r->counts[evsel->core.idx];
+	for (int i = 0; i < REPORT_NR_OUTCOMES; i++)
+		total += c->outcomes[i];
+	ret = fprintf(fp, "# Virtual LBR: %" PRIu64 " of %" PRIu64 " samples",
+		      c->outcomes[REPORT_VLBR], total);
+	for (int i = REPORT_VLBR + 1; i < REPORT_NR_OUTCOMES; i++) {
+		if (!c->outcomes[i])
+			continue;
+		ret += fprintf(fp, "%s%" PRIu64 " %s", sep, c->outcomes[i],
+			       report_outcome_names[i]);
+		sep = ", ";
+	}
+	if (total != c->outcomes[REPORT_VLBR] && sort__mode == SORT_MODE__BRANCH)
+		ret += fprintf(fp,
+			       "\n# (each counted as one N/A branch; --no-virtual-lbr shows them by symbol)");
+	return ret + fprintf(fp, "\n#\n");
+}
+
 void auxsample_report__set_threads(struct perf_session *session, unsigned int threads)
 {
 	if (session->auxtrace && session->auxtrace->flush_events == auxsample_report__flush_events)
@@ -444,6 +606,7 @@ static void auxsample_report__free(struct perf_session *session)
 	auxsample_config__exit(&r->config);
 	auxsample_windows__delete(r->windows);
 	free(r->wins);
+	free(r->counts);
 	free(r->bs);
 	free(r->chain);
 	free(r);
@@ -462,8 +625,7 @@ static bool auxsample_report__has_aux_samples(struct evlist *evlist)
 	struct evsel *evsel;
 
 	evlist__for_each_entry(evlist, evsel) {
-		if ((evsel->core.attr.sample_type & PERF_SAMPLE_AUX) &&
-		    evsel->core.attr.aux_sample_size)
+		if (evsel__has_aux_samples(evsel))
 			return true;
 	}
 	return false;
@@ -570,7 +732,7 @@ static int prepass__window(struct perf_sample *sample, struct evsel *evsel __may
 	r->wins[r->nr_wins++] = (struct report_window){
 		.data = sample->aux_sample.data, .size = sample->aux_sample.size,
 		.time = sample->time, .ip = sample->ip, .cpu = sample->cpu,
-		.tid = sample->tid,
+		.tid = sample->tid, .unplaced = sample->cpu == (u32)-1,
 		.config = config,
 	};
 	return 0;

@@ -5,10 +5,13 @@
 # perf record -e cycles -e intel_pt// -- <command>, recorded on a real
 # Skylake, made every perf auxsample command and perf report fail their
 # samples: the samples carry no CPU (no -a, -C or --sample-cpu), so none
-# got trace.  No such recording is shared, so the simulator writes the
-# same kind of file (perf auxsample simulate --full-trace
-# --no-sample-cpu: per-task recording, each thread on a CPU of its own,
-# ITRACE_START as the sideband) and its ground truth is the reference.
+# got trace; without the binaries none got a virtual LBR, and perf report
+# said the file had no samples.  No such recording is shared, so the
+# simulator writes the same kind of file (perf auxsample simulate
+# --full-trace --no-sample-cpu: per-task recording, each thread on a CPU
+# of its own, ITRACE_START as the sideband) and perf's own tools are the
+# reference: perf report --no-virtual-lbr (upstream's Intel PT decoding)
+# for the samples shown.
 
 set -u
 
@@ -62,6 +65,13 @@ sim() {
 	(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$perf_bin" auxsample simulate "$@")
 }
 
+# reference_samples FILE: the instructions:u samples perf report shows
+# with upstream's own decoding.
+reference_samples() {
+	perf report -i "$1" --stdio --no-virtual-lbr 2> /dev/null |
+		sed -n "s/^# Samples: \([0-9]*\) *of event 'instructions:u'\$/\1/p"
+}
+
 # 1. Samples without a CPU: placed on their thread's CPU, their windows the truth.
 if ! sim --full-trace --no-sample-cpu -o "$data" -c 700 -- "$wl" threads 20 > "$out" 2>&1; then
 	fail "simulate --no-sample-cpu failed"
@@ -85,6 +95,8 @@ branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
 run "$out" perf report -i "$data" --stdio
 grep -q "^# Event count (approx.): ${branches:-?}\$" "$out" ||
 	fail "perf report: not the ${branches:-?} branches of the windows"
+grep -q "^# Virtual LBR: $samples of $samples samples\$" "$out" ||
+	fail "perf report: not every sample with a virtual LBR"
 
 # 2. A thread whose ITRACE_STARTs come from two CPUs, with no context
 # switch, may run on either: its samples after the second are not placed,
@@ -123,6 +135,31 @@ unplaced=$(sed -n 's/^ *\([0-9]*\)  samples without a CPU, not placed: no trace$
 grep -q "perf auxsample stat: $unplaced samples carry no CPU" "$out" ||
 	fail "moved thread: no word on the $unplaced samples without a CPU"
 grep -q 'Record with perf record --sample-cpu' "$out" || fail "moved thread: not what to record"
+run "$out" perf report -i "$tmp/moved.data" --stdio
+grep -q "^# Virtual LBR: $((samples - unplaced)) of $samples samples; without one: $unplaced no CPU\$" "$out" ||
+	fail "perf report: not $unplaced of $samples samples without a CPU"
 echo "moved thread: ${unplaced:-0} of $samples samples not placed, said so"
+
+# 3. The binaries gone: no sample gets a virtual LBR, and perf report
+# still shows every sample that perf's own decoding shows, saying why.
+cp "$wl" "$tmp/gone"
+if ! sim --full-trace --no-sample-cpu -o "$tmp/gone.data" -c 700 -- "$tmp/gone" branches 20 \
+		> "$out" 2>&1; then
+	fail "simulate of the binary to remove failed"
+fi
+rm -f "$tmp/gone"
+want=$(reference_samples "$tmp/gone.data")
+[ "${want:-0}" -gt 0 ] || fail "perf report --no-virtual-lbr shows no samples"
+export PERF_BUILDID_DIR=$tmp/no-buildid-cache
+if ! run "$out" perf report -i "$tmp/gone.data" --stdio; then
+	fail "perf report without the binaries failed"
+fi
+grep -q 'has no samples' "$out" && fail "perf report without the binaries: 'no samples'"
+grep -q "^# Virtual LBR: 0 of $want samples; without one: $want no code\$" "$out" ||
+	fail "perf report without the binaries: not the $want samples of perf's own decoding, without code"
+grep -q "^# Event count (approx.): $want\$" "$out" || fail "perf report: not one entry per sample"
+grep -q '^ *100.00% .*N/A' "$out" || fail "perf report: the samples are not shown"
+echo "no binaries: perf report shows the $want samples of --no-virtual-lbr, without code"
+unset PERF_BUILDID_DIR
 
 exit $err
