@@ -446,7 +446,7 @@ static void auxsample_script__print_json(struct auxsample_walk *w, struct thread
 	int nr = res->nr, depth = 0;
 
 	printf("{\"comm\":\"");
-	json_puts(thread__comm_str(thread) ?: "");
+	json_puts(auxsample_thread__comm_str_at(thread, sample->time) ?: "");
 	printf("\",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":%" PRIu64 ",\"event\":\"",
 	       sample->pid, sample->tid, sample->cpu, sample->time);
 	json_puts(evsel__name(evsel));
@@ -510,7 +510,8 @@ static void auxsample_script__print_text(struct auxsample_walk *w, struct thread
 	int err;
 
 	strbuf_setlen(sb, 0);
-	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ", thread__comm_str(thread),
+	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ",
+			  auxsample_thread__comm_str_at(thread, sample->time),
 			  sample->tid, sample->cpu, sample->time, evsel__name(evsel)) ?:
 	      auxsample_script__add_line(w, sb, thread, "", sample->ip, NULL, "\n");
 	if (!err && res->nr == -AUXSAMPLE_ERR_NOSYNC)
@@ -529,13 +530,14 @@ static void auxsample_script__print_text(struct auxsample_walk *w, struct thread
 	fwrite_unlocked(sb->buf, 1, sb->len, stdout);
 }
 
-static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thread)
+static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thread,
+				   const struct perf_sample *sample)
 {
 	const char *comm;
 
 	if (!w->comms)
 		return true;
-	comm = thread__comm_str(thread);
+	comm = auxsample_thread__comm_str_at(thread, sample->time);
 	return comm && strlist__has_entry(w->comms, comm);
 }
 
@@ -677,7 +679,7 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 
 	auxsample_pool__lock(w->pool);
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	wanted = thread && auxsample_walk__wanted(w, thread);
+	wanted = thread && auxsample_walk__wanted(w, thread, sample);
 	if (wanted)
 		image = auxsample_proc__image(&w->proc, machine, thread);
 	auxsample_pool__unlock(w->pool);
@@ -774,7 +776,7 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 	if (!thread)
 		return -ENOMEM;
 	w->samples++;
-	if (auxsample_walk__wanted(w, thread))
+	if (auxsample_walk__wanted(w, thread, sample))
 		err = auxsample_walk__decode(w, sample, evsel, machine, thread);
 	else
 		w->filtered++;
@@ -923,7 +925,7 @@ static int auxsample_walk__window(struct perf_sample *sample, struct evsel *evse
 	struct auxsample_walk *w = context;
 
 	w->samples++;
-	if (!auxsample_walk__wanted(w, thread)) {
+	if (!auxsample_walk__wanted(w, thread, sample)) {
 		w->filtered++;
 		return 0;
 	}

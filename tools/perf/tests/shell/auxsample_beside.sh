@@ -6,12 +6,13 @@
 # Skylake, made every perf auxsample command and perf report fail their
 # samples: the samples carry no CPU (no -a, -C or --sample-cpu), so none
 # got trace; without the binaries none got a virtual LBR, and perf report
-# said the file had no samples.  No such recording is shared, so the
+# said the file had no samples; the samples before the exec were named
+# after the command exec'd later.  No such recording is shared, so the
 # simulator writes the same kind of file (perf auxsample simulate
 # --full-trace --no-sample-cpu: per-task recording, each thread on a CPU
 # of its own, ITRACE_START as the sideband) and perf's own tools are the
 # reference: perf report --no-virtual-lbr (upstream's Intel PT decoding)
-# for the samples shown.
+# for the samples shown, perf script for their comms.
 
 set -u
 
@@ -161,5 +162,32 @@ grep -q "^# Event count (approx.): $want\$" "$out" || fail "perf report: not one
 grep -q '^ *100.00% .*N/A' "$out" || fail "perf report: the samples are not shown"
 echo "no binaries: perf report shows the $want samples of --no-virtual-lbr, without code"
 unset PERF_BUILDID_DIR
+
+# 4. Comms: the samples before an exec are named after the command that
+# made it, as perf script names them.
+cp "$wl" "$tmp/later"
+if ! sim --full-trace -o "$tmp/exec.data" -c 700 -- "$wl" exec 10 "$tmp/later" branches 10 \
+		> "$out" 2>&1; then
+	fail "simulate of an exec failed"
+fi
+perf script -i "$tmp/exec.data" --itrace= -F comm 2> /dev/null | awk '{ print $1 }' > "$tmp/comm.want"
+perf auxsample script -i "$tmp/exec.data" --json > "$tmp/json" 2> "$out"
+rc=$?
+killed $rc && fail "perf auxsample script --json: killed by signal $((rc - 128))"
+python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    print(json.loads(line)["comm"])' "$tmp/json" > "$tmp/comm.got" 2> "$out" ||
+	fail "perf auxsample script --json: not JSON"
+grep -qx workload "$tmp/comm.want" && grep -qx later "$tmp/comm.want" ||
+	fail "perf script: not both comms, the exec was not simulated"
+if cmp -s "$tmp/comm.want" "$tmp/comm.got"; then
+	echo "exec: $(uniq -c "$tmp/comm.want" | xargs) (perf script and perf auxsample script)"
+else
+	diff "$tmp/comm.want" "$tmp/comm.got" > "$out"
+	fail "perf auxsample script --json: other comms than perf script's"
+fi
+perf auxsample script -i "$tmp/exec.data" 2> /dev/null | awk '/instructions:u:/ { print $1 }' \
+	> "$tmp/comm.text"
+cmp -s "$tmp/comm.want" "$tmp/comm.text" || fail "perf auxsample script: other comms than perf script's"
 
 exit $err
