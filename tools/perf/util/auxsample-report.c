@@ -794,11 +794,65 @@ static bool auxsample_report__may_have_windows(struct perf_session *session)
 	       (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU);
 }
 
+static struct auxsample_report *auxsample_report__new(struct perf_session *session,
+						      unsigned int depth)
+{
+	struct auxsample_report *r = zalloc(sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->chain_max = PERF_MAX_STACK_DEPTH;
+	r->bs = zalloc(sizeof(*r->bs) + depth * sizeof(r->bs->entries[0]));
+	r->chain = zalloc(sizeof(*r->chain) + r->chain_max * sizeof(r->chain->ips[0]));
+	if (!r->bs || !r->chain) {
+		free(r->bs);
+		free(r->chain);
+		free(r);
+		return NULL;
+	}
+	r->depth = depth;
+	r->session = session;
+	return r;
+}
+
+/* Before it is installed. */
+static void auxsample_report__delete(struct auxsample_report *r)
+{
+	free(r->wins);
+	free(r->bs);
+	free(r->chain);
+	free(r);
+}
+
+/* @r as the session's decoder, and what the samples carry then. */
+static void auxsample_report__install(struct auxsample_report *r, struct perf_session *session,
+				      struct perf_tool *tool, struct itrace_synth_opts *itrace)
+{
+	struct evsel *evsel;
+
+	r->auxtrace.process_event = auxsample_report__process_event;
+	r->auxtrace.process_auxtrace_event = auxsample_report__process_auxtrace_event;
+	r->auxtrace.flush_events = auxsample_report__flush_events;
+	r->auxtrace.free_events = auxsample_report__free_events;
+	r->auxtrace.free = auxsample_report__free;
+	r->auxtrace.evsel_is_auxtrace = auxsample_report__evsel_is_auxtrace;
+	session->auxtrace = &r->auxtrace;
+	tool->auxtrace_info = auxsample_report__auxtrace_info;
+
+	/* The samples have branch stacks and call chains now, as with --itrace=LG. */
+	itrace->set = true;
+	itrace->add_last_branch = true;
+	itrace->last_branch_sz = r->depth;
+	itrace->add_callchain = true;
+	itrace->callchain_sz = r->chain_max;
+	evlist__for_each_entry(session->evlist, evsel)
+		evsel->synth_sample_type |= PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_CALLCHAIN;
+}
+
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth)
 {
 	struct auxsample_report *r;
-	struct evsel *evsel;
 	bool windows;
 	int err;
 
@@ -813,47 +867,31 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 	if (err)
 		return err;
 
-	r = zalloc(sizeof(*r));
+	r = auxsample_report__new(session, depth);
 	if (!r)
 		return -ENOMEM;
-	r->chain_max = PERF_MAX_STACK_DEPTH;
-	r->bs = zalloc(sizeof(*r->bs) + depth * sizeof(r->bs->entries[0]));
-	r->chain = zalloc(sizeof(*r->chain) + r->chain_max * sizeof(r->chain->ips[0]));
-	if (!r->bs || !r->chain) {
-		free(r->bs);
-		free(r->chain);
-		free(r);
-		return -ENOMEM;
-	}
-	r->depth = depth;
-	r->session = session;
 	if (windows) {
 		err = auxsample_report__windows(r, session);
 		if (err || !r->nr_wins) {
 			/* No trace we decode, or no samples: perf's own decoding. */
-			free(r->wins);
-			free(r->bs);
-			free(r->chain);
-			free(r);
+			auxsample_report__delete(r);
 			return err;
 		}
 	}
-	r->auxtrace.process_event = auxsample_report__process_event;
-	r->auxtrace.process_auxtrace_event = auxsample_report__process_auxtrace_event;
-	r->auxtrace.flush_events = auxsample_report__flush_events;
-	r->auxtrace.free_events = auxsample_report__free_events;
-	r->auxtrace.free = auxsample_report__free;
-	r->auxtrace.evsel_is_auxtrace = auxsample_report__evsel_is_auxtrace;
-	session->auxtrace = &r->auxtrace;
-	tool->auxtrace_info = auxsample_report__auxtrace_info;
+	auxsample_report__install(r, session, tool, itrace);
+	return 0;
+}
 
-	/* The samples have branch stacks and call chains now, as with --itrace=LG. */
-	itrace->set = true;
-	itrace->add_last_branch = true;
-	itrace->last_branch_sz = depth;
-	itrace->add_callchain = true;
-	itrace->callchain_sz = r->chain_max;
-	evlist__for_each_entry(session->evlist, evsel)
-		evsel->synth_sample_type |= PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_CALLCHAIN;
+int auxsample_report__setup_pipe(struct perf_session *session, struct perf_tool *tool,
+				 struct itrace_synth_opts *itrace, unsigned int depth)
+{
+	struct auxsample_report *r;
+
+	if (!depth || itrace->set || session->auxtrace)
+		return 0;
+	r = auxsample_report__new(session, depth);
+	if (!r)
+		return -ENOMEM;
+	auxsample_report__install(r, session, tool, itrace);
 	return 0;
 }

@@ -19,6 +19,10 @@ struct perf_tool;
  * snippet, @depth branches deep, as real LBR data would be.  Returns 0 also
  * when it does not apply (depth 0, --itrace given, no AUX samples).
  *
+ * A pipe's attrs come as events, after the setup: __setup_pipe() installs
+ * the decoder for whatever AUX samples come (a pipe holds no index of a
+ * full trace: no windows).
+ *
  * A full trace (indexed: HEADER_AUXTRACE) with samples beside it and no
  * AUX samples is read twice: a first pass finds each sample's window of
  * Intel PT trace (auxsample-etm.h), which then stands for its AUX data.
@@ -44,6 +48,8 @@ struct perf_tool;
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth);
+int auxsample_report__setup_pipe(struct perf_session *session, struct perf_tool *tool,
+				 struct itrace_synth_opts *itrace, unsigned int depth);
 void auxsample_report__set_threads(struct perf_session *session, unsigned int threads);
 int auxsample_report__flush(struct perf_session *session);
 bool auxsample_report__keep_unbranched(struct perf_session *session, struct evsel *evsel,
@@ -55,6 +61,14 @@ static inline int auxsample_report__setup(struct perf_session *session __maybe_u
 					  struct perf_tool *tool __maybe_unused,
 					  struct itrace_synth_opts *itrace __maybe_unused,
 					  unsigned int depth __maybe_unused)
+{
+	return 0;
+}
+
+static inline int auxsample_report__setup_pipe(struct perf_session *session __maybe_unused,
+					       struct perf_tool *tool __maybe_unused,
+					       struct itrace_synth_opts *itrace __maybe_unused,
+					       unsigned int depth __maybe_unused)
 {
 	return 0;
 }
