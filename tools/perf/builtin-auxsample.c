@@ -186,12 +186,17 @@ struct auxsample_inject {
 	bool			force;
 	/* no AUX samples: the samples beside a full trace, with their windows */
 	bool			windows;
+	/* the input is a pipe: attrs and features come as events */
+	bool			pipe;
 	u64			data_offset;
 	u64			bytes_written;
 	u64			samples;	/* AUX samples rewritten */
 	u64			decoded;	/* ... with a branch in their stack */
 	/* The input's feature sections, copied into the output. */
 	struct perf_file_section secs[HEADER_FEAT_BITS];
+	/* A pipe's: the feature events' data. */
+	void			*feat_data[HEADER_FEAT_BITS];
+	size_t			feat_size[HEADER_FEAT_BITS];
 };
 
 /* What the virtual LBR is: every kind of taken branch, with its type. */
@@ -233,6 +238,12 @@ static u64 auxsample_inject__sample_type(const struct auxsample_inject *inject,
 	return type;
 }
 
+/* What the rewritten samples are, for the summaries. */
+static const char *auxsample_inject__what(const struct auxsample_inject *inject)
+{
+	return inject->windows ? "samples beside a full trace" : "AUX samples";
+}
+
 static int auxsample_inject__write(struct auxsample_inject *inject, const void *buf,
 				   size_t size)
 {
@@ -269,6 +280,65 @@ static int auxsample_inject__repipe_attr(const struct perf_tool *tool, union per
 					 struct evlist **pevlist __maybe_unused)
 {
 	return auxsample_inject__repipe(tool, event, NULL, NULL);
+}
+
+/*
+ * A pipe's attr: for the session, and, as the output is a file, in its
+ * header, not among its events.
+ */
+static int auxsample_inject__attr(const struct perf_tool *tool, union perf_event *event,
+				  struct evlist **pevlist)
+{
+	struct auxsample_inject *inject = container_of(tool, struct auxsample_inject, tool);
+	int err = perf_event__process_attr(tool, event, pevlist);
+	struct evsel *evsel;
+
+	if (err)
+		return err;
+	evsel = evlist__last(*pevlist);
+	if (auxsample_inject__has_aux(evsel) &&
+	    (evsel->core.attr.sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+		pr_err("perf auxsample inject: the %s samples of %s have branch stacks already\n",
+		       evsel__name(evsel), inject->input);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int auxsample_inject__event_update(const struct perf_tool *tool, union perf_event *event,
+					  struct evlist **pevlist)
+{
+	return perf_event__process_event_update(tool, event, pevlist) ?:
+	       auxsample_inject__repipe(tool, event, NULL, NULL);
+}
+
+/* A pipe's header feature: for the session, and kept for the output's header. */
+static int auxsample_inject__feature(struct perf_session *session, union perf_event *event)
+{
+	struct auxsample_inject *inject = container_of(session->tool, struct auxsample_inject,
+						       tool);
+	u64 feat = event->feat.feat_id;
+	size_t size = event->header.size - sizeof(event->feat);
+
+	/* The last one only says that they have all come. */
+	if (feat >= HEADER_LAST_FEATURE)
+		return 0;
+	if (perf_event__process_feature(session, event))
+		return -EINVAL;
+	free(inject->feat_data[feat]);
+	inject->feat_data[feat] = memdup(event->feat.data, size);
+	if (!inject->feat_data[feat])
+		return -ENOMEM;
+	inject->feat_size[feat] = size;
+	perf_header__set_feat(&session->header, feat);
+	return 0;
+}
+
+/* Read, so that the events after it are; the output has no tracepoint formats. */
+static int auxsample_inject__tracing_data(struct perf_session *session, union perf_event *event)
+{
+	pr_warning("perf auxsample inject: the tracepoint formats of a pipe are not written to the output\n");
+	return perf_event__process_tracing_data(session, event);
 }
 
 static int auxsample_inject__drop(const struct perf_tool *tool __maybe_unused,
@@ -424,6 +494,12 @@ static void auxsample_inject__init_tool(struct auxsample_inject *inject)
 	tool->aux_output_hw_id	= auxsample_inject__drop;
 	/* A group's sample is one event, written once. */
 	tool->dont_split_sample_group = true;
+	if (inject->pipe) {
+		tool->attr		= auxsample_inject__attr;
+		tool->event_update	= auxsample_inject__event_update;
+		tool->feature		= auxsample_inject__feature;
+		tool->tracing_data	= auxsample_inject__tracing_data;
+	}
 }
 
 static int auxsample_inject__check_input(struct auxsample_inject *inject)
@@ -434,10 +510,9 @@ static int auxsample_inject__check_input(struct auxsample_inject *inject)
 	bool aux = false;
 	struct stat st;
 
-	if (perf_data__is_pipe(session->data)) {
-		pr_err("perf auxsample inject: cannot read a pipe: give the input file with -i\n");
-		return -EINVAL;
-	}
+	/* A pipe's attrs come as events: checked as they come. */
+	if (inject->pipe)
+		return 0;
 	if (fstat(perf_data__fd(session->data), &st))
 		return -errno;
 	if (header->data_offset + header->data_size > (u64)st.st_size) {
@@ -521,7 +596,15 @@ static int auxsample_inject__copy_feat(struct feat_copier *fc, int feat, struct 
 	void *buf;
 	int err;
 
-	if (!sec->size || auxsample_inject__feat_rewritten(feat))
+	if (auxsample_inject__feat_rewritten(feat))
+		return 0;
+	if (inject->pipe) {
+		if (!inject->feat_data[feat])
+			return 0;
+		err = fw->write(fw, inject->feat_data[feat], inject->feat_size[feat]);
+		return err < 0 ? err : 1;
+	}
+	if (!sec->size)
 		return 0;
 	buf = malloc(sec->size);
 	if (!buf)
@@ -562,9 +645,10 @@ static int auxsample_inject__write_header(struct auxsample_inject *inject)
 	header->data_offset = inject->data_offset;
 	header->data_size = inject->bytes_written;
 	inject->fc.copy = auxsample_inject__copy_feat;
+	/* A pipe's attrs were not known when the data began: after it, as perf inject. */
 	return perf_session__inject_header(session, session->evlist,
 					   perf_data__fd(&inject->output), &inject->fc,
-					   /*write_attrs_after_data=*/false);
+					   /*write_attrs_after_data=*/inject->pipe);
 }
 
 static int auxsample_inject__open_output(struct auxsample_inject *inject)
@@ -617,7 +701,12 @@ static int auxsample_inject__setup_decoder(struct auxsample_inject *inject)
 	struct itrace_synth_opts itrace = { .set = false };
 	int err;
 
-	err = auxsample_report__setup(inject->session, &inject->tool, &itrace, inject->depth);
+	if (inject->pipe)
+		err = auxsample_report__setup_pipe(inject->session, &inject->tool, &itrace,
+						   inject->depth);
+	else
+		err = auxsample_report__setup(inject->session, &inject->tool, &itrace,
+					      inject->depth);
 	if (err)
 		return err;
 	auxsample_report__set_threads(inject->session, inject->threads);
@@ -636,9 +725,14 @@ static int auxsample_inject__process(struct auxsample_inject *inject)
 
 	if (err)
 		return err;
+	if (inject->pipe && !inject->samples) {
+		pr_err("perf auxsample inject: %s has no AUX area samples: record with perf record -A (see perf-record(1))\n",
+		       inject->input);
+		return -ENODATA;
+	}
 	if (!inject->decoded) {
-		pr_err("perf auxsample inject: none of the %" PRIu64 " AUX samples of %s decoded into branches\n",
-		       inject->samples, inject->input);
+		pr_err("perf auxsample inject: none of the %" PRIu64 " %s of %s decoded into branches\n",
+		       inject->samples, auxsample_inject__what(inject), inject->input);
 		return -ENODATA;
 	}
 	return auxsample_inject__write_header(inject);
@@ -654,6 +748,7 @@ static int auxsample_inject__run(struct auxsample_inject *inject)
 	struct perf_session *session;
 	int err;
 
+	inject->pipe = !strcmp(inject->input, "-");
 	auxsample_inject__init_tool(inject);
 	session = perf_session__new(&data, &inject->tool);
 	if (IS_ERR(session))
@@ -670,8 +765,9 @@ static int auxsample_inject__run(struct auxsample_inject *inject)
 	if (err)
 		goto out_delete;
 	/* Where the input's features are, before the feature bits change. */
-	err = perf_header__process_sections(&session->header, perf_data__fd(&data), inject,
-					    auxsample_inject__save_section);
+	if (!inject->pipe)
+		err = perf_header__process_sections(&session->header, perf_data__fd(&data),
+						    inject, auxsample_inject__save_section);
 	if (err)
 		goto out_delete;
 	inject->event = zalloc(PERF_SAMPLE_MAX_SIZE);
@@ -697,6 +793,8 @@ out_free_event:
 	zfree(&inject->event);
 out_delete:
 	perf_session__delete(session);
+	for (int feat = 0; feat < HEADER_FEAT_BITS; feat++)
+		zfree(&inject->feat_data[feat]);
 	return err;
 }
 
@@ -803,6 +901,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 		.output = "perf.data",
 		.period = SIM_DEFAULT_PERIOD,
 		.tsc = true,
+		.sample_cpu = true,
 	};
 	const char * const usage[] = {
 		"perf auxsample simulate [<options>] -- <command> [<args>]",
@@ -822,6 +921,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
 			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
+		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
+			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

@@ -30,6 +30,7 @@
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 #include <auxsample/auxsample.h>
 #include "auxsample.h"
+#include "auxsample-place.h"
 #include "auxsample-script.h"
 
 #define HELLO_DIR	"pt/dynamorio-drpt2trace/v2022-06-glibc-static/test_simple.tracedir"
@@ -247,6 +248,87 @@ out:
 }
 
 #define OVERLAP_SKIP NULL
+
+/* Feed @place a sideband event of @type about @tid on @cpu; 0 or an errno. */
+static int place__feed(struct auxsample_place *place, u32 type, bool out, u32 tid, u32 cpu,
+		       u32 next_prev_tid)
+{
+	union perf_event event = { .header = { .type = type, .size = sizeof(event) } };
+	struct perf_sample sample = { .pid = tid, .tid = tid, .cpu = cpu };
+
+	if (out)
+		event.header.misc = PERF_RECORD_MISC_SWITCH_OUT;
+	if (type == PERF_RECORD_ITRACE_START) {
+		event.itrace_start.pid = tid;
+		event.itrace_start.tid = tid;
+	} else if (type == PERF_RECORD_SWITCH_CPU_WIDE) {
+		event.context_switch.next_prev_pid = next_prev_tid;
+		event.context_switch.next_prev_tid = next_prev_tid;
+	}
+	return auxsample_place__event(place, &event, &sample);
+}
+
+static bool place__expect(struct auxsample_place *place, const char *what, u32 tid, int want)
+{
+	struct perf_sample sample = { .pid = tid, .tid = tid, .cpu = -1 };
+	int got = auxsample_place__cpu(place, &sample);
+
+	if (got == want)
+		return true;
+	pr_debug("%s: thread %u placed on CPU %d, not %d\n", what, tid, got, want);
+	return false;
+}
+
+/*
+ * Samples without a CPU beside a full trace go where the sideband says
+ * their thread ran, and nowhere where it does not say for certain.
+ */
+static int test__auxsample_place(struct test_suite *test __maybe_unused,
+				 int subtest __maybe_unused)
+{
+	struct auxsample_place *place = auxsample_place__new();
+	int ret = TEST_FAIL;
+
+	if (!place)
+		return TEST_FAIL;
+	/* ITRACE_START alone: certain while the thread has run on one CPU. */
+	if (place__feed(place, PERF_RECORD_ITRACE_START, false, 10, 3, 0) ||
+	    !place__expect(place, "one ITRACE_START", 10, 3) ||
+	    place__feed(place, PERF_RECORD_ITRACE_START, false, 10, 5, 0) ||
+	    !place__expect(place, "ITRACE_STARTs on two CPUs, no switches", 10, -1) ||
+	    !place__expect(place, "no sideband", 11, -1))
+		goto out;
+	/* Context switches of the task: in on a CPU until switched out. */
+	if (place__feed(place, PERF_RECORD_ITRACE_START, false, 20, 1, 0) ||
+	    place__feed(place, PERF_RECORD_SWITCH, true, 20, 1, 0) ||
+	    !place__expect(place, "switched out", 20, -1) ||
+	    place__feed(place, PERF_RECORD_ITRACE_START, false, 20, 2, 0) ||
+	    place__feed(place, PERF_RECORD_SWITCH, false, 20, 2, 0) ||
+	    !place__expect(place, "switched in after a move", 20, 2) ||
+	    place__feed(place, PERF_RECORD_SWITCH, false, 20, 1, 0) ||
+	    !place__expect(place, "switched in again on the first CPU", 20, 1))
+		goto out;
+	/* CPU-wide switches: the task switched in, and the one it replaced. */
+	if (place__feed(place, PERF_RECORD_SWITCH_CPU_WIDE, true, 30, 4, 31) ||
+	    !place__expect(place, "switched out, CPU-wide", 30, -1) ||
+	    !place__expect(place, "next on the CPU, CPU-wide", 31, 4) ||
+	    place__feed(place, PERF_RECORD_SWITCH_CPU_WIDE, false, 30, 6, 32) ||
+	    !place__expect(place, "switched in, CPU-wide", 30, 6) ||
+	    !place__expect(place, "previous, never seen in", 32, -1) ||
+	    place__feed(place, PERF_RECORD_SWITCH_CPU_WIDE, false, 33, 7, 30) ||
+	    !place__expect(place, "previous on another CPU (clock skew)", 30, 6))
+		goto out;
+	/* A sample id without a CPU (per-thread recording) places nothing. */
+	if (place__feed(place, PERF_RECORD_ITRACE_START, false, 40, -1, 0) ||
+	    !place__expect(place, "ITRACE_START without a CPU", 40, -1))
+		goto out;
+	ret = TEST_OK;
+out:
+	auxsample_place__delete(place);
+	return ret;
+}
+
+#define PLACE_SKIP NULL
 #else
 static int test__auxsample_maps(struct test_suite *test __maybe_unused,
 				int subtest __maybe_unused)
@@ -263,6 +345,14 @@ static int test__auxsample_overlap(struct test_suite *test __maybe_unused,
 }
 
 #define OVERLAP_SKIP MAPS_SKIP
+
+static int test__auxsample_place(struct test_suite *test __maybe_unused,
+				 int subtest __maybe_unused)
+{
+	return TEST_SKIP;
+}
+
+#define PLACE_SKIP MAPS_SKIP
 #endif
 
 static struct test_case tests__auxsample[] = {
@@ -270,6 +360,8 @@ static struct test_case tests__auxsample[] = {
 			 auxsample_maps, MAPS_SKIP),
 	TEST_CASE_REASON("Measure the overlap of snippets in linear time",
 			 auxsample_overlap, OVERLAP_SKIP),
+	TEST_CASE_REASON("Place samples without a CPU by their thread's sideband",
+			 auxsample_place, PLACE_SKIP),
 	{ .name = NULL, }
 };
 

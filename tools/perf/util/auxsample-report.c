@@ -20,6 +20,7 @@
 
 #include "auxsample.h"
 #include "auxsample-etm.h"
+#include "auxsample-place.h"
 #include "auxsample-report.h"
 #include "auxtrace.h"
 #include "branch.h"
@@ -32,6 +33,7 @@
 #include "machine.h"
 #include "sample.h"
 #include "session.h"
+#include "sort.h"
 #include "thread.h"
 #include "tool.h"
 
@@ -41,9 +43,40 @@ struct report_window {
 	size_t		size;
 	u64		time;
 	u64		ip;
-	u32		cpu;
+	u32		cpu;		/* where it was placed, if it had none */
+	u32		tid;
+	bool		unplaced;	/* no CPU, and none known: no trace */
 	/* what decodes it, if not the file's configuration: ETM's CPU's */
 	const struct auxsample_config *config;
+};
+
+/*
+ * What a sample's virtual LBR came to: branches, or why none, as the
+ * header of perf report says it for each event.
+ */
+enum report_outcome {
+	REPORT_VLBR,
+	REPORT_NO_CPU,		/* beside a full trace, no CPU, not placed */
+	REPORT_NO_TRACE,	/* no AUX data, an empty window */
+	REPORT_NO_SYNC,		/* no sync point in the trace */
+	REPORT_NO_CODE,		/* the code the trace ran was not found */
+	REPORT_NO_BRANCH,	/* decoded, no taken branch in it */
+	REPORT_DECODE_ERROR,
+	REPORT_NR_OUTCOMES,
+};
+
+static const char * const report_outcome_names[REPORT_NR_OUTCOMES] = {
+	[REPORT_VLBR]		= "virtual LBR",
+	[REPORT_NO_CPU]		= "no CPU",
+	[REPORT_NO_TRACE]	= "no trace",
+	[REPORT_NO_SYNC]	= "no sync point",
+	[REPORT_NO_CODE]	= "no code",
+	[REPORT_NO_BRANCH]	= "no taken branch",
+	[REPORT_DECODE_ERROR]	= "decode error",
+};
+
+struct report_counts {
+	u64	outcomes[REPORT_NR_OUTCOMES];
 };
 
 struct auxsample_report {
@@ -73,6 +106,9 @@ struct auxsample_report {
 	size_t				nr_wins;
 	size_t				cap_wins;
 	size_t				next_win;
+	/* the outcomes of each event's samples, by evsel index */
+	struct report_counts		*counts;
+	int				nr_counts;
 };
 
 static struct auxsample_report *to_report(struct perf_session *session)
@@ -138,7 +174,49 @@ static void auxsample_report__callchain(struct auxsample_report *r, struct perf_
 struct report_sample {
 	struct auxsample_report	*r;
 	struct perf_sample	*sample;
+	struct evsel		*evsel;
 };
+
+/* @evsel's sample came to @outcome. */
+static int auxsample_report__count(struct auxsample_report *r, struct evsel *evsel,
+				   enum report_outcome outcome)
+{
+	int idx = evsel->core.idx;
+
+	if (idx < 0)
+		return 0;
+	if (idx >= r->nr_counts) {
+		struct report_counts *counts = realloc(r->counts, (idx + 1) * sizeof(*counts));
+
+		if (!counts)
+			return -ENOMEM;
+		memset(counts + r->nr_counts, 0, (idx + 1 - r->nr_counts) * sizeof(*counts));
+		r->counts = counts;
+		r->nr_counts = idx + 1;
+	}
+	r->counts[idx].outcomes[outcome]++;
+	return 0;
+}
+
+/* Why a decode that gave no branch gave none. */
+static enum report_outcome auxsample_report__outcome(const struct auxsample_result *res)
+{
+	bool nocode = false;
+
+	if (res->nr == -AUXSAMPLE_ERR_NOSYNC)
+		return REPORT_NO_SYNC;
+	if (res->nr > 0)
+		return REPORT_VLBR;
+	if (res->nr < 0)
+		return REPORT_DECODE_ERROR;
+	for (int i = 0; i < res->nr_errors; i++) {
+		if (res->errors[i].error == -AUXSAMPLE_ERR_NOMAP)
+			nocode = true;
+		else
+			return REPORT_DECODE_ERROR;
+	}
+	return nocode ? REPORT_NO_CODE : REPORT_NO_BRANCH;
+}
 
 static int auxsample_report__fill(void *arg, const struct auxsample_result *res);
 
@@ -148,9 +226,10 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
  */
 static int auxsample_report__decode_stream(struct auxsample_report *r, struct machine *machine,
 					   struct thread *thread, struct perf_sample *sample,
+					   struct evsel *evsel,
 					   const struct auxsample_stream_job *claimed)
 {
-	struct report_sample rs = { r, sample };
+	struct report_sample rs = { r, sample, evsel };
 	struct auxsample_stream_ctx ctx = {
 		.machine	= machine,
 		.thread		= thread,
@@ -175,8 +254,11 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 	struct report_sample *rs = arg;
 	struct auxsample_report *r = rs->r;
 	const struct auxsample_branch *br = res->branches;
-	int nr = res->nr;
+	int nr = res->nr, err;
 
+	err = auxsample_report__count(r, rs->evsel, auxsample_report__outcome(res));
+	if (err)
+		return err;
 	if (nr == -AUXSAMPLE_ERR_NOSYNC) {
 		r->bs->nr = 0;
 		r->chain->nr = 0;
@@ -201,12 +283,12 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 
 /* Decode @sample's snippet, with @config, into r->bs and r->chain. */
 static int auxsample_report__decode(struct auxsample_report *r, struct perf_session *session,
-				    struct perf_sample *sample,
+				    struct perf_sample *sample, struct evsel *evsel,
 				    const struct auxsample_config *config,
 				    const struct auxsample_stream_job *claimed)
 {
 	struct machine *machine = &session->machines.host;
-	struct report_sample rs = { r, sample };
+	struct report_sample rs = { r, sample, evsel };
 	struct auxsample_result res;
 	struct auxsample_stats stats;
 	struct thread *thread;
@@ -216,7 +298,7 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	if (!thread)
 		return -ENOMEM;
 	if (r->streams)
-		err = auxsample_report__decode_stream(r, machine, thread, sample, claimed);
+		err = auxsample_report__decode_stream(r, machine, thread, sample, evsel, claimed);
 	if (err == -ENOENT) {
 		r->dec = auxsample_proc__decoder(&r->proc, config, machine, thread);
 		if (r->dec) {
@@ -244,7 +326,9 @@ static const struct report_window *auxsample_report__window(struct auxsample_rep
 	for (size_t i = r->next_win; i < r->nr_wins; i++) {
 		const struct report_window *w = &r->wins[i];
 
-		if (w->time == sample->time && w->cpu == sample->cpu && w->ip == sample->ip) {
+		/* A sample without a CPU was placed on the first pass. */
+		if (w->time == sample->time && w->tid == sample->tid && w->ip == sample->ip &&
+		    (w->cpu == sample->cpu || sample->cpu == (u32)-1)) {
 			r->next_win = i + 1;
 			return w;
 		}
@@ -254,7 +338,11 @@ static const struct report_window *auxsample_report__window(struct auxsample_rep
 	return NULL;
 }
 
-/* @sample's decode has set r->bs and r->chain, unless it failed: onto the sample. */
+/*
+ * @sample's decode has set r->bs and r->chain, unless it failed: onto the
+ * sample.  Without a branch it gets no branch stack: perf report shows it
+ * as a sample without one (auxsample_report__keep_unbranched()).
+ */
 static void auxsample_report__attach(struct auxsample_report *r, struct perf_sample *sample,
 				     int err)
 {
@@ -265,6 +353,8 @@ static void auxsample_report__attach(struct auxsample_report *r, struct perf_sam
 		r->warned = true;
 		return;
 	}
+	if (!r->bs->nr)
+		return;
 	sample->branch_stack = r->bs;
 	sample->no_hw_idx = false;
 	if (!sample->callchain && r->chain->nr)
@@ -277,13 +367,13 @@ static void auxsample_report__attach(struct auxsample_report *r, struct perf_sam
  */
 static int auxsample_report__deliver(void *arg, struct thread *thread __maybe_unused,
 				     struct perf_sample *copy __maybe_unused,
-				     struct evsel *evsel __maybe_unused,
+				     struct evsel *evsel,
 				     const struct auxsample_result *res, union perf_event *event)
 {
 	struct auxsample_report *r = arg;
 	struct perf_session *session = r->session;
 	struct perf_sample sample;
-	struct report_sample rs = { r, &sample };
+	struct report_sample rs = { r, &sample, evsel };
 	int err = evlist__parse_sample(session->evlist, event, &sample);
 
 	if (err)
@@ -322,6 +412,24 @@ static void auxsample_report__start_pool(struct auxsample_report *r)
 		pr_warning("virtual LBR: decoding without threads\n");
 }
 
+static bool evsel__has_aux_samples(const struct evsel *evsel)
+{
+	return (evsel->core.attr.sample_type & PERF_SAMPLE_AUX) &&
+	       evsel->core.attr.aux_sample_size;
+}
+
+/*
+ * Whether @evsel's samples get a virtual LBR: those that carry AUX data,
+ * or, beside a full trace, those of every sampled event but the trace's.
+ */
+static bool auxsample_report__serves(const struct auxsample_report *r, struct evsel *evsel)
+{
+	if (!evsel || !r->have_config || evsel->core.attr.type == r->pmu_type ||
+	    evsel__is_dummy_event(evsel))
+		return false;
+	return r->windows || evsel__has_aux_samples(evsel);
+}
+
 /* To a decoding thread: 1 when it took the sample, 0 to decode it here. */
 static int auxsample_report__submit(struct auxsample_report *r, union perf_event *event,
 				    struct perf_sample *sample)
@@ -354,14 +462,24 @@ static int auxsample_report__process_event(struct perf_session *session,
 	const struct report_window *w = NULL;
 	struct auxsample_stream_job job;
 	bool claimed = false;
+	struct evsel *evsel;
 	int err;
 
-	if (event->header.type != PERF_RECORD_SAMPLE || sample->branch_stack || !r->have_config)
+	if (event->header.type != PERF_RECORD_SAMPLE || sample->branch_stack)
+		goto out_in_order;
+	evsel = evlist__id2evsel(session->evlist, sample->id);
+	if (!auxsample_report__serves(r, evsel))
 		goto out_in_order;
 	if (!sample->aux_sample.size) {
 		w = auxsample_report__window(r, sample);
-		if (!w)
+		if (!w || !w->size) {
+			/* Counted, and shown in its turn without branches. */
+			err = auxsample_report__count(r, evsel, w && w->unplaced ?
+						      REPORT_NO_CPU : REPORT_NO_TRACE);
+			if (err)
+				return err;
 			goto out_in_order;
+		}
 		/* The window stands for the AUX data the sample lacks. */
 		sample->aux_sample.data = (void *)w->data;
 		sample->aux_sample.size = w->size;
@@ -382,7 +500,7 @@ static int auxsample_report__process_event(struct perf_session *session,
 	err = auxsample_pool__flush(r->pool);
 	if (err)
 		return err;
-	err = auxsample_report__decode(r, session, sample,
+	err = auxsample_report__decode(r, session, sample, evsel,
 				       w && w->config ? w->config : &r->config,
 				       claimed ? &job : NULL);
 	if (w) {
@@ -418,6 +536,54 @@ int auxsample_report__flush(struct perf_session *session)
 	return auxsample_pool__flush(to_report(session)->pool);
 }
 
+static struct auxsample_report *auxsample_report__of(struct perf_session *session)
+{
+	if (!session->auxtrace || session->auxtrace->flush_events != auxsample_report__flush_events)
+		return NULL;
+	return to_report(session);
+}
+
+bool auxsample_report__keep_unbranched(struct perf_session *session, struct evsel *evsel,
+				       struct perf_sample *sample)
+{
+	struct auxsample_report *r = auxsample_report__of(session);
+
+	if (!r || sample->branch_stack || !auxsample_report__serves(r, evsel))
+		return false;
+	/* One entry, as one branch is one: not the event's period. */
+	sample->period = 1;
+	return true;
+}
+
+size_t auxsample_report__fprintf_header(struct perf_session *session, struct evsel *evsel,
+					FILE *fp)
+{
+	struct auxsample_report *r = auxsample_report__of(session);
+	const struct report_counts *c;
+	const char *sep = "; without one: ";
+	u64 total = 0;
+	size_t ret;
+
+	if (!r || evsel->core.idx < 0 || evsel->core.idx >= r->nr_counts)
+		return 0;
+	c = &r->counts[evsel->core.idx];
+	for (int i = 0; i < REPORT_NR_OUTCOMES; i++)
+		total += c->outcomes[i];
+	ret = fprintf(fp, "# Virtual LBR: %" PRIu64 " of %" PRIu64 " samples",
+		      c->outcomes[REPORT_VLBR], total);
+	for (int i = REPORT_VLBR + 1; i < REPORT_NR_OUTCOMES; i++) {
+		if (!c->outcomes[i])
+			continue;
+		ret += fprintf(fp, "%s%" PRIu64 " %s", sep, c->outcomes[i],
+			       report_outcome_names[i]);
+		sep = ", ";
+	}
+	if (total != c->outcomes[REPORT_VLBR] && sort__mode == SORT_MODE__BRANCH)
+		ret += fprintf(fp,
+			       "\n# (each counted as one N/A branch; --no-virtual-lbr shows them by symbol)");
+	return ret + fprintf(fp, "\n#\n");
+}
+
 void auxsample_report__set_threads(struct perf_session *session, unsigned int threads)
 {
 	if (session->auxtrace && session->auxtrace->flush_events == auxsample_report__flush_events)
@@ -440,6 +606,7 @@ static void auxsample_report__free(struct perf_session *session)
 	auxsample_config__exit(&r->config);
 	auxsample_windows__delete(r->windows);
 	free(r->wins);
+	free(r->counts);
 	free(r->bs);
 	free(r->chain);
 	free(r);
@@ -458,8 +625,7 @@ static bool auxsample_report__has_aux_samples(struct evlist *evlist)
 	struct evsel *evsel;
 
 	evlist__for_each_entry(evlist, evsel) {
-		if ((evsel->core.attr.sample_type & PERF_SAMPLE_AUX) &&
-		    evsel->core.attr.aux_sample_size)
+		if (evsel__has_aux_samples(evsel))
 			return true;
 	}
 	return false;
@@ -476,6 +642,9 @@ struct report_prepass {
 	bool				have_config;
 	struct auxsample_fulltrace	*ft;
 	struct auxsample_windows	*ws;
+	/* samples without a CPU: where their threads ran */
+	struct auxsample_place		*place;
+	u64				unplaced;
 };
 
 static int prepass__auxtrace_info(struct perf_session *session, union perf_event *event)
@@ -518,15 +687,31 @@ static int prepass__aux_output_hw_id(const struct perf_tool *tool, union perf_ev
 	return auxsample_fulltrace__hw_id(p->ft, event, sample);
 }
 
+/* Where threads run, for the samples without a CPU. */
+static int prepass__place(const struct perf_tool *tool, union perf_event *event,
+			  struct perf_sample *sample, struct machine *machine __maybe_unused)
+{
+	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
+
+	return auxsample_place__event(p->place, event, sample);
+}
+
 static int prepass__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
 			   struct perf_sample *sample, struct evsel *evsel,
 			   struct machine *machine __maybe_unused)
 {
 	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
+	struct perf_sample placed = *sample;
 
 	if (!p->have_config || sample->aux_sample.size || evsel->core.attr.type == p->pmu_type)
 		return 0;
-	return auxsample_windows__add(p->ws, sample, evsel, NULL);
+	/* In the trace of the CPU its thread ran on, if the sideband says. */
+	if (!auxsample_place__has_cpu(evsel)) {
+		placed.cpu = auxsample_place__cpu(p->place, sample);
+		if (placed.cpu == (u32)-1)
+			p->unplaced++;
+	}
+	return auxsample_windows__add(p->ws, &placed, evsel, NULL);
 }
 
 static int prepass__window(struct perf_sample *sample, struct evsel *evsel __maybe_unused,
@@ -547,6 +732,7 @@ static int prepass__window(struct perf_sample *sample, struct evsel *evsel __may
 	r->wins[r->nr_wins++] = (struct report_window){
 		.data = sample->aux_sample.data, .size = sample->aux_sample.size,
 		.time = sample->time, .ip = sample->ip, .cpu = sample->cpu,
+		.tid = sample->tid, .unplaced = sample->cpu == (u32)-1,
 		.config = config,
 	};
 	return 0;
@@ -570,9 +756,12 @@ static int auxsample_report__windows(struct auxsample_report *r, struct perf_ses
 	p.tool.auxtrace = prepass__auxtrace;
 	p.tool.aux = prepass__aux;
 	p.tool.aux_output_hw_id = prepass__aux_output_hw_id;
+	p.tool.itrace_start = prepass__place;
+	p.tool.context_switch = prepass__place;
 	p.ft = auxsample_fulltrace__new();
 	p.ws = auxsample_windows__new(AUXSAMPLE_REPORT_WINDOW_BYTES);
-	if (!p.ft || !p.ws)
+	p.place = auxsample_place__new();
+	if (!p.ft || !p.ws || !p.place)
 		goto out;
 	ps = perf_session__new(&data, &p.tool);
 	if (IS_ERR(ps)) {
@@ -587,10 +776,12 @@ static int auxsample_report__windows(struct auxsample_report *r, struct perf_ses
 	if (!err && r->nr_wins) {
 		r->windows = p.ws;
 		p.ws = NULL;
+		auxsample_place__warn_unplaced("virtual LBR: ", p.unplaced);
 	}
 out:
 	auxsample_fulltrace__delete(p.ft);
 	auxsample_windows__delete(p.ws);
+	auxsample_place__delete(p.place);
 	auxsample_config__exit(&p.config);
 	return err;
 }
@@ -603,11 +794,65 @@ static bool auxsample_report__may_have_windows(struct perf_session *session)
 	       (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU);
 }
 
+static struct auxsample_report *auxsample_report__new(struct perf_session *session,
+						      unsigned int depth)
+{
+	struct auxsample_report *r = zalloc(sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->chain_max = PERF_MAX_STACK_DEPTH;
+	r->bs = zalloc(sizeof(*r->bs) + depth * sizeof(r->bs->entries[0]));
+	r->chain = zalloc(sizeof(*r->chain) + r->chain_max * sizeof(r->chain->ips[0]));
+	if (!r->bs || !r->chain) {
+		free(r->bs);
+		free(r->chain);
+		free(r);
+		return NULL;
+	}
+	r->depth = depth;
+	r->session = session;
+	return r;
+}
+
+/* Before it is installed. */
+static void auxsample_report__delete(struct auxsample_report *r)
+{
+	free(r->wins);
+	free(r->bs);
+	free(r->chain);
+	free(r);
+}
+
+/* @r as the session's decoder, and what the samples carry then. */
+static void auxsample_report__install(struct auxsample_report *r, struct perf_session *session,
+				      struct perf_tool *tool, struct itrace_synth_opts *itrace)
+{
+	struct evsel *evsel;
+
+	r->auxtrace.process_event = auxsample_report__process_event;
+	r->auxtrace.process_auxtrace_event = auxsample_report__process_auxtrace_event;
+	r->auxtrace.flush_events = auxsample_report__flush_events;
+	r->auxtrace.free_events = auxsample_report__free_events;
+	r->auxtrace.free = auxsample_report__free;
+	r->auxtrace.evsel_is_auxtrace = auxsample_report__evsel_is_auxtrace;
+	session->auxtrace = &r->auxtrace;
+	tool->auxtrace_info = auxsample_report__auxtrace_info;
+
+	/* The samples have branch stacks and call chains now, as with --itrace=LG. */
+	itrace->set = true;
+	itrace->add_last_branch = true;
+	itrace->last_branch_sz = r->depth;
+	itrace->add_callchain = true;
+	itrace->callchain_sz = r->chain_max;
+	evlist__for_each_entry(session->evlist, evsel)
+		evsel->synth_sample_type |= PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_CALLCHAIN;
+}
+
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth)
 {
 	struct auxsample_report *r;
-	struct evsel *evsel;
 	bool windows;
 	int err;
 
@@ -622,47 +867,31 @@ int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool
 	if (err)
 		return err;
 
-	r = zalloc(sizeof(*r));
+	r = auxsample_report__new(session, depth);
 	if (!r)
 		return -ENOMEM;
-	r->chain_max = PERF_MAX_STACK_DEPTH;
-	r->bs = zalloc(sizeof(*r->bs) + depth * sizeof(r->bs->entries[0]));
-	r->chain = zalloc(sizeof(*r->chain) + r->chain_max * sizeof(r->chain->ips[0]));
-	if (!r->bs || !r->chain) {
-		free(r->bs);
-		free(r->chain);
-		free(r);
-		return -ENOMEM;
-	}
-	r->depth = depth;
-	r->session = session;
 	if (windows) {
 		err = auxsample_report__windows(r, session);
 		if (err || !r->nr_wins) {
 			/* No trace we decode, or no samples: perf's own decoding. */
-			free(r->wins);
-			free(r->bs);
-			free(r->chain);
-			free(r);
+			auxsample_report__delete(r);
 			return err;
 		}
 	}
-	r->auxtrace.process_event = auxsample_report__process_event;
-	r->auxtrace.process_auxtrace_event = auxsample_report__process_auxtrace_event;
-	r->auxtrace.flush_events = auxsample_report__flush_events;
-	r->auxtrace.free_events = auxsample_report__free_events;
-	r->auxtrace.free = auxsample_report__free;
-	r->auxtrace.evsel_is_auxtrace = auxsample_report__evsel_is_auxtrace;
-	session->auxtrace = &r->auxtrace;
-	tool->auxtrace_info = auxsample_report__auxtrace_info;
+	auxsample_report__install(r, session, tool, itrace);
+	return 0;
+}
 
-	/* The samples have branch stacks and call chains now, as with --itrace=LG. */
-	itrace->set = true;
-	itrace->add_last_branch = true;
-	itrace->last_branch_sz = depth;
-	itrace->add_callchain = true;
-	itrace->callchain_sz = r->chain_max;
-	evlist__for_each_entry(session->evlist, evsel)
-		evsel->synth_sample_type |= PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_CALLCHAIN;
+int auxsample_report__setup_pipe(struct perf_session *session, struct perf_tool *tool,
+				 struct itrace_synth_opts *itrace, unsigned int depth)
+{
+	struct auxsample_report *r;
+
+	if (!depth || itrace->set || session->auxtrace)
+		return 0;
+	r = auxsample_report__new(session, depth);
+	if (!r)
+		return -ENOMEM;
+	auxsample_report__install(r, session, tool, itrace);
 	return 0;
 }

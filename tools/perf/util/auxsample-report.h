@@ -2,9 +2,13 @@
 #ifndef __PERF_AUXSAMPLE_REPORT_H
 #define __PERF_AUXSAMPLE_REPORT_H
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <linux/compiler.h>
 
+struct evsel;
 struct itrace_synth_opts;
+struct perf_sample;
 struct perf_session;
 struct perf_tool;
 
@@ -14,6 +18,10 @@ struct perf_tool;
  * such sample gets the branch stack that libauxsample decodes from its
  * snippet, @depth branches deep, as real LBR data would be.  Returns 0 also
  * when it does not apply (depth 0, --itrace given, no AUX samples).
+ *
+ * A pipe's attrs come as events, after the setup: __setup_pipe() installs
+ * the decoder for whatever AUX samples come (a pipe holds no index of a
+ * full trace: no windows).
  *
  * A full trace (indexed: HEADER_AUXTRACE) with samples beside it and no
  * AUX samples is read twice: a first pass finds each sample's window of
@@ -29,16 +37,38 @@ struct perf_tool;
  * them all, for tools that must write what came before a point (the end
  * of a round).
  */
+/*
+ * A sample that got no virtual LBR (no trace, no sync point, no code ...)
+ * has no branch stack, where perf report in branch mode wants one: it
+ * still counts, as one entry, as one branch does, with N/A for the
+ * branch.  __keep_unbranched() says whether @sample is one, and then sets
+ * its period to 1.  __fprintf_header() says in perf report's header how
+ * many of @evsel's samples got a virtual LBR, and why the others did not.
+ */
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 int auxsample_report__setup(struct perf_session *session, struct perf_tool *tool,
 			    struct itrace_synth_opts *itrace, unsigned int depth);
+int auxsample_report__setup_pipe(struct perf_session *session, struct perf_tool *tool,
+				 struct itrace_synth_opts *itrace, unsigned int depth);
 void auxsample_report__set_threads(struct perf_session *session, unsigned int threads);
 int auxsample_report__flush(struct perf_session *session);
+bool auxsample_report__keep_unbranched(struct perf_session *session, struct evsel *evsel,
+				       struct perf_sample *sample);
+size_t auxsample_report__fprintf_header(struct perf_session *session, struct evsel *evsel,
+					FILE *fp);
 #else
 static inline int auxsample_report__setup(struct perf_session *session __maybe_unused,
 					  struct perf_tool *tool __maybe_unused,
 					  struct itrace_synth_opts *itrace __maybe_unused,
 					  unsigned int depth __maybe_unused)
+{
+	return 0;
+}
+
+static inline int auxsample_report__setup_pipe(struct perf_session *session __maybe_unused,
+					       struct perf_tool *tool __maybe_unused,
+					       struct itrace_synth_opts *itrace __maybe_unused,
+					       unsigned int depth __maybe_unused)
 {
 	return 0;
 }
@@ -49,6 +79,20 @@ static inline void auxsample_report__set_threads(struct perf_session *session __
 }
 
 static inline int auxsample_report__flush(struct perf_session *session __maybe_unused)
+{
+	return 0;
+}
+
+static inline bool auxsample_report__keep_unbranched(struct perf_session *session __maybe_unused,
+						     struct evsel *evsel __maybe_unused,
+						     struct perf_sample *sample __maybe_unused)
+{
+	return false;
+}
+
+static inline size_t auxsample_report__fprintf_header(struct perf_session *session __maybe_unused,
+						      struct evsel *evsel __maybe_unused,
+						      FILE *fp __maybe_unused)
 {
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include "addr_location.h"
 #include "auxsample.h"
 #include "auxsample-etm.h"
+#include "auxsample-place.h"
 #include "auxsample-script.h"
 #include "data.h"
 #include "debug.h"
@@ -131,6 +132,12 @@ struct auxsample_walk {
 	struct auxsample_windows	*windows;
 	/* what decodes the window at hand, if not ->config: ETM's CPU's */
 	const struct auxsample_config	*window_config;
+	/* the samples are beside a full trace: windows, not AUX samples */
+	bool				beside;
+	/* samples without a CPU: where their threads ran */
+	struct auxsample_place		*place;
+	u64				placed;		/* by their thread */
+	u64				unplaced;	/* not: they get no trace */
 	u64				samples;	/* AUX samples, filtered ones too */
 	u64				filtered;	/* left out by ->comms */
 	u64				nosync;
@@ -213,11 +220,23 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 	return 0;
 }
 
+/* What the decoded samples are, for the summaries. */
+static const char *auxsample_walk__what(const struct auxsample_walk *w)
+{
+	return w->beside ? "samples beside a full trace" : "AUX samples";
+}
+
 static void auxsample_script__print_stat(struct auxsample_script *s)
 {
 	u64 n = s->walk.samples ?: 1;
 
-	printf("%12" PRIu64 "  AUX samples\n", s->walk.samples);
+	printf("%12" PRIu64 "  %s\n", s->walk.samples, auxsample_walk__what(&s->walk));
+	if (s->walk.placed)
+		printf("%12" PRIu64 "  samples without a CPU, placed by their thread\n",
+		       s->walk.placed);
+	if (s->walk.unplaced)
+		printf("%12" PRIu64 "  samples without a CPU, not placed: no trace\n",
+		       s->walk.unplaced);
 	printf("%12" PRIu64 "  bytes of trace (%" PRIu64 " per sample)\n", s->bytes, s->bytes / n);
 	printf("%12" PRIu64 "  bytes before the first sync point, not decodable (%.1f%%)\n",
 	       s->bytes_before_sync, s->bytes ? 100.0 * s->bytes_before_sync / s->bytes : 0.0);
@@ -444,7 +463,7 @@ static void auxsample_script__print_json(struct auxsample_walk *w __maybe_unused
 
 	timestamp__scnprintf_usec(sample->time, time, sizeof(time));
 	printf("{\"comm\":\"");
-	json_puts(thread__comm_str(thread) ?: "");
+	json_puts(auxsample_thread__comm_str_at(thread, sample->time) ?: "");
 	printf("\",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":\"%s\",\"timestamp\":%" PRIu64
 	       ",\"event\":\"", sample->pid, sample->tid, sample->cpu, time, sample->time);
 	json_puts(evsel__name(evsel));
@@ -513,7 +532,8 @@ static void auxsample_script__print_text(struct auxsample_walk *w, struct thread
 	int err;
 
 	strbuf_setlen(sb, 0);
-	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ", thread__comm_str(thread),
+	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ",
+			  auxsample_thread__comm_str_at(thread, sample->time),
 			  sample->tid, sample->cpu, sample->time, evsel__name(evsel)) ?:
 	      auxsample_script__add_line(w, sb, thread, "", sample->ip, NULL, "\n");
 	if (!err && res->nr == -AUXSAMPLE_ERR_NOSYNC)
@@ -532,13 +552,14 @@ static void auxsample_script__print_text(struct auxsample_walk *w, struct thread
 	fwrite_unlocked(sb->buf, 1, sb->len, stdout);
 }
 
-static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thread)
+static bool auxsample_walk__wanted(struct auxsample_walk *w, struct thread *thread,
+				   const struct perf_sample *sample)
 {
 	const char *comm;
 
 	if (!w->comms)
 		return true;
-	comm = thread__comm_str(thread);
+	comm = auxsample_thread__comm_str_at(thread, sample->time);
 	return comm && strlist__has_entry(w->comms, comm);
 }
 
@@ -680,7 +701,7 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 
 	auxsample_pool__lock(w->pool);
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	wanted = thread && auxsample_walk__wanted(w, thread);
+	wanted = thread && auxsample_walk__wanted(w, thread, sample);
 	if (wanted)
 		image = auxsample_proc__image(&w->proc, machine, thread);
 	auxsample_pool__unlock(w->pool);
@@ -719,6 +740,34 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 	return err;
 }
 
+/*
+ * A sample beside a full trace, kept for its window, in its CPU's trace:
+ * a sample without a CPU goes where the sideband says its thread ran.
+ */
+static int auxsample_walk__add_window(struct auxsample_walk *w, struct perf_sample *sample,
+				      struct evsel *evsel, struct machine *machine)
+{
+	struct perf_sample placed = *sample;
+	struct thread *thread;
+	int err, cpu;
+
+	if (!auxsample_place__has_cpu(evsel)) {
+		cpu = auxsample_place__cpu(w->place, sample);
+		if (cpu >= 0) {
+			placed.cpu = cpu;
+			w->placed++;
+		} else {
+			w->unplaced++;
+		}
+	}
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!thread)
+		return -ENOMEM;
+	err = auxsample_windows__add(w->windows, &placed, evsel, thread);
+	thread__put(thread);
+	return err;
+}
+
 static int auxsample_walk__process_sample(const struct perf_tool *tool,
 					  union perf_event *event __maybe_unused,
 					  struct perf_sample *sample, struct evsel *evsel,
@@ -729,14 +778,8 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 	int err = 0;
 
 	/* Kept for windows. */
-	if (!sample->aux_sample.size && w->windows && !w->full_trace && w->have_config) {
-		thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-		if (!thread)
-			return -ENOMEM;
-		err = auxsample_windows__add(w->windows, sample, evsel, thread);
-		thread__put(thread);
-		return err;
-	}
+	if (!sample->aux_sample.size && w->windows && !w->full_trace && w->have_config)
+		return auxsample_walk__add_window(w, sample, evsel, machine);
 	if (!sample->aux_sample.size || w->full_trace)
 		return 0;
 	if (!w->have_config) {
@@ -755,7 +798,7 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 	if (!thread)
 		return -ENOMEM;
 	w->samples++;
-	if (auxsample_walk__wanted(w, thread))
+	if (auxsample_walk__wanted(w, thread, sample))
 		err = auxsample_walk__decode(w, sample, evsel, machine, thread);
 	else
 		w->filtered++;
@@ -820,6 +863,25 @@ static int auxsample_walk__exit(const struct perf_tool *tool, union perf_event *
 					perf_event__process_exit);
 }
 
+/* Where threads run, for samples without a CPU beside a full trace. */
+static int auxsample_walk__itrace_start(const struct perf_tool *tool, union perf_event *event,
+					struct perf_sample *sample, struct machine *machine)
+{
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+
+	return auxsample_place__event(w->place, event, sample) ?:
+	       perf_event__process_itrace_start(tool, event, sample, machine);
+}
+
+static int auxsample_walk__switch(const struct perf_tool *tool, union perf_event *event,
+				  struct perf_sample *sample, struct machine *machine)
+{
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+
+	return auxsample_place__event(w->place, event, sample) ?:
+	       perf_event__process_switch(tool, event, sample, machine);
+}
+
 /*
  * A file cut short, by a full disk or a copy that did not finish, makes
  * the session fail on the first missing event with little to say why.
@@ -856,12 +918,25 @@ static int auxsample_walk__init_fulltrace(struct auxsample_walk *w)
 {
 	w->ft = auxsample_fulltrace__new();
 	w->windows = auxsample_windows__new(w->window);
-	if (!w->ft || !w->windows)
+	w->place = auxsample_place__new();
+	if (!w->ft || !w->windows || !w->place)
 		return -ENOMEM;
 	w->tool.auxtrace = auxsample_walk__auxtrace;
 	w->tool.aux = auxsample_walk__aux;
 	w->tool.aux_output_hw_id = auxsample_walk__aux_output_hw_id;
+	w->tool.itrace_start = auxsample_walk__itrace_start;
+	w->tool.context_switch = auxsample_walk__switch;
 	return 0;
+}
+
+static void auxsample_walk__exit_fulltrace(struct auxsample_walk *w)
+{
+	auxsample_fulltrace__delete(w->ft);
+	w->ft = NULL;
+	auxsample_windows__delete(w->windows);
+	w->windows = NULL;
+	auxsample_place__delete(w->place);
+	w->place = NULL;
 }
 
 /* A sample beside the trace, with its window as its AUX data. */
@@ -872,7 +947,7 @@ static int auxsample_walk__window(struct perf_sample *sample, struct evsel *evse
 	struct auxsample_walk *w = context;
 
 	w->samples++;
-	if (!auxsample_walk__wanted(w, thread)) {
+	if (!auxsample_walk__wanted(w, thread, sample)) {
 		w->filtered++;
 		return 0;
 	}
@@ -893,11 +968,18 @@ static int auxsample_walk__windows(struct auxsample_walk *w)
 	    !auxsample_windows__nr_samples(w->windows) ||
 	    !auxsample_fulltrace__has_trace(w->ft))
 		return 1;
+	w->beside = true;
 	err = auxsample_windows__run(w->windows, w->ft, w->session, auxsample_walk__window, w);
 	w->window_config = NULL;
 	st = auxsample_windows__stats(w->windows);
 	pr_debug("windows: %" PRIu64 " at the sample's stop, %" PRIu64 " by time, %" PRIu64 " bad packets\n",
 		 st->at_stop, st->by_time, st->bad_packets);
+	if (!err) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "perf auxsample %s: ", w->cmd);
+		auxsample_place__warn_unplaced(who, w->unplaced);
+	}
 	return err;
 }
 
@@ -954,15 +1036,13 @@ static int auxsample_walk__run(struct auxsample_walk *w)
 	/* Trace buffers: for samples beside them, or decoded whole. */
 	err = auxsample_walk__init_fulltrace(w);
 	if (err) {
-		auxsample_fulltrace__delete(w->ft);
-		auxsample_windows__delete(w->windows);
+		auxsample_walk__exit_fulltrace(w);
 		return err;
 	}
 
 	w->session = perf_session__new(&data, &w->tool);
 	if (IS_ERR(w->session)) {
-		auxsample_fulltrace__delete(w->ft);
-		auxsample_windows__delete(w->windows);
+		auxsample_walk__exit_fulltrace(w);
 		return PTR_ERR(w->session);
 	}
 	snprintf(who, sizeof(who), "perf auxsample %s: ", w->cmd);
@@ -999,10 +1079,7 @@ out_delete:
 	perf_session__delete(w->session);
 	w->session = NULL;
 	/* After the session: it points to the itrace options the queues use. */
-	auxsample_fulltrace__delete(w->ft);
-	w->ft = NULL;
-	auxsample_windows__delete(w->windows);
-	w->windows = NULL;
+	auxsample_walk__exit_fulltrace(w);
 	return err;
 }
 
@@ -1035,8 +1112,8 @@ static int auxsample_script__done(struct auxsample_walk *w)
 	if (s->opts->stat)
 		auxsample_script__print_stat(s);
 	else
-		fprintf(stderr, "[ %" PRIu64 " AUX samples, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
-			w->samples, s->branches, w->nosync, w->errors);
+		fprintf(stderr, "[ %" PRIu64 " %s, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
+			w->samples, auxsample_walk__what(w), s->branches, w->nosync, w->errors);
 	return 0;
 }
 
@@ -2145,7 +2222,7 @@ static void auxsample_hot__print_header(struct auxsample_hot *h)
 		       h->decoded, w->nosync, w->error_samples, h->branches, w->depth);
 		return;
 	}
-	printf("# perf auxsample report: %" PRIu64 " AUX samples, ", w->samples);
+	printf("# perf auxsample report: %" PRIu64 " %s, ", w->samples, auxsample_walk__what(w));
 	if (w->filtered)
 		printf("%" PRIu64 " left out by --comms, ", w->filtered);
 	printf("%" PRIu64 " decoded, %" PRIu64 " failed (no sync point), %" PRIu64

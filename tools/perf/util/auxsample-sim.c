@@ -1084,6 +1084,8 @@ static int sim__setup_evlist(struct sim *sim)
 		insn.sample_type &= ~PERF_SAMPLE_AUX;
 		insn.aux_sample_size = 0;
 	}
+	if (!sim->opts->sample_cpu)
+		insn.sample_type &= ~PERF_SAMPLE_CPU;
 	sim->evlist = evlist__new();
 	if (!sim->evlist)
 		return -ENOMEM;

@@ -28,6 +28,12 @@ struct sim_opts {
 	 * stream in PERF_RECORD_AUXTRACE buffers.
 	 */
 	bool			full_trace;
+	/*
+	 * PERF_SAMPLE_CPU in instructions:u's samples: perf record sets it
+	 * only with -a, -C or --sample-cpu (or -A), so a per-task full trace
+	 * has samples that do not say their CPU.
+	 */
+	bool			sample_cpu;
 };
 
 int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);

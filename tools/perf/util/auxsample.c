@@ -20,6 +20,7 @@
 #include "auxsample.h"
 #include "auxsample-etm.h"
 #include "auxtrace.h"
+#include "comm.h"
 #include "data.h"
 #include "debug.h"
 #include "dso.h"
@@ -60,6 +61,23 @@ int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context)
 out:
 	addr_location__exit(&al);
 	return len > 0 ? (int)len : -1;
+}
+
+const char *auxsample_thread__comm_str_at(struct thread *thread, u64 time)
+{
+	struct comm *comm, *at = NULL;
+	const char *str;
+
+	down_read(thread__comm_lock(thread));
+	/* Newest first; before the first comm's start, the first comm. */
+	list_for_each_entry(comm, thread__comm_list(thread), list) {
+		at = comm;
+		if (comm->start <= time)
+			break;
+	}
+	str = at ? comm__str(at) : NULL;
+	up_read(thread__comm_lock(thread));
+	return str;
 }
 
 /* A map of a readable file: a section of the image. */

@@ -22,6 +22,13 @@ struct auxsample_mem {
 /* An auxsample_read_memory_fn: @context is a struct auxsample_mem. */
 int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context);
 
+/*
+ * The command @thread ran at @time, as perf script names a sample's: the
+ * samples beside a full trace are decoded after the last event, when the
+ * thread has the comm of its last exec.  NULL when it has none.
+ */
+const char *auxsample_thread__comm_str_at(struct thread *thread, u64 time);
+
 struct auxsample_config;
 struct auxsample_decoder;
 struct perf_session;

@@ -109,6 +109,34 @@ same_branches "perf script -F ip,brstack" "$data" "$injected" 64
 awk 'NF < 2 { exit 1 }' "$tmp/brstack" || fail "a sample without branches"
 [ "$(wc -l < "$tmp/brstack")" = "$samples" ] || fail "not $samples samples in perf script"
 
+# A pipe (perf record -o -, here perf inject -o -): the same samples as
+# from the file, and a header with the pipe's features that perf reads.
+perf inject -i "$data" -o - 2> /dev/null |
+	perf auxsample inject -i - -o "$tmp/pipe.data" > "$out" 2>&1
+rc=$?
+killed $rc && fail "inject -i -: killed by signal $((rc - 128))"
+if [ $rc -ne 0 ]; then
+	fail "inject -i - failed"
+else
+	grep -q "$samples samples written to $tmp/pipe.data, $samples decoded" "$out" ||
+		fail "inject -i -: not $samples samples decoded"
+	same_branches "inject -i -" "$data" "$tmp/pipe.data" 64
+	perf report --header-only -i "$tmp/pipe.data" > "$out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || fail "inject -i -: perf report --header-only exits $rc"
+	grep -q '^# cpuid : ' "$out" || fail "inject -i -: no cpuid in the header"
+	grep -q '^# contains samples with branch stack' "$out" ||
+		fail "inject -i -: no BRANCH_STACK feature"
+fi
+perf record -o - -e cpu-clock -- true 2> /dev/null |
+	perf auxsample inject -i - -o "$tmp/error.data" > "$out" 2>&1
+rc=$?
+killed $rc && fail "inject -i - without AUX samples: killed by signal $((rc - 128))"
+[ $rc -ne 0 ] || fail "inject -i - without AUX samples: accepted"
+grep -q 'has no AUX area samples: record with perf record -A' "$out" ||
+	fail "inject -i - without AUX samples: no clear error"
+[ -e "$tmp/error.data" ] && fail "inject -i - without AUX samples: output left behind"
+
 # Decoding threads change nothing: the same events, in the same order.
 for j in 1 3; do
 	perf auxsample inject -j $j -i "$data" -o "$tmp/j$j.data" > "$out" 2>&1 ||

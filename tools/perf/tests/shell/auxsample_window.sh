@@ -96,10 +96,10 @@ perf report -D -i "$data" > "$out" 2>&1
 grep -q 'PERF_RECORD_AUXTRACE' "$out" || fail "full trace: no PERF_RECORD_AUXTRACE"
 samples=$(grep -c '^sample' "$data.truth")
 perf auxsample stat -i "$data" > "$out" 2>&1
-grep -q "^ *$samples  AUX samples" "$out" || fail "stat: not $samples samples with windows"
+grep -q "^ *$samples  samples beside a full trace" "$out" || fail "stat: not $samples samples with windows"
 grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
 perf auxsample report -i "$data" > "$out" 2>&1
-grep -q "^# perf auxsample report: $samples AUX samples, $samples decoded" "$out" ||
+grep -q "^# perf auxsample report: $samples samples beside a full trace, $samples decoded" "$out" ||
 	fail "report: not $samples samples decoded"
 # --window-size: windows of 1K, as 1K snippets would be, many without a PSB.
 perf auxsample stat -i "$data" --window-size 1K > "$out" 2>&1
@@ -116,7 +116,8 @@ perf auxsample script -i "$data" --json > "$out" 2>&1
 
 # perf report shows the windows' virtual LBRs as branch data: as many
 # branches as perf auxsample script decodes; --itrace is perf's own.
-branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null | sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
+branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
+	   sed -n 's/.* samples beside a full trace, \([0-9]*\) branches.*/\1/p')
 perf report -i "$data" --stdio > "$out" 2>&1
 grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report: not $branches window branches"
 grep -q 'Source Symbol.*Target Symbol' "$out" || fail "report: not in branch mode"

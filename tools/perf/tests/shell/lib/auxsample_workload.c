@@ -10,6 +10,7 @@
  *   workload threads N		two threads running branches
  *   workload loops N		N calls of nest(): LOOP_OUTER runs of an inner
  *				loop of LOOP_INNER iterations each
+ *   workload exec N PROG ARG...	branches, then exec PROG ARG... (a new comm)
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -151,7 +152,11 @@ int main(int argc, char **argv)
 		threads(n);
 	else if (!strcmp(argv[1], "loops"))
 		loops(n);
-	else
+	else if (!strcmp(argv[1], "exec") && argc > 3) {
+		branches(n);
+		execv(argv[3], argv + 3);
+		return 2;
+	} else
 		return 1;
 	return 0;
 }
