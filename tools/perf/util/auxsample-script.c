@@ -1232,6 +1232,10 @@ struct hot_addr_cache_entry {
 	pid_t			pid;
 	u64			generation;	/* 0: empty */
 	struct hot_addr		a;
+	/* a return address: the call before it, decoded once */
+	bool			site_known;
+	u64			site;		/* 0: no call ends at a.ip */
+	u64			target;		/* of a direct call, else 0 */
 };
 
 struct auxsample_hot {
@@ -1332,8 +1336,9 @@ static void hot_addr__resolve(struct auxsample_hot *h, struct hot_addr *a,
 	addr_location__exit(&al);
 }
 
-static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr *a,
-					struct thread *thread, u64 ip)
+/* @ip's entry in the cache of resolved addresses, filled; NULL without memory. */
+static struct hot_addr_cache_entry *auxsample_hot__cached(struct auxsample_hot *h,
+							  struct thread *thread, u64 ip)
 {
 	const struct maps *maps = thread__maps(thread);
 	u64 generation = h->walk.sym_generation + 1;
@@ -1342,10 +1347,8 @@ static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr
 
 	if (!h->addr_cache) {
 		h->addr_cache = calloc(SYM_CACHE_SIZE, sizeof(*h->addr_cache));
-		if (!h->addr_cache) {
-			hot_addr__resolve(h, a, thread, ip);
-			return;
-		}
+		if (!h->addr_cache)
+			return NULL;
 	}
 	e = &h->addr_cache[(ip ^ (ip >> 12)) & (SYM_CACHE_SIZE - 1)];
 	if (e->generation != generation || e->maps != maps || e->pid != pid || e->a.ip != ip) {
@@ -1353,8 +1356,20 @@ static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr
 		e->maps = maps;
 		e->pid = pid;
 		e->generation = generation;
+		e->site_known = false;
 	}
-	*a = e->a;
+	return e;
+}
+
+static void auxsample_hot__resolve_addr(struct auxsample_hot *h, struct hot_addr *a,
+					struct thread *thread, u64 ip)
+{
+	struct hot_addr_cache_entry *e = auxsample_hot__cached(h, thread, ip);
+
+	if (e)
+		*a = e->a;
+	else
+		hot_addr__resolve(h, a, thread, ip);
 }
 
 /* The function @a is in, as an address: its first byte. */
@@ -1720,8 +1735,8 @@ static const int hot_x86_call_lens[] = { 5, 6, 2, 3, 7, 4, 8 };
  * (0 if not).  0 where no call ends at @ret: the code cannot be read, or
  * is not Intel PT's x86-64 or ETM's arm64.
  */
-static u64 auxsample_hot__call_site(struct auxsample_hot *h, struct thread *thread,
-				    const struct hot_addr *ret, u64 *target)
+static u64 auxsample_hot__decode_call_site(struct auxsample_hot *h, struct thread *thread,
+					   const struct hot_addr *ret, u64 *target)
 {
 	struct auxsample_mem mem = {
 		.machine = maps__machine(thread__maps(thread)),
@@ -1759,6 +1774,22 @@ static u64 auxsample_hot__call_site(struct auxsample_hot *h, struct thread *thre
 		return ret->ip - len;
 	}
 	return 0;
+}
+
+/* auxsample_hot__decode_call_site(), once for each return address. */
+static u64 auxsample_hot__call_site(struct auxsample_hot *h, struct thread *thread,
+				    const struct hot_addr *ret, u64 *target)
+{
+	struct hot_addr_cache_entry *e = auxsample_hot__cached(h, thread, ret->ip);
+
+	if (!e)
+		return auxsample_hot__decode_call_site(h, thread, ret, target);
+	if (!e->site_known) {
+		e->site = auxsample_hot__decode_call_site(h, thread, ret, &e->target);
+		e->site_known = true;
+	}
+	*target = e->target;
+	return e->site;
 }
 
 /*
