@@ -28,6 +28,12 @@ fail() {
 	err=1
 }
 
+# killed RC: whether exit status RC says that a signal killed perf (128 + N).
+# perf itself exits 129 on a usage error and 255 on an error: not signals.
+killed() {
+	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
+}
+
 # run ARGS...: perf's status, and its output in $out.  A signal is a
 # failure of the test, never an answer.
 run() {
@@ -35,9 +41,7 @@ run() {
 
 	perf "$@" > "$out" 2>&1
 	rc=$?
-	if [ "$rc" -ge 128 ] && [ "$rc" -ne 129 ] && [ "$rc" -ne 255 ]; then
-		fail "'perf $*' died of signal $((rc - 128))"
-	fi
+	killed "$rc" && fail "'perf $*' died of signal $((rc - 128))"
 	return "$rc"
 }
 
