@@ -897,12 +897,16 @@ static int cmd_auxsample_report(int argc, const char **argv)
 static int cmd_auxsample_simulate(int argc, const char **argv)
 {
 	u64 aux_size = SIM_DEFAULT_AUX_SAMPLE_SIZE, psb_period = SIM_DEFAULT_PSB_PERIOD;
+	/* perf record -Aintel_pt's intel_pt config: tsc, mtc, mtc_period=3. */
 	struct sim_opts opts = {
 		.output = "perf.data",
 		.period = SIM_DEFAULT_PERIOD,
 		.tsc = true,
+		.mtc = true,
+		.mtc_period = SIM_DEFAULT_MTC_PERIOD,
 		.sample_cpu = true,
 	};
+	bool mtc_set = false;
 	const char * const usage[] = {
 		"perf auxsample simulate [<options>] -- <command> [<args>]",
 		NULL
@@ -915,8 +919,11 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 		OPT_CALLBACK(0, "psb-period", &psb_period, "size",
 			     "bytes between PSB packets (default 2K, as sample mode)", parse_size),
 		OPT_BOOLEAN(0, "noretcomp", &opts.noretcomp, "no return compression"),
-		OPT_BOOLEAN(0, "mtc", &opts.mtc, "MTC timing packets (mtc_period=3), TMA in PSB+"),
-		OPT_BOOLEAN(0, "cyc", &opts.cyc, "CYC cycle-accurate packets, CBR in PSB+"),
+		OPT_BOOLEAN_SET(0, "mtc", &opts.mtc, &mtc_set,
+				"MTC timing packets and TMA (default; --no-mtc: TSC only)"),
+		OPT_UINTEGER(0, "mtc-period", &opts.mtc_period,
+			     "an MTC every 2^n crystal clock ticks (default 3)"),
+		OPT_BOOLEAN(0, "cyc", &opts.cyc, "CYC cycle-accurate packets"),
 		OPT_BOOLEAN(0, "tsc", &opts.tsc,
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
@@ -941,6 +948,14 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	}
 	if (psb_period < 256) {
 		pr_err("--psb-period must be at least 256 bytes\n");
+		return -EINVAL;
+	}
+	/* As intel_pt/tsc=0/ would, --no-tsc leaves the MTCs out unless asked. */
+	if (!opts.tsc && !mtc_set)
+		opts.mtc = false;
+	if (opts.mtc_period > 15 || !(SIM_MTC_PERIODS & (1U << opts.mtc_period))) {
+		pr_err("Invalid --mtc-period %u: the simulated CPU's valid values are 0,3,6,9\n",
+		       opts.mtc_period);
 		return -EINVAL;
 	}
 	if (opts.mtc && !opts.tsc) {

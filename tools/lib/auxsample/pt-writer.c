@@ -26,6 +26,7 @@ struct auxsample_pt_writer {
 	uint64_t		rets[RETSTACK];
 	unsigned int		nr_rets;
 	bool			enabled;	/* PacketEn: in traced (user) code */
+	bool			traceen;	/* TraceEn: timing packets flow */
 	uint64_t		tsc;
 	uint64_t		mtc;		/* CTC >> mtc_period at the last MTC */
 	uint64_t		cyc_tsc;	/* TSC at the last CYC-eligible packet */
@@ -184,7 +185,23 @@ static int pt_writer__put_tma(struct auxsample_pt_writer *pt)
 }
 
 /*
- * PSB+: PSB, TSC, TMA, MODE.Exec, FUP(current IP) while tracing is on, PSBEND.
+ * CBR has no enable bit: every PSB+ and every TraceEn 0->1 carries the
+ * core:bus ratio (SDM Vol. 3C, "CBR Packet"; real traces show it without
+ * CYC too).  The CYC count starts again from it.
+ */
+static int pt_writer__put_cbr(struct auxsample_pt_writer *pt)
+{
+	struct pt_packet cbr = { .type = ppt_cbr };
+
+	if (!pt->opts.cbr)
+		return 0;
+	cbr.payload.cbr.ratio = pt->opts.cbr;
+	pt->cyc_tsc = pt->tsc;
+	return pt_writer__emit(pt, &cbr);
+}
+
+/*
+ * PSB+: PSB, TSC, TMA, CBR, MODE.Exec, FUP(current IP) while tracing is on, PSBEND.
  * The last IP and the return compression stack start again after it.
  */
 static int pt_writer__psb(struct auxsample_pt_writer *pt, uint64_t ip)
@@ -199,13 +216,8 @@ static int pt_writer__psb(struct auxsample_pt_writer *pt, uint64_t ip)
 		err = pt_writer__put_tsc(pt);
 	if (!err && pt->opts.tsc && pt->opts.mtc)
 		err = pt_writer__put_tma(pt);
-	if (!err && pt->opts.cyc) {
-		struct pt_packet cbr = { .type = ppt_cbr };
-
-		cbr.payload.cbr.ratio = pt->opts.cbr;
-		err = pt_writer__emit(pt, &cbr);
-		pt->cyc_tsc = pt->tsc;	/* the CYC count starts again at PSB */
-	}
+	if (!err)
+		err = pt_writer__put_cbr(pt);
 	if (!err)
 		err = pt_writer__put_mode(pt);
 	if (!err && pt->enabled)
@@ -298,6 +310,7 @@ AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *pt)
 	pt->nr_rets = 0;
 	pt->last_ip = 0;
 	pt->enabled = false;
+	pt->traceen = false;
 }
 
 AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint64_t tsc)
@@ -313,7 +326,12 @@ AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint
 	if (mtc == pt->mtc)
 		return 0;
 	pt->mtc = mtc;
-	if (!pt->enabled)
+	/*
+	 * MTC depends on TriggerEn, not PacketEn: user-only trace has them in
+	 * the kernel too, between TIP.PGD and TIP.PGE (SDM Vol. 3C, "MTC
+	 * Packet"; real user-only traces show runs of them there).
+	 */
+	if (!pt->traceen)
 		return 0;
 	p.payload.mtc.ctc = mtc & 0xff;
 	return pt_writer__flush_tnt(pt) ?: pt_writer__put(pt, &p);
@@ -322,7 +340,42 @@ AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint
 AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	pt->enabled = true;
+	pt->traceen = true;
+	pt->mtc = pt_writer__ctc(pt) >> pt->opts.mtc_period;
 	return pt_writer__psb(pt, ip);
+}
+
+/*
+ * TraceEn cleared, as the kernel does to copy an AUX sample
+ * (pt_event_snapshot_aux()): buffered packets are flushed and nothing
+ * more is written until auxsample_pt_writer__restart().
+ */
+AUXSAMPLE_API int auxsample_pt_writer__stop(struct auxsample_pt_writer *pt)
+{
+	int err = pt_writer__flush_tnt(pt);
+
+	pt->traceen = false;
+	return err;
+}
+
+/*
+ * TraceEn set again with PacketByteCnt not 0 (the kernel does not clear
+ * IA32_RTIT_STATUS there): no PSB+ but the timing packets, TSC, TMA and
+ * CBR (SDM Vol. 3C, "Enabling and Disabling Packet Generation with
+ * TraceEn"; "TSC Packet": sent on every TraceEn 0->1).  PacketEn stays as
+ * it was: in the kernel, the TIP.PGE comes on the way back to user code.
+ */
+AUXSAMPLE_API int auxsample_pt_writer__restart(struct auxsample_pt_writer *pt)
+{
+	int err = 0;
+
+	pt->traceen = true;
+	pt->mtc = pt_writer__ctc(pt) >> pt->opts.mtc_period;
+	if (pt->opts.tsc)
+		err = pt_writer__put_tsc(pt);
+	if (!err && pt->opts.tsc && pt->opts.mtc)
+		err = pt_writer__put_tma(pt);
+	return err ?: pt_writer__put_cbr(pt);
 }
 
 AUXSAMPLE_API int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *pt, uint64_t ip)

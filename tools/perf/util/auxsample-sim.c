@@ -9,7 +9,7 @@
  * stream per thread, each thread on a CPU of its own.  Every @period user
  * instructions a PERF_RECORD_SAMPLE of instructions:u is written with the
  * last @aux_sample_size bytes of that stream, cut as the kernel cuts them,
- * after the FUP + TIP.PGD of the PMI.  The perf.data carries what
+ * when it stops the trace in the PMI (see sim__sample()).  The perf.data carries what
  * 'perf record -Aintel_pt -e instructions:u' writes: the attrs, Intel PT's
  * AUXTRACE_INFO, COMM, MMAP2 with build-ids, FORK, EXIT, ITRACE_START,
  * FINISHED_ROUND and the header features, with a PT-capable CPU's cpuid.
@@ -20,7 +20,9 @@
  * every FINISHED_ROUND as perf record writes what its AUX mmaps hold.
  *
  * This is a model for tests, demos and teaching, not a profiler: there is
- * no kernel trace and time is one TSC tick per instruction.
+ * no kernel trace, and time is a model (SIM_TSC_PER_INSN, the PMI's path
+ * in sim__sample()) that keeps the order of events that timed decoders
+ * rely on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +70,6 @@
 #define SIM_TSC_CTC_N		308	/* CPUID.15H:EBX */
 #define SIM_TSC_CTC_D		2	/* CPUID.15H:EAX */
 #define SIM_MAX_NONTURBO	37
-#define SIM_MTC_PERIOD		3	/* perf's default mtc_period */
 #define SIM_CPUDESC		"Intel(R) Xeon(R) Gold 6154 CPU @ 3.00GHz"
 #define SIM_ROUND_EVENTS	256	/* events between FINISHED_ROUNDs */
 /* Each thread runs on a CPU of its own: the machine has this many. */
@@ -81,6 +82,24 @@
  * that, so the estimate never passes the sample's time.
  */
 #define SIM_TSC_PER_INSN	8
+/*
+ * No kernel is simulated, but a PMI can be taken in it: at the syscall
+ * entry, where entry_SYSCALL_64 is on an x86-64 kernel without KASLR.
+ */
+#define SIM_KERNEL_START	0xffffffff80000000ULL
+#define SIM_SYSCALL_ENTRY_IP	0xffffffff82000040ULL
+/*
+ * The PMI's path through the kernel, in TSC ticks: from the overflow to
+ * the perf_clock() read of perf_prepare_sample() (NMI entry, the PMU's
+ * handler, perf_event_overflow()), the AUX copy of
+ * pt_event_snapshot_aux() (TraceEn clear to set), and from there back to
+ * user code.  A few microseconds in all on hardware; what matters to
+ * decoders is the order: the PMI's TIP.PGD, the sample's time, the TSC of
+ * the restarted trace, the TIP.PGE.
+ */
+#define SIM_PMI_TO_SAMPLE_TIME	2000
+#define SIM_AUX_COPY_TIME	1000
+#define SIM_PMI_RETURN_TIME	1000
 
 /* intel_pt format bits, as the kernel publishes them. */
 #define PT_CFG_PT		(1ULL << 0)
@@ -433,7 +452,7 @@ static int sim__write_sample(struct sim *sim, struct sim_thread *t, u64 ip)
 		return -ENOMEM;
 	}
 	ev->header.type = PERF_RECORD_SAMPLE;
-	ev->header.misc = PERF_RECORD_MISC_USER;
+	ev->header.misc = ip >= SIM_KERNEL_START ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
 	ev->header.size = perf_event__sample_event_size(&sample, type, read_format);
 	err = perf_event__synthesize_sample(ev, type, read_format, &sample);
 	if (!err)
@@ -530,10 +549,10 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 		.noretcomp = sim->opts->noretcomp,
 		.tsc = sim->opts->tsc,
 		.mtc = sim->opts->mtc,
-		.mtc_period = SIM_MTC_PERIOD,
+		.mtc_period = sim->opts->mtc_period,
 		.tsc_per_ctc = SIM_TSC_CTC_N / SIM_TSC_CTC_D,
-		/* The core runs at its nominal ratio: a cycle is a TSC tick. */
 		.cyc = sim->opts->cyc,
+		/* The core runs at its nominal ratio: a cycle is a TSC tick. */
 		.cbr = SIM_MAX_NONTURBO,
 		.nom_freq = SIM_MAX_NONTURBO,
 	});
@@ -606,26 +625,61 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 
 /* --- one step --- */
 
+/* Time passes for @t: the MTCs of that time, in the kernel too. */
+static int sim__pass_time(struct sim *sim, struct sim_thread *t, u64 ticks)
+{
+	sim->tsc += ticks;
+	return auxsample_pt_writer__tick(t->pt, sim->tsc);
+}
+
+/*
+ * The PMI of the period's last instruction, as the kernel handles it for
+ * an AUX-sampling event:
+ * - taken in user code, it disables packet generation there: FUP and
+ *   TIP.PGD at the overflow (SDM Vol. 3C, "FUP Packet": asynchronous
+ *   events);
+ * - the sample's time is read later, in perf_prepare_sample(), after the
+ *   NMI entry and the PMU handler: it is after all of the snippet's user
+ *   code;
+ * - pt_event_snapshot_aux() stops the trace (TraceEn 1 -> 0), copies the
+ *   snippet and starts the trace again, which writes TSC, TMA and CBR
+ *   (auxsample_pt_writer__restart()): everything after the sample comes
+ *   after a TSC later than the sample's time, which is how timed decoders
+ *   (perf's intel-pt.c) tell which branches are the sample's;
+ * - the return to user code at @ip is a TIP.PGE; from a syscall it comes
+ *   when the syscall returns.
+ * A syscall that ends the period retires in user mode, but its PMI is taken
+ * at the first instruction it can be, in the kernel: the sample's IP is
+ * there and says so in header.misc (perf_instruction_pointer() and
+ * perf_misc_flags() read the interrupted registers; exclude_kernel does not
+ * move them), so decoders keep the syscall as its newest branch.
+ * With --full-trace no AUX area is sampled and the trace runs on.
+ */
 static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 {
-	int err;
+	bool snapshot = !sim->opts->full_trace;
+	u64 sample_ip = t->in_kernel ? SIM_SYSCALL_ENTRY_IP : ip;
+	int err = 0;
 
-	/* A PMI taken in the kernel: the trace is already off. */
-	if (t->in_kernel) {
-		err = sim__write_sample(sim, t, ip);
-		if (!err)
-			sim__write_truth(sim, t, ip);
-		t->insns = 0;
-		return err;
-	}
-	err = auxsample_pt_writer__interrupt(t->pt, ip);
-
+	if (!t->in_kernel)
+		err = auxsample_pt_writer__interrupt(t->pt, ip);
 	if (!err)
-		err = sim__write_sample(sim, t, ip);
+		err = sim__pass_time(sim, t, SIM_PMI_TO_SAMPLE_TIME);
+	if (!err && snapshot)
+		err = auxsample_pt_writer__stop(t->pt);
 	if (!err)
-		sim__write_truth(sim, t, ip);
+		err = sim__write_sample(sim, t, sample_ip);
+	if (!err)
+		sim__write_truth(sim, t, sample_ip);
 	t->insns = 0;
-	return err ?: auxsample_pt_writer__resume(t->pt, ip);
+	if (!err && snapshot)
+		err = sim__pass_time(sim, t, SIM_AUX_COPY_TIME) ?:
+		      auxsample_pt_writer__restart(t->pt);
+	if (!err)
+		err = sim__pass_time(sim, t, SIM_PMI_RETURN_TIME);
+	if (err || t->in_kernel)
+		return err;
+	return auxsample_pt_writer__resume(t->pt, ip);
 }
 
 static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
@@ -1043,7 +1097,7 @@ static u64 sim__pt_config(const struct sim_opts *opts)
 	if (opts->noretcomp)
 		config |= PT_CFG_NORETCOMP;
 	if (opts->mtc)
-		config |= PT_CFG_MTC | ((u64)SIM_MTC_PERIOD << 14);
+		config |= PT_CFG_MTC | ((u64)opts->mtc_period << 14);
 	if (opts->cyc)
 		config |= PT_CFG_CYC;
 	return config;

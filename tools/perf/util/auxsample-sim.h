@@ -20,8 +20,9 @@ struct sim_opts {
 	size_t			psb_period;	/* bytes between PSBs */
 	bool			noretcomp;	/* no return compression */
 	bool			tsc;		/* TSC in PSB+, timed decoding */
-	bool			mtc;		/* MTC packets and TMA in PSB+ */
-	bool			cyc;		/* CYC packets and CBR in PSB+ */
+	bool			mtc;		/* MTC packets and TMA with TSC */
+	unsigned int		mtc_period;	/* an MTC every 2^n CTC ticks */
+	bool			cyc;		/* CYC packets */
 	/*
 	 * Full trace: what 'perf record -e intel_pt//u -e instructions:u'
 	 * writes, the samples without AUX payload and each CPU's whole
@@ -35,6 +36,13 @@ struct sim_opts {
 	 */
 	bool			sample_cpu;
 };
+
+/*
+ * The simulated CPU's caps/mtc_periods (a Skylake-SP's): which mtc_period
+ * values it takes, and perf record's default among them.
+ */
+#define SIM_MTC_PERIODS		0x249
+#define SIM_DEFAULT_MTC_PERIOD	3
 
 int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);
 

@@ -41,6 +41,7 @@ killed() {
 auxsample_sim_workload "$tmp/workload" "$out"
 
 # check WHAT SIMULATE-OPTIONS -- COMMAND: decoded without errors, as the truth says.
+# With PADVAR set in the environment, the program runs with it.
 check() {
 	local what=$1
 
@@ -67,30 +68,63 @@ check() {
 }
 
 wl=$tmp/workload
-check "branches, calls, jump table, recursion" --no-tsc -c 700 -- "$wl" branches 40
-check "setjmp/longjmp" --no-tsc -c 700 -- "$wl" longjmp 20
-check "signal handler" --no-tsc -c 700 -- "$wl" signal 20
-check "syscall loop" --no-tsc -c 700 -- "$wl" syscalls 40
-check "two threads" --no-tsc -c 700 -- "$wl" threads 20
-check "no return compression" --no-tsc --noretcomp -c 700 -- "$wl" branches 40
-check "PSB every 512 bytes, 8K samples" --no-tsc --psb-period 512 --aux-sample-size 8K \
+# At perf record -Aintel_pt's timing (TSC, MTC), as the tests of perf's
+# timed decoding need it: each sample's branches end at its time.
+check "branches, calls, jump table, recursion" -c 700 -- "$wl" branches 40
+check "setjmp/longjmp" -c 700 -- "$wl" longjmp 20
+check "signal handler" -c 700 -- "$wl" signal 20
+check "syscall loop" -c 700 -- "$wl" syscalls 40
+check "two threads" -c 700 -- "$wl" threads 20
+check "no return compression" --noretcomp -c 700 -- "$wl" branches 40
+check "PSB every 512 bytes, 8K samples" --psb-period 512 --aux-sample-size 8K \
 	-c 700 -- "$wl" branches 40
-check "dynamically linked /bin/true" --no-tsc -c 3000 -- /bin/true
-# Cycle-accurate timing lets timed decoding find each sample's trace exactly.
+check "dynamically linked /bin/true" -c 3000 -- /bin/true
+check "timeless" --no-tsc -c 700 -- "$wl" branches 40
+check "timeless signal handler" --no-tsc -c 700 -- "$wl" signal 20
 check "timed, MTC and CYC" --mtc --cyc -c 700 -- "$wl" branches 40
 
-# Timed decoding (TSC in PSB+, with or without MTC): no decode errors
-# either; which branches go with which sample depends on the timing.
-for timing in "" --mtc --cyc; do
-	if ! perf auxsample simulate -o "$data" $timing -c 700 -- "$wl" branches 40 > "$out" 2>&1; then
-		fail "timed $timing: simulate failed"
+# A period that ends on a syscall: its PMI is taken in the kernel, and the
+# sample's IP is there (perf_instruction_pointer() of the interrupted
+# registers); the syscall is its newest branch.  A short period makes
+# some samples land so, wherever the environment puts the code's start.
+for w in syscalls signal; do
+	check "periods ending on syscalls, $w" -c 97 -- "$wl" $w 100
+	grep -q '^sample .* ip 0xffffffff82000040$' "$data.truth" ||
+		fail "periods ending on syscalls, $w: no sample taken in the kernel"
+	perf script -i "$data" -F ip,sym > "$out" 2>&1
+	grep -q 'ffffffff82000040' "$out" || fail "$w: perf script shows no kernel sample IP"
+done
+
+# Where samples land depends on how many instructions the start-up code
+# runs, which depends on the size of the environment: the same checks
+# with it larger.
+for pad in 40 300 4096; do
+	padding=$(head -c $pad /dev/zero | tr '\0' x)
+	PADVAR=$padding check "signal handler, environment +$pad bytes" -c 700 -- "$wl" signal 20
+	PADVAR=$padding check "two threads, environment +$pad bytes" -c 700 -- "$wl" threads 20
+done
+
+# Which branches are each sample's, timing by timing: the newest 16 of
+# perf's own decoder (trace begins and ends left out) and of perf
+# auxsample script are the truth's, for every sample.
+for timing in "" --no-mtc "--mtc --cyc" --no-tsc "--mtc-period 0" "--mtc-period 9"; do
+	# shellcheck disable=SC2086
+	if ! perf auxsample simulate -o "$data" $timing -c 1000 -- "$wl" branches 40 \
+		> "$out" 2>&1; then
+		fail "timing ${timing:-default}: simulate failed"
 		continue
 	fi
-	perf script -i "$data" --itrace=e > "$out" 2>&1
-	grep -q 'instruction trace error' "$out" && fail "timed $timing: perf's decoder found errors"
-	perf report -i "$data" --stdio > "$out" 2>&1
-	grep -q 'instructions:u' "$out" || fail "timed $timing: perf report shows no samples"
+	python3 "$lib/auxsample_truth.py" --exact "$data" 16 perf > "$out" 2>&1 ||
+		fail "timing ${timing:-default}: perf's decoder does not end at the sample"
+	echo "timing ${timing:-default}: perf: $(head -1 "$out")"
+	python3 "$lib/auxsample_truth.py" --exact --auxsample "$data" 16 perf > "$out" 2>&1 ||
+		fail "timing ${timing:-default}: perf auxsample script does not end at the sample"
 done
+perf auxsample simulate -o "$data" --mtc-period 4 -- "$wl" branches 1 > "$out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && ! killed $rc && grep -q 'valid values are 0,3,6,9' "$out" ||
+	fail "--mtc-period 4: not refused as the CPU's caps/mtc_periods would (exit $rc)"
+
 # The timing packets are there.
 perf auxsample simulate -o "$data" --mtc --cyc -c 700 -- "$wl" branches 10 > /dev/null 2>&1
 perf report -D -i "$data" > "$out" 2>&1

@@ -6,7 +6,7 @@
  * Write an Intel PT stream as the hardware does for user-only tracing
  * (intel_pt//u), from what each instruction did: for simulators and tests
  * on machines without Intel PT.  PSB+ every psb_period bytes (PSB, TSC,
- * MODE.Exec, FUP, PSBEND), TNT-8/TNT-64, TIP with the hardware's IP
+ * TMA, CBR, MODE.Exec, FUP, PSBEND), TNT-8/TNT-64, TIP with the hardware's IP
  * compression, return compression as the hardware does it (only for
  * returns whose call came after the latest PSB), TIP.PGD/PGE around the
  * kernel, FUP before asynchronous disables (interrupts, the PMI).
@@ -20,12 +20,15 @@ struct auxsample_pt_writer_config {
 	size_t		size;		/* sizeof(struct auxsample_pt_writer_config) */
 	size_t		psb_period;	/* bytes between PSBs */
 	uint8_t		noretcomp;	/* no return compression */
-	uint8_t		tsc;		/* TSC packets in PSB+ */
-	uint8_t		mtc;		/* MTC packets, TMA in PSB+ */
+	uint8_t		tsc;		/* TSC packets in PSB+ and at restart */
+	uint8_t		mtc;		/* MTC packets, TMA with each TSC */
 	uint8_t		mtc_period;	/* an MTC every 2^mtc_period CTC ticks */
 	uint32_t	tsc_per_ctc;	/* TSC ticks per CTC tick (CPUID.15H) */
-	uint8_t		cyc;		/* CYC packets, CBR in PSB+ */
-	/* core:bus ratio: cycles = TSC ticks * cbr / max non-turbo ratio */
+	uint8_t		cyc;		/* CYC packets */
+	/*
+	 * core:bus ratio, in every PSB+ and restart (0: no CBR packets);
+	 * cycles = TSC ticks * cbr / max non-turbo ratio
+	 */
 	uint8_t		cbr;
 	uint8_t		nom_freq;	/* max non-turbo ratio */
 };
@@ -49,7 +52,10 @@ AUXSAMPLE_API int auxsample_pt_writer__verify(const struct auxsample_pt_writer *
 /* Forget the stream (a new program: exec). */
 AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *w);
 
-/* Time passes: the TSC that the next PSB+ carries; MTCs as CTC ticks by. */
+/*
+ * Time passes: the TSC that the next PSB+ carries; MTCs as CTC ticks by,
+ * in the kernel (between TIP.PGD and TIP.PGE) too, while TraceEn is set.
+ */
 AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *w, uint64_t tsc);
 
 /* Tracing starts at @ip with a PSB+. */
@@ -66,6 +72,12 @@ AUXSAMPLE_API int auxsample_pt_writer__indirect(struct auxsample_pt_writer *w, u
 AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *w);
 /* Interrupted at @ip: FUP, TIP.PGD. */
 AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *w, uint64_t ip);
+/*
+ * The kernel stops the trace to copy an AUX sample (TraceEn 1 -> 0) and
+ * starts it again (0 -> 1: TSC, TMA, CBR), as pt_event_snapshot_aux() does.
+ */
+AUXSAMPLE_API int auxsample_pt_writer__stop(struct auxsample_pt_writer *w);
+AUXSAMPLE_API int auxsample_pt_writer__restart(struct auxsample_pt_writer *w);
 /* Back in user code at @ip: TIP.PGE. */
 AUXSAMPLE_API int auxsample_pt_writer__resume(struct auxsample_pt_writer *w, uint64_t ip);
 

@@ -1,12 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare the virtual LBR of simulated AUX samples with the ground truth.
 
-usage: auxsample_truth.py [--auxsample] <perf.data> <depth> <perf> [args...]
+usage: auxsample_truth.py [--auxsample] [--exact] <perf.data> <depth> <perf> [args...]
 
 Without --auxsample the branch stacks come from perf's own decoder
 ('perf script --itrace=L<depth> -F ip,brstack'); with it from
 'perf auxsample script --depth <depth>' (libauxsample), which must match
 exactly: it shows no trace begins or ends.
+
+With --exact every sample whose truth has <depth> branches must show them
+all, the newest <depth> true branches and no fewer (perf's decoder is run
+with twice the depth, so that the trace begins and ends it shows still
+leave <depth> branches): what a timed decoder gets wrong when it cannot
+tell which branches came before the sample.
 
 Reads <perf.data>.truth (perf auxsample simulate) and the branch stacks
 that 'perf script --itrace=L<depth> -F ip,brstack' gives, and checks, sample
@@ -85,17 +91,35 @@ def without_trace_gaps(br):
 
 
 
+def compare_exact(truth, got, depth):
+    if len(truth) != len(got) or not truth:
+        print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
+        return 1
+    full = [(t, p) for t, p in zip(truth, got) if len(t['br']) >= depth]
+    equal = sum(1 for t, p in full if p['br'][:depth] == t['br'][:depth])
+    print('%d of %d samples with their newest %d true branches' % (equal, len(full), depth))
+    for i, (t, p) in enumerate(zip(truth, got)):
+        if len(t['br']) >= depth and p['br'][:depth] != t['br'][:depth]:
+            print('first: sample %d ip %#x' % (i, t['ip']))
+            break
+    return 0 if full and equal == len(full) else 1
+
+
 def main():
     args = sys.argv[1:]
-    ours = args[0] == '--auxsample'
-    if ours:
+    ours = exact = False
+    while args[0] in ('--auxsample', '--exact'):
+        ours |= args[0] == '--auxsample'
+        exact |= args[0] == '--exact'
         args = args[1:]
     data, depth, perf = args[0], int(args[1]), args[2]
     truth = read_truth(data + '.truth')
     if ours:
         got = read_auxsample(perf, data, depth, args[3:])
     else:
-        got = read_perf(perf, data, depth, args[3:])
+        got = read_perf(perf, data, depth * 2 if exact else depth, args[3:])
+    if exact:
+        return compare_exact(truth, got, depth)
     if len(truth) != len(got) or not truth:
         print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
         return 1
