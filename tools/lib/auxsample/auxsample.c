@@ -382,21 +382,25 @@ AUXSAMPLE_API int auxsample_decoder__stats(const struct auxsample_decoder *dec,
 
 AUXSAMPLE_API const char *auxsample_strerror(int error)
 {
+#define MSG(e)	[AUXSAMPLE_ERR_##e - AUXSAMPLE_ERR_BASE]
 	static const char * const msgs[] = {
-		[0]				= "success",
-		[AUXSAMPLE_ERR_INVALID]		= "invalid argument",
-		[AUXSAMPLE_ERR_NOMEM]		= "out of memory",
-		[AUXSAMPLE_ERR_NOSYNC]		= "no sync point in the trace",
-		[AUXSAMPLE_ERR_DECODE]		= "trace does not match the code",
-		[AUXSAMPLE_ERR_NOMAP]		= "no memory image at a traced address",
-		[AUXSAMPLE_ERR_UNSUPPORTED]	= "not supported",
-		[AUXSAMPLE_ERR_OVERFLOW]	= "the hardware lost trace (overflow)",
+		[0]			= "success",
+		MSG(INVALID)		= "invalid argument",
+		MSG(NOMEM)		= "out of memory",
+		MSG(NOSYNC)		= "no sync point in the trace",
+		MSG(DECODE)		= "trace does not match the code",
+		MSG(NOMAP)		= "no memory image at a traced address",
+		MSG(UNSUPPORTED)	= "not supported",
+		MSG(OVERFLOW)		= "the hardware lost trace (overflow)",
 	};
+#undef MSG
 	unsigned int e = error < 0 ? -error : error;
 
-	if (e >= ARRAY_SIZE(msgs) || !msgs[e])
+	if (!e)
+		return msgs[0];
+	if (e <= AUXSAMPLE_ERR_BASE || e >= AUXSAMPLE_ERR_END)
 		return "unknown error";
-	return msgs[e];
+	return msgs[e - AUXSAMPLE_ERR_BASE];
 }
 
 AUXSAMPLE_API const char *auxsample_branch_kind__name(unsigned int kind)

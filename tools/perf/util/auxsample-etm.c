@@ -211,7 +211,7 @@ struct fulltrace_stats {
 	u64	gaps;
 	u64	errors;
 	u64	nosync;		/* buffers without a sync point */
-	u64	errors_by_kind[AUXSAMPLE_ERR_OVERFLOW + 1];
+	u64	errors_by_kind[AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE];
 };
 
 struct auxsample_fulltrace {
@@ -583,8 +583,7 @@ static void fulltrace__flow(const struct auxsample_flow *flow, void *context)
 		fulltrace__set_thread(ft, flow->pid);
 		return;
 	case AUXSAMPLE_FLOW_ERROR:
-		if (flow->kind < ARRAY_SIZE(ft->stats.errors_by_kind))
-			ft->stats.errors_by_kind[flow->kind]++;
+		ft->stats.errors_by_kind[auxsample__error_index(flow->kind)]++;
 		return;
 	case AUXSAMPLE_FLOW_RANGE:
 		ft->stats.ranges++;
@@ -646,7 +645,10 @@ static int fulltrace__decode_buffer(struct auxsample_fulltrace *ft, struct auxsa
 	ret = auxsample_decoder__decode(dec, data, buffer->size, 0);
 	auxtrace_buffer__put_data(buffer);
 	if (ret < 0 && ret != -AUXSAMPLE_ERR_NOSYNC) {
-		pr_err("decoding the trace of CPU %d: %s\n", ft->cpu, auxsample_strerror(ret));
+		char buf[STRERR_BUFSIZE];
+
+		pr_err("decoding the trace of CPU %d: %s\n", ft->cpu,
+		       auxsample__strerror(ret, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	fulltrace__account(ft, dec, ret);
@@ -737,7 +739,8 @@ static void fulltrace__print_stat(struct auxsample_fulltrace *ft, u64 missing)
 	printf("%12" PRIu64 "  decode errors\n", st->errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(st->errors_by_kind); e++) {
 		if (st->errors_by_kind[e])
-			printf("%12" PRIu64 "    %s\n", st->errors_by_kind[e], auxsample_strerror(-e));
+			printf("%12" PRIu64 "    %s\n", st->errors_by_kind[e],
+			       auxsample_strerror(-(int)(AUXSAMPLE_ERR_BASE + e)));
 	}
 }
 

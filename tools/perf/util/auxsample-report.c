@@ -221,7 +221,8 @@ static enum report_outcome auxsample_report__outcome(const struct auxsample_resu
 static int auxsample_report__fill(void *arg, const struct auxsample_result *res);
 
 /*
- * In this thread: 0 when filled in, -ENOENT to decode the sample alone.
+ * In this thread: 0 when filled in, AUXSAMPLE_STREAM_ALONE to decode the
+ * sample alone.
  * @claimed: the sample's place in its stream, found already, or NULL.
  */
 static int auxsample_report__decode_stream(struct auxsample_report *r, struct machine *machine,
@@ -241,8 +242,8 @@ static int auxsample_report__decode_stream(struct auxsample_report *r, struct ma
 
 	if (claimed)
 		job = *claimed;
-	else if (auxsample_streams__claim(r->streams, sample, &job))
-		return -ENOENT;
+	else if (!auxsample_streams__claim(r->streams, sample, &job))
+		return AUXSAMPLE_STREAM_ALONE;
 	ctx.image = auxsample_proc__image(&r->proc, machine, thread);
 	if (!ctx.image)
 		return -ENOMEM;
@@ -292,14 +293,14 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 	struct auxsample_result res;
 	struct auxsample_stats stats;
 	struct thread *thread;
-	int err = -ENOENT;
+	int err = AUXSAMPLE_STREAM_ALONE;
 
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
 	if (r->streams)
 		err = auxsample_report__decode_stream(r, machine, thread, sample, evsel, claimed);
-	if (err == -ENOENT) {
+	if (err == AUXSAMPLE_STREAM_ALONE) {
 		r->dec = auxsample_proc__decoder(&r->proc, config, machine, thread);
 		if (r->dec) {
 			int nr;
@@ -348,8 +349,10 @@ static void auxsample_report__attach(struct auxsample_report *r, struct perf_sam
 {
 	if (err) {
 		/* One sample's trouble never costs the others theirs. */
+		char buf[STRERR_BUFSIZE];
+
 		if (!r->warned)
-			pr_warning("virtual LBR: %s\n", auxsample_strerror(err));
+			pr_warning("virtual LBR: %s\n", auxsample__strerror(err, buf, sizeof(buf)));
 		r->warned = true;
 		return;
 	}
@@ -488,7 +491,7 @@ static int auxsample_report__process_event(struct perf_session *session,
 		auxsample_report__start_pool(r);
 	/* A stream's samples cost little each: here, after the ones before them. */
 	if (r->pool && !(w && w->config))
-		claimed = !auxsample_streams__claim(r->streams, sample, &job);
+		claimed = auxsample_streams__claim(r->streams, sample, &job);
 	if (r->pool && !(w && w->config) && !claimed) {
 		err = auxsample_report__submit(r, event, sample);
 		if (w) {

@@ -155,7 +155,8 @@ struct auxsample_script {
 	u64					syncs;
 	u64					overlap;
 	u64					gaps;
-	u64					errors_by_kind[AUXSAMPLE_ERR_OVERFLOW + 1];
+	u64					errors_by_kind[AUXSAMPLE_ERR_END -
+								       AUXSAMPLE_ERR_BASE];
 	struct auxsample_prev			*prev;
 };
 
@@ -199,10 +200,7 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 	s->syncs += res->stats->syncs;
 	s->gaps += res->stats->gaps;
 	for (int i = 0; i < res->nr_errors; i++) {
-		unsigned int e = -res->errors[i].error;
-
-		if (e < ARRAY_SIZE(s->errors_by_kind))
-			s->errors_by_kind[e]++;
+		s->errors_by_kind[auxsample__error_index(res->errors[i].error)]++;
 	}
 	if (sample->cpu >= STAT_MAX_CPUS)
 		return 0;
@@ -252,7 +250,7 @@ static void auxsample_script__print_stat(struct auxsample_script *s)
 	for (unsigned int e = 1; e < ARRAY_SIZE(s->errors_by_kind); e++) {
 		if (s->errors_by_kind[e])
 			printf("%12" PRIu64 "    %s\n", s->errors_by_kind[e],
-			       auxsample_strerror(-e));
+			       auxsample_strerror(-(int)(AUXSAMPLE_ERR_BASE + e)));
 	}
 }
 
@@ -573,8 +571,12 @@ static int auxsample_walk__deliver(void *arg, struct thread *thread, struct perf
 	if (res->nr == -AUXSAMPLE_ERR_NOSYNC) {
 		w->nosync++;
 	} else if (res->nr < 0) {
-		pr_err("perf auxsample %s: %s\n", w->cmd, auxsample_strerror(res->nr));
-		return res->nr;
+		char buf[STRERR_BUFSIZE];
+
+		pr_err("perf auxsample %s: %s\n", w->cmd,
+		       auxsample__strerror(res->nr, buf, sizeof(buf)));
+		/* perf's session takes -errno only. */
+		return auxsample__error_index(res->nr) ? -EINVAL : res->nr;
 	}
 	w->errors += res->stats->errors;
 	if (res->stats->errors)
@@ -597,7 +599,7 @@ static int auxsample_walk__stream_deliver(void *arg, const struct auxsample_resu
 	return auxsample_walk__deliver(ws->w, ws->thread, ws->sample, ws->evsel, res, NULL);
 }
 
-/* A claim, in this thread: 0 when delivered, -ENOENT to decode the sample alone. */
+/* A claim, in this thread: 0 when delivered, or AUXSAMPLE_STREAM_ALONE. */
 static int auxsample_walk__decode_claim(struct auxsample_walk *w,
 					const struct auxsample_stream_job *job,
 					struct perf_sample *sample, struct evsel *evsel,
@@ -624,8 +626,8 @@ static int auxsample_walk__decode_stream(struct auxsample_walk *w, struct perf_s
 	struct auxsample_stream_job job;
 	struct auxsample_image *image;
 
-	if (auxsample_streams__claim(w->streams, sample, &job))
-		return -ENOENT;
+	if (!auxsample_streams__claim(w->streams, sample, &job))
+		return AUXSAMPLE_STREAM_ALONE;
 	image = auxsample_proc__image(&w->proc, machine, thread);
 	if (!image)
 		return -ENOMEM;
@@ -642,7 +644,7 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 
 	if (w->streams) {
 		nr = auxsample_walk__decode_stream(w, sample, evsel, machine, thread);
-		if (nr != -ENOENT)
+		if (nr != AUXSAMPLE_STREAM_ALONE)
 			return nr;
 	}
 	w->dec = auxsample_proc__decoder(&w->proc, w->window_config ?: &w->config, machine,
@@ -706,7 +708,7 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 		image = auxsample_proc__image(&w->proc, machine, thread);
 	auxsample_pool__unlock(w->pool);
 	if (image && w->streams)
-		in_stream = !auxsample_streams__claim(w->streams, sample, &stream);
+		in_stream = auxsample_streams__claim(w->streams, sample, &stream);
 	if (!thread)
 		return -ENOMEM;
 	w->samples++;
@@ -1943,20 +1945,14 @@ static void hot_addr__json(const char *key, const struct hot_addr *a, bool offse
 	else
 		printf("null");
 	printf(",\"%s_sym\":", key);
-	if (a->sym) {
-		putchar('"');
-		json_puts(a->sym->name);
-		if (offset)
-			printf("+0x%" PRIx64, a->symoff);
-		putchar('"');
-	} else {
+	if (a->sym)
+		json_sym(a->sym->name, a->symoff, offset);
+	else
 		printf("null");
-	}
 	printf(",\"%s_dso\":", key);
 	if (a->dso) {
-		putchar('"');
-		json_puts(dso__long_name(a->dso));
-		printf("\",\"%s_off\":\"%#" PRIx64 "\"", key, a->off);
+		output_json_string(stdout, dso__long_name(a->dso));
+		printf(",\"%s_off\":\"%#" PRIx64 "\"", key, a->off);
 	} else {
 		printf("null,\"%s_off\":null", key);
 	}

@@ -465,16 +465,16 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	return err < 0 ? err : 0;
 }
 
-int auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
-			     struct auxsample_stream_job *job)
+bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
+			      struct auxsample_stream_job *job)
 {
 	struct stream_cut *cut = ss ? streams__find(ss, sample) : NULL;
 
 	if (!cut)
-		return -ENOENT;
+		return false;
 	job->run = &ss->runs[cut->run];
 	job->cut = cut;
-	return 0;
+	return true;
 }
 
 /* The claim's results from the stream. */
@@ -488,20 +488,20 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 
 	/* A new image (the process mapped more): the rest alone. */
 	if (run->failed || (run->image && run->image != ctx->image))
-		return -ENOENT;
+		return AUXSAMPLE_STREAM_ALONE;
 	if (!run->dec && stream_run__start(run, config, ctx->image, ctx->depth)) {
 		run->failed = true;
-		return -ENOENT;
+		return AUXSAMPLE_STREAM_ALONE;
 	}
 	run->mem.machine = ctx->machine;
 	thread__put(run->mem.thread);
 	run->mem.thread = thread__get(ctx->thread);
 	nr = auxsample_decoder__stream_to(run->dec, cut->start, cut->end);
 	if (nr == -AUXSAMPLE_ERR_UNSUPPORTED)
-		return -ENOENT;
+		return AUXSAMPLE_STREAM_ALONE;
 	if (nr < 0) {
 		run->failed = true;
-		return -ENOENT;
+		return AUXSAMPLE_STREAM_ALONE;
 	}
 	auxsample_result__init(&res, run->dec, nr, &stats);
 	run->served++;

@@ -34,6 +34,23 @@
 #include "sample.h"
 #include "session.h"
 #include "thread.h"
+#include "util.h"
+
+const char *auxsample__strerror(int err, char *buf, size_t size)
+{
+	if (auxsample__error_index(err))
+		return auxsample_strerror(err);
+	return str_error_r(err < 0 ? -err : err, buf, size);
+}
+
+unsigned int auxsample__error_index(int err)
+{
+	unsigned int e = err < 0 ? -err : err;
+
+	if (e <= AUXSAMPLE_ERR_BASE || e >= AUXSAMPLE_ERR_END)
+		return 0;
+	return e - AUXSAMPLE_ERR_BASE;
+}
 
 int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context)
 {

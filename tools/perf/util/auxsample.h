@@ -3,6 +3,7 @@
 #define __PERF_AUXSAMPLE_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,6 +29,18 @@ int auxsample_mem__read(u8 *buf, size_t size, u64 addr, void *context);
  * thread has the comm of its last exec.  NULL when it has none.
  */
 const char *auxsample_thread__comm_str_at(struct thread *thread, u64 time);
+
+/*
+ * The glue passes -errno and libauxsample's negative codes (which start
+ * above errno's range) around together: a message for either.
+ */
+const char *auxsample__strerror(int err, char *buf, size_t size);
+
+/*
+ * Per-kind error counters: AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE of them,
+ * each libauxsample error's at this index, 0 for any other.
+ */
+unsigned int auxsample__error_index(int err);
 
 struct auxsample_config;
 struct auxsample_decoder;
@@ -129,18 +142,20 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session);
 void auxsample_streams__delete(struct auxsample_streams *ss);
 /*
  * A sample's place in its stream: auxsample_streams__claim() finds it, in
- * file order; -ENOENT when the sample is in none.  Claims are decoded in
+ * file order; false when the sample is in none.  Claims are decoded in
  * the order they were made: auxsample_stream_job__decode() calls ctx->fn()
  * with the results while they are valid, and returns what it returned;
- * -ENOENT when the stream cannot serve the sample (the trace did not stop
- * at its end, the process mapped more code since the stream began):
- * decode it alone.  A stream's samples cost little each, less than a
+ * AUXSAMPLE_STREAM_ALONE when the stream cannot serve the sample (the
+ * trace did not stop at its end, the process mapped more code since the
+ * stream began): decode it alone.  A stream's samples cost little each, less than a
  * handover to a decoding thread and back: they are decoded where the
  * file is read, holding what guards perf's machine (code outside the
  * image is read through its maps).
  */
 struct stream_run;
 struct stream_cut;
+
+#define AUXSAMPLE_STREAM_ALONE	1	/* not a stream's: decode the sample alone */
 
 struct auxsample_stream_job {
 	struct stream_run	*run;
@@ -156,8 +171,8 @@ struct auxsample_stream_ctx {
 	void			*arg;
 };
 
-int auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
-			     struct auxsample_stream_job *job);
+bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
+			      struct auxsample_stream_job *job);
 int auxsample_stream_job__decode(const struct auxsample_stream_job *job,
 				 const struct auxsample_config *config,
 				 struct auxsample_stream_ctx *ctx);

@@ -23,14 +23,22 @@ extern "C" {
 
 #define AUXSAMPLE_API __attribute__((visibility("default")))
 
+/*
+ * The library's errors start above errno's range (Linux's MAX_ERRNO is
+ * 4095), so that a caller that also passes -errno around can always tell
+ * one from the other.
+ */
+#define AUXSAMPLE_ERR_BASE	4096
+
 enum auxsample_error {
-	AUXSAMPLE_ERR_INVALID = 1,	/* bad argument */
+	AUXSAMPLE_ERR_INVALID = AUXSAMPLE_ERR_BASE + 1,	/* bad argument */
 	AUXSAMPLE_ERR_NOMEM,		/* out of memory */
 	AUXSAMPLE_ERR_NOSYNC,		/* no sync point (PSB+) in the snippet */
 	AUXSAMPLE_ERR_DECODE,		/* trace and code disagree, or corrupt trace */
 	AUXSAMPLE_ERR_NOMAP,		/* no memory at an address the trace reached */
 	AUXSAMPLE_ERR_UNSUPPORTED,	/* trace type or feature not built in */
 	AUXSAMPLE_ERR_OVERFLOW,		/* the hardware lost trace (OVF) */
+	AUXSAMPLE_ERR_END,		/* one past the last */
 };
 
 enum auxsample_trace_type {
@@ -96,7 +104,7 @@ struct auxsample_image;
  *   CONTEXT	the traced thread is now @pid (the trace's context ID or
  *		VMID, as the trace configuration says the OS writes it),
  *		-1 when the trace does not say (ETM only);
- *   ERROR	a decode error, -enum auxsample_error in @kind, at snippet
+ *   ERROR	a decode error, its enum auxsample_error in @kind, at snippet
  *		offset @from (every one: __errors() keeps the first few);
  *   TIMESTAMP	the trace's own timestamp @to, raw, carried by the packet at
  *		snippet offset @from (ETM only: TIMESTAMP elements and
