@@ -39,6 +39,7 @@
 #include "util/config.h"
 #include "util/cpumap.h"
 #include "util/data.h"
+#include "util/data-convert.h"
 #include "util/debug.h"
 #include "util/event.h"
 #include "util/evlist.h"
@@ -86,20 +87,6 @@ static int persistent__config(const char *var, const char *value, void *cb __may
 }
 
 /* list */
-static void persistent__print_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void persistent__print(struct persistent_info *v, int nr, bool json, bool kernel)
 {
 	char owner[32], size[32];
@@ -109,13 +96,13 @@ static void persistent__print(struct persistent_info *v, int nr, bool json, bool
 		printf("[");
 		for (i = 0; i < nr; i++) {
 			printf("%s\n  {\"name\": ", i ? "," : "");
-			persistent__print_json_str(v[i].name);
+			output_json_string(stdout, v[i].name);
 			printf(", \"id\": %u, \"event\": ", v[i].id);
-			persistent__print_json_str(v[i].event);
+			output_json_string(stdout, v[i].event);
 			printf(", \"cpus\": ");
-			persistent__print_json_str(v[i].cpus);
+			output_json_string(stdout, v[i].cpus);
 			printf(", \"buffer_pages\": %u, \"owner\": ", v[i].pages);
-			persistent__print_json_str(persistent__owner(v[i].uid, owner,
+			output_json_string(stdout, persistent__owner(v[i].uid, owner,
 								     sizeof(owner)));
 			printf(", \"uid\": %d, \"samples\": %" PRIu64 ", \"lost\": %" PRIu64
 			       ", \"source\": \"%s\"}", v[i].uid, v[i].samples, v[i].lost,

@@ -22,6 +22,7 @@
 #include "auxsample-place.h"
 #include "auxsample-script.h"
 #include "data.h"
+#include "data-convert.h"
 #include "debug.h"
 #include "dso.h"
 #include "dump-insn.h"
@@ -401,14 +402,17 @@ static void auxsample_script__print_text(struct auxsample_walk *w, struct thread
 					 struct perf_sample *sample, struct evsel *evsel,
 					 const struct auxsample_result *res);
 
-static void json_puts(const char *str)
+/* "name+0x<off>" as one JSON string, escaped by perf's JSON writer. */
+static void json_sym(const char *name, u64 off, bool with_off)
 {
-	for (const char *c = str; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			putchar('\\');
-		if ((unsigned char)*c >= ' ')
-			putchar(*c);
+	char *str = NULL;
+
+	if (!with_off || asprintf(&str, "%s+0x%" PRIx64, name, off) < 0) {
+		output_json_string(stdout, name);
+		return;
 	}
+	output_json_string(stdout, str);
+	free(str);
 }
 
 /*
@@ -425,21 +429,15 @@ static void auxsample_script__json_where(struct thread *thread, const char *key,
 	if (addr)
 		thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al);
 	printf("\"%ssym\":", key);
-	if (al.sym) {
-		putchar('"');
-		json_puts(al.sym->name);
-		printf("+0x%" PRIx64 "\"", map__map_ip(al.map, addr) - al.sym->start);
-	} else {
+	if (al.sym)
+		json_sym(al.sym->name, map__map_ip(al.map, addr) - al.sym->start, true);
+	else
 		printf("null");
-	}
 	printf(",\"%sdso\":", key);
-	if (al.map && map__dso(al.map)) {
-		putchar('"');
-		json_puts(dso__long_name(map__dso(al.map)));
-		putchar('"');
-	} else {
+	if (al.map && map__dso(al.map))
+		output_json_string(stdout, dso__long_name(map__dso(al.map)));
+	else
 		printf("null");
-	}
 	addr_location__exit(&al);
 }
 
@@ -460,12 +458,12 @@ static void auxsample_script__print_json(struct auxsample_walk *w __maybe_unused
 	char time[32];
 
 	timestamp__scnprintf_usec(sample->time, time, sizeof(time));
-	printf("{\"comm\":\"");
-	json_puts(auxsample_thread__comm_str_at(thread, sample->time) ?: "");
-	printf("\",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":\"%s\",\"timestamp\":%" PRIu64
-	       ",\"event\":\"", sample->pid, sample->tid, sample->cpu, time, sample->time);
-	json_puts(evsel__name(evsel));
-	printf("\",\"ip\":\"%#" PRIx64 "\",", sample->ip);
+	printf("{\"comm\":");
+	output_json_string(stdout, auxsample_thread__comm_str_at(thread, sample->time) ?: "");
+	printf(",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":\"%s\",\"timestamp\":%" PRIu64
+	       ",\"event\":", sample->pid, sample->tid, sample->cpu, time, sample->time);
+	output_json_string(stdout, evsel__name(evsel));
+	printf(",\"ip\":\"%#" PRIx64 "\",", sample->ip);
 	auxsample_script__json_where(thread, "", sample->ip);
 	printf(",\"sync\":%s,\"branches\":[", nr == -AUXSAMPLE_ERR_NOSYNC ? "false" : "true");
 	if (nr != -AUXSAMPLE_ERR_NOSYNC) {
@@ -729,7 +727,7 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 			err = auxsample_walk__decode_claim(w, &stream, sample, evsel, machine,
 							   thread, image);
 		auxsample_pool__unlock(w->pool);
-		if (err == -ENOENT)
+		if (err == AUXSAMPLE_STREAM_ALONE)
 			err = auxsample_pool__submit(w->pool, machine, thread, image, NULL,
 						     sample, evsel, w->depth);
 	} else {

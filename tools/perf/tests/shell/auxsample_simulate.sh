@@ -150,6 +150,17 @@ assert len(objs) == truth, (len(objs), truth)
 froms = [int(b['from'], 16) for o in objs for b in o['branches']]
 assert froms == [int(t[1], 16) for t in text], 'json and text differ'
 PY
+# Names as the system has them: UTF-8 kept, control characters escaped.
+odd=$(printf 'w\303\266rk\001')
+cp "$tmp/workload" "$tmp/$odd"
+perf auxsample simulate -o "$tmp/odd.data" -c 3000 -- "$tmp/$odd" branches 2 > /dev/null 2>&1
+perf auxsample script -i "$tmp/odd.data" --json 2> /dev/null |
+python3 -c '
+import json, sys
+objs = [json.loads(line) for line in sys.stdin]
+assert objs and all(o["comm"] == "w\u00f6rk\u0001" for o in objs), objs[:1]
+assert all(o["dso"] is None or o["dso"].endswith("/w\u00f6rk\u0001") for o in objs)
+' > "$out" 2>&1 || fail "script --json: a comm of UTF-8 and a control character"
 
 # perf report shows the virtual LBR as branch data: as many branches as
 # perf auxsample script decodes, the same count as perf's own --itrace=L64.
