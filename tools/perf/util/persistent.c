@@ -103,7 +103,7 @@ struct perf_pmu *perf_pmus__find_persistent(const char *name)
 				"'perf persistent detach -e <event>' makes one.\n", persistent__dir());
 		return NULL;
 	}
-	pmu = perf_pmus__add_test_pmu(dirfd, PERSISTENT_PMU_NAME);
+	pmu = perf_pmus__add_pmu_at(dirfd, PERSISTENT_PMU_NAME);
 	close(dirfd);
 	return pmu;
 }
