@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * CoreSight ETMv4/ETE backend on OpenCSD's C API (DECODERS.md C).
+ * CoreSight ETMv4/ETE backend on OpenCSD's C API (opencsd_c_api.h).
  *
  * OpenCSD turns trace into generic elements per trace ID: instruction
  * ranges, exceptions, gaps.  A range whose last instruction is a branch
@@ -674,7 +674,7 @@ static int etm_tree_create(struct etm_state *etm)
 	int err = 0;
 
 	/*
-	 * perf's flags for frames in memory (DECODERS.md C.1); the 4x FSYNC
+	 * perf's flags for frames in memory (cs-etm-decoder.c); the 4x FSYNC
 	 * reset handles the barrier packets the drivers insert.
 	 */
 	etm->tree = ocsd_create_dcd_tree(formatted ? OCSD_TRC_SRC_FRAME_FORMATTED :
@@ -814,7 +814,7 @@ int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, siz
 	etm->buf = buf;
 	/*
 	 * Frames must be whole and aligned.  A snippet ends at the sink's
-	 * write pointer, which is frame aligned (DECODERS.md C.5): a partial
+	 * write pointer, which is frame aligned (16-byte TPIU frames): a partial
 	 * frame can only be at its start.  It is not decoded.
 	 */
 	if (dec->config.etm.formatted) {

@@ -3,7 +3,8 @@
  * Code images from files, through one libipt section cache shared by
  * every decoder and thread.  libipt forbids sharing a pt_image between
  * decoders, so each decoder keeps its own, rebuilt from the shared
- * sections when the image has grown since (DECODERS.md A.7, A.8).
+ * sections when the image has grown since (libipt's doc/howto_libipt.md:
+ * "an image must not be shared between decoders"; pt_iscache is).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
  * A model of an Intel PT stream for user-only tracing, written with
  * libipt's encoder: what the hardware emits for each kind of control flow
  * (PSB+, TNT, TIP, FUP, TIP.PGD/PGE, MODE.Exec, TSC), with its IP
- * compression and return compression rules (DECODERS.md B).
+ * compression and return compression rules (SDM Vol. 3C, "Intel Processor
+ * Trace": IP compression, return compression).
  */
 #include <stdlib.h>
 #include <string.h>

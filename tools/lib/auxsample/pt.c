@@ -4,7 +4,8 @@
  * (end_on_call, end_on_jump), turned into taken branches.
  *
  * A block's last instruction is its branch; the next block's first IP is
- * where the branch went, unless an event comes between (DECODERS.md A.5).
+ * where the branch went, unless an event comes between (libipt's
+ * pt_blk_next(): events are reported before the block they precede).
  * Nothing before the first PSB+ is used: TNT bits and IPs without the
  * state a PSB+ gives cannot be placed, and a guess would be a made-up
  * branch.

@@ -5,7 +5,7 @@
  *
  * The program runs under ptrace single-stepping; every executed user
  * instruction is classified with perf's x86 instruction decoder and its
- * real control flow is encoded as Intel PT (auxsample-sim-pt.c), one
+ * real control flow is encoded as Intel PT (libauxsample's pt-writer), one
  * stream per thread, each thread on a CPU of its own.  Every @period user
  * instructions a PERF_RECORD_SAMPLE of instructions:u is written with the
  * last @aux_sample_size bytes of that stream, cut as the kernel cuts them,
