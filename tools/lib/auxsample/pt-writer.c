@@ -170,9 +170,10 @@ static int pt_writer__put_tsc(struct auxsample_pt_writer *pt)
 	return pt_writer__put(pt, &p);
 }
 
+/* Without MTC the CTC is not needed: tsc_per_ctc may be 0. */
 static uint64_t pt_writer__ctc(const struct auxsample_pt_writer *pt)
 {
-	return pt->tsc / pt->opts.tsc_per_ctc;
+	return pt->opts.tsc_per_ctc ? pt->tsc / pt->opts.tsc_per_ctc : 0;
 }
 
 /* TMA: the CTC and the TSC ticks since its last tick, when the TSC was taken. */
