@@ -44,6 +44,7 @@
 
 #include <auxsample/pt-writer.h>
 #include "auxsample-sim.h"
+#include "auxsample-sim-truth.h"
 #include "auxtrace.h"
 #include "build-id.h"
 #include "data.h"
@@ -92,20 +93,6 @@
 #define PT_CFG_MTC_PERIOD	(0xfULL << 14)
 #define PT_CFG_PSB_PERIOD	(0xfULL << 24)
 
-enum sim_kind { SB_COND, SB_JUMP, SB_IND_JUMP, SB_CALL, SB_IND_CALL, SB_RET, SB_FAR };
-
-static const char * const sim_kind_names[] = {
-	[SB_COND] = "cond", [SB_JUMP] = "jump", [SB_IND_JUMP] = "ind_jump",
-	[SB_CALL] = "call", [SB_IND_CALL] = "ind_call", [SB_RET] = "ret",
-	[SB_FAR] = "far",
-};
-
-struct sim_branch {
-	u64		from;
-	u64		to;
-	enum sim_kind	kind;
-};
-
 struct sim_thread {
 	struct list_head	node;
 	pid_t			pid;
@@ -123,12 +110,7 @@ struct sim_thread {
 	struct auxsample_pt_writer *pt;
 	size_t			flushed;	/* stream bytes in AUXTRACE buffers */
 	u64			aux_offset;	/* the CPU's AUX area offset */
-	struct sim_branch	branches[SIM_TRUTH_BRANCHES];
-	unsigned int		nr_branches;
-	unsigned int		next_branch;
-	u64			*stack;
-	unsigned int		depth;
-	unsigned int		stack_cap;
+	struct auxsample_sim_truth_thread truth;
 };
 
 /* A mapping already written as MMAP2. */
@@ -164,8 +146,7 @@ struct sim {
 	u64			aux_reference;	/* of the next AUXTRACE buffer */
 	unsigned int		round_events;
 	union perf_event	*event;		/* room for the largest event */
-	char			*truth_path;
-	FILE			*truth;
+	struct auxsample_sim_truth truth;
 };
 
 #define SIM_EVENT_MAX	(sizeof(struct perf_record_mmap2) + 1024)
@@ -446,62 +427,31 @@ static int sim__write_sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	return err;
 }
 
-/* --- ground truth --- */
+/* --- ground truth (auxsample-sim-truth.c) --- */
 
-static void sim_thread__branch(struct sim_thread *t, u64 from, u64 to, enum sim_kind kind)
+static void sim_thread__branch(struct sim_thread *t, u64 from, u64 to,
+			       enum auxsample_sim_branch kind)
 {
-	t->branches[t->next_branch] = (struct sim_branch){ from, to, kind };
-	t->next_branch = (t->next_branch + 1) % SIM_TRUTH_BRANCHES;
-	if (t->nr_branches < SIM_TRUTH_BRANCHES)
-		t->nr_branches++;
+	auxsample_sim_truth_thread__branch(&t->truth, from, to, kind);
 }
 
 static int sim_thread__call(struct sim_thread *t, u64 ret_addr)
 {
-	if (t->depth == t->stack_cap) {
-		unsigned int cap = t->stack_cap ? t->stack_cap * 2 : 256;
-		u64 *stack = realloc(t->stack, cap * sizeof(*stack));
-
-		if (!stack)
-			return -ENOMEM;
-		t->stack = stack;
-		t->stack_cap = cap;
-	}
-	t->stack[t->depth++] = ret_addr;
-	return 0;
+	return auxsample_sim_truth_thread__call(&t->truth, ret_addr);
 }
 
 static void sim_thread__ret(struct sim_thread *t, u64 to)
 {
-	unsigned int i = t->depth;
-
-	while (i > 0) {
-		if (t->stack[--i] == to) {
-			t->depth = i;
-			return;
-		}
-	}
-	/* A return to no frame seen: longjmp or a frame older than exec. */
-	t->depth = 0;
+	auxsample_sim_truth_thread__ret(&t->truth, to);
 }
 
-static void sim__write_truth(struct sim *sim, struct sim_thread *t, u64 ip)
+static int sim__write_truth(struct sim *sim, struct sim_thread *t, u64 ip)
 {
-	unsigned int pos = t->next_branch;
-
-	fprintf(sim->truth, "sample %" PRIu64 " pid %d tid %d cpu %d time %" PRIu64 " ip %#" PRIx64 "\n",
-		sim->nr_samples, t->pid, t->tid, t->cpu, sim->tsc, ip);
-	for (unsigned int i = 0; i < t->nr_branches; i++) {
-		const struct sim_branch *b;
-
-		pos = (pos + SIM_TRUTH_BRANCHES - 1) % SIM_TRUTH_BRANCHES;
-		b = &t->branches[pos];
-		fprintf(sim->truth, "branch %#" PRIx64 " %#" PRIx64 " %s\n", b->from, b->to,
-			sim_kind_names[b->kind]);
-	}
-	for (unsigned int i = t->depth; i > 0; i--)
-		fprintf(sim->truth, "stack %#" PRIx64 "\n", t->stack[i - 1]);
-	fprintf(sim->truth, "end\n");
+	return auxsample_sim_truth__sample(&sim->truth, &t->truth,
+					   &(struct auxsample_sim_truth_sample){
+						.nr = sim->nr_samples, .pid = t->pid,
+						.cpu = t->cpu, .time = sim->tsc, .ip = ip,
+					   });
 }
 
 /* --- threads --- */
@@ -522,6 +472,7 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 	t->pid = pid;
 	t->tid = tid;
 	t->cpu = sim->next_cpu++;
+	auxsample_sim_truth_thread__init(&t->truth, tid);
 	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
 	t->mem_fd = open(path, O_RDONLY);
 	t->pt = auxsample_pt_writer__new(&(struct auxsample_pt_writer_config){
@@ -566,7 +517,7 @@ static void sim_thread__delete(struct sim_thread *t)
 	list_del(&t->node);
 	auxsample_pt_writer__delete(t->pt);
 	close(t->mem_fd);
-	free(t->stack);
+	auxsample_sim_truth_thread__exit(&t->truth);
 	free(t);
 }
 
@@ -593,7 +544,7 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 			return err;
 		auxsample_pt_writer__reset(t->pt);
 		t->flushed = 0;
-		t->depth = 0;
+		auxsample_sim_truth_thread__exec(&t->truth);
 	}
 	err = sim__write_comm(sim, t, exec) ?: sim__scan_maps(sim, t);
 	if (!err)
@@ -614,7 +565,7 @@ static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	if (t->in_kernel) {
 		err = sim__write_sample(sim, t, ip);
 		if (!err)
-			sim__write_truth(sim, t, ip);
+			err = sim__write_truth(sim, t, ip);
 		t->insns = 0;
 		return err;
 	}
@@ -623,7 +574,7 @@ static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	if (!err)
 		err = sim__write_sample(sim, t, ip);
 	if (!err)
-		sim__write_truth(sim, t, ip);
+		err = sim__write_truth(sim, t, ip);
 	t->insns = 0;
 	return err ?: auxsample_pt_writer__resume(t->pt, ip);
 }
@@ -1191,6 +1142,9 @@ static int sim__open_output(struct sim *sim)
 	sim->data.path = sim->opts->output;
 	sim->data.mode = PERF_DATA_MODE_WRITE;
 	perf_tool__init(&sim->tool, /*ordered_events=*/false);
+	/* perf.data goes to perf.data.old: its truth goes along. */
+	if (auxsample_sim_truth__rotate(sim->opts->output))
+		return -ECHILD;		/* reported */
 	sim->session = perf_session__new(&sim->data, &sim->tool);
 	if (IS_ERR(sim->session)) {
 		pr_err("cannot create %s\n", sim->opts->output);
@@ -1228,14 +1182,8 @@ static int sim__open_output(struct sim *sim)
 	if (lseek(perf_data__fd(&sim->data), sim->session->header.data_offset, SEEK_SET) < 0)
 		return -errno;
 
-	if (asprintf(&sim->truth_path, "%s.truth", sim->opts->output) < 0)
-		return -ENOMEM;
-	sim->truth = fopen(sim->truth_path, "w");
-	if (!sim->truth) {
-		pr_err("cannot create %s: %s\n", sim->truth_path, strerror(errno));
-		return -errno;
-	}
-	fprintf(sim->truth, "# perf auxsample simulate ground truth v1\n");
+	if (auxsample_sim_truth__open(&sim->truth, sim->opts->output))
+		return -ECHILD;		/* reported */
 	sim->event = zalloc(SIM_EVENT_MAX);
 	if (!sim->event)
 		return -ENOMEM;
@@ -1247,11 +1195,8 @@ static int sim__open_output(struct sim *sim)
 static int sim__close_output(struct sim *sim)
 {
 	struct feat_copier fc = { .copy = sim__feat_copy };
-	int err = sim__finished_round(sim);
+	int err = sim__finished_round(sim) ?: auxsample_sim_truth__close(&sim->truth);
 
-	if (!err && fclose(sim->truth))
-		err = -errno;
-	sim->truth = NULL;
 	if (err)
 		return err;
 	dsos__hit_all(&sim->session->machines.host.dsos);
@@ -1269,20 +1214,15 @@ static void sim__cleanup(struct sim *sim, bool failed)
 		kill(t->tid, SIGKILL);
 		sim_thread__delete(t);
 	}
-	if (sim->truth)
-		fclose(sim->truth);
 	if (sim->session) {
 		sim->session->evlist = NULL;
 		perf_session__delete(sim->session);
 	}
 	evlist__delete(sim->evlist);
-	if (failed) {
-		/* A partial perf.data is worse than none. */
+	/* A partial perf.data is worse than none. */
+	if (failed)
 		unlink(sim->opts->output);
-		if (sim->truth_path)
-			unlink(sim->truth_path);
-	}
-	free(sim->truth_path);
+	auxsample_sim_truth__exit(&sim->truth, failed);
 	free(sim->event);
 	free(sim->maps);
 }

@@ -36,17 +36,7 @@ struct sim_opts {
 	bool			sample_cpu;
 };
 
+/* The ground truth goes to <output>.truth (see auxsample-sim-truth.h). */
 int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);
-
-/*
- * Ground truth, one text line per item (<output>.truth):
- *   sample <nr> pid <pid> tid <tid> cpu <cpu> time <time> ip <hex>
- *   branch <from hex> <to hex> <kind>	newest first, up to SIM_TRUTH_BRANCHES
- *   stack <return address hex>		innermost first
- *   end
- * Kinds: cond, jump, ind_jump, call, ind_call, ret, far.  A far branch
- * into the kernel (syscall) has target 0: user-only trace does not show it.
- */
-#define SIM_TRUTH_BRANCHES	1024
 
 #endif /* __PERF_AUXSAMPLE_SIM_H */
