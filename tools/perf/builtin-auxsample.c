@@ -7,8 +7,10 @@
  *   perf auxsample inject [<options>] -o <file>
  *   perf auxsample simulate [<options>] -- <command> [<args>]
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -894,9 +896,56 @@ static int cmd_auxsample_report(int argc, const char **argv)
 }
 
 
+/* A count of instructions: digits only, so that -1 is no huge count. */
+static int parse_insns(const struct option *opt, const char *str, int unset)
+{
+	u64 *val = opt->value;
+	char *end;
+
+	if (unset) {
+		*val = 0;
+		return 0;
+	}
+	errno = 0;
+	if (isdigit(*str)) {
+		*val = strtoull(str, &end, 10);
+		if (!*end && !errno)
+			return 0;
+	}
+	pr_err("--%s expects a number of instructions, not '%s'\n", opt->long_name, str);
+	return -1;
+}
+
+/* Seconds, or a number with s, m, h or d, as perf record --switch-output=<time>. */
+static int parse_duration(const struct option *opt, const char *str, int unset)
+{
+	static struct parse_tag tags[] = {
+		{ .tag = 's', .mult = 1 }, { .tag = 'm', .mult = 60 },
+		{ .tag = 'h', .mult = 60 * 60 }, { .tag = 'd', .mult = 60 * 60 * 24 },
+		{ .tag = 0 },
+	};
+	unsigned long *val = opt->value;
+	char *end;
+
+	if (unset) {
+		*val = 0;
+		return 0;
+	}
+	*val = isdigit(*str) ? strtoul(str, &end, 10) : (unsigned long)-1;
+	if (*val != (unsigned long)-1 && *end)
+		*val = parse_tag_value(str, tags);
+	if (*val == (unsigned long)-1 || !*val) {
+		pr_err("--duration expects a time of at least 1s (30, 30s, 5m, 2h), not '%s'\n",
+		       str);
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_auxsample_simulate(int argc, const char **argv)
 {
 	u64 aux_size = SIM_DEFAULT_AUX_SAMPLE_SIZE, psb_period = SIM_DEFAULT_PSB_PERIOD;
+	int ret __maybe_unused;
 	struct sim_opts opts = {
 		.output = "perf.data",
 		.period = SIM_DEFAULT_PERIOD,
@@ -923,6 +972,10 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
 		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
 			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
+		OPT_CALLBACK(0, "max-instructions", &opts.max_insns, "n",
+			     "stop after that many user instructions", parse_insns),
+		OPT_CALLBACK(0, "duration", &opts.duration, "time",
+			     "stop after that long (seconds, or with s, m, h, d)", parse_duration),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -954,7 +1007,14 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	opts.aux_sample_size = aux_size;
 	opts.psb_period = psb_period;
 #ifdef HAVE_AUXSAMPLE_SIM
-	return auxsample_sim__run(&opts, argc, argv) ? 1 : 0;
+	ret = auxsample_sim__run(&opts, argc, argv);
+	if (ret > 0) {
+		/* Stopped by a signal: die of it once the files are whole, as perf record does. */
+		fflush(NULL);
+		signal(ret, SIG_DFL);
+		raise(ret);
+	}
+	return ret ? 1 : 0;
 #else
 	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt and libopencsd (perf check feature auxsample)\n");
 	return 1;

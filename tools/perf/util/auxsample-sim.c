@@ -35,15 +35,18 @@
 #include <linux/list.h>
 #include <linux/perf_event.h>
 #include <linux/string.h>
+#include <linux/time64.h>
 #include <linux/zalloc.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 
 #include <auxsample/pt-writer.h>
 #include "auxsample-sim.h"
+#include "auxsample-sim-stop.h"
 #include "auxsample-sim-truth.h"
 #include "auxtrace.h"
 #include "build-id.h"
@@ -147,6 +150,13 @@ struct sim {
 	unsigned int		round_events;
 	union perf_event	*event;		/* room for the largest event */
 	struct auxsample_sim_truth truth;
+
+	pid_t			pid;		/* of the program run */
+	struct auxsample_sim_stop stop;
+	/* Stopping before the program ends: its threads are let go. */
+	enum { SIM_RUNNING, SIM_STOPPING, SIM_WOKEN, SIM_KILLED } phase;
+	struct timespec		stopped_at;	/* or woken */
+	unsigned int		stop_signals;	/* stop signals seen by then */
 };
 
 #define SIM_EVENT_MAX	(sizeof(struct perf_record_mmap2) + 1024)
@@ -707,6 +717,7 @@ static bool sim__is_mapping_syscall(const struct user_regs_struct *regs)
 }
 
 static int sim_thread__step_begin(struct sim *sim, struct sim_thread *t);
+static int sim__let_go(struct sim *sim, struct sim_thread *t);
 
 static struct sim_thread *sim__find_thread(struct sim *sim, pid_t tid)
 {
@@ -781,6 +792,8 @@ static int sim__new_task(struct sim *sim, struct sim_thread *parent, int event)
 		return err;
 	if (!sim__take_early_stop(sim, msg))
 		return 0;
+	if (sim->phase != SIM_RUNNING)
+		return sim__let_go(sim, t);
 	return sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
 }
 
@@ -897,6 +910,148 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 	return 0;
 }
 
+/* --- stopping before the program ends --- */
+
+/*
+ * How long a stop waits for a step that does not end (a thread blocked
+ * in a syscall) before it wakes the thread, and then for the threads to
+ * stop, or for the program to end on SIGTERM, before it kills them.
+ */
+#define SIM_STOP_WAKE_MS	100
+#define SIM_STOP_GRACE_MS	5000
+
+static long sim__ms_since(const struct timespec *then)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - then->tv_sec) * MSEC_PER_SEC +
+	       (now.tv_nsec - then->tv_nsec) / NSEC_PER_MSEC;
+}
+
+/*
+ * A stop (a signal, --duration or --max-instructions): no thread steps
+ * again.  Each is let go when its step in flight ends; the files are
+ * then finished as if the program had ended there.
+ */
+static void sim__stop_begin(struct sim *sim)
+{
+	sim->phase = SIM_STOPPING;
+	clock_gettime(CLOCK_MONOTONIC, &sim->stopped_at);
+	sim->stop_signals = sim->stop.nr_signals;
+	pr_debug("perf auxsample simulate: stopping after %" PRIu64 " instructions\n",
+		 sim->nr_insns);
+}
+
+/*
+ * The steps that did not end are in syscalls that block: SIGCONT ends
+ * them (the syscall restarts once the thread is let go) and is dropped
+ * then.  Those that do not stop even so, and any after a second stop
+ * signal, are killed.
+ */
+static void sim__stop_next(struct sim *sim)
+{
+	struct sim_thread *t;
+
+	clock_gettime(CLOCK_MONOTONIC, &sim->stopped_at);
+	if (sim->phase == SIM_STOPPING && sim->stop.nr_signals == sim->stop_signals) {
+		sim->phase = SIM_WOKEN;
+		list_for_each_entry(t, &sim->threads, node)
+			tgkill(t->pid, t->tid, SIGCONT);
+		return;
+	}
+	sim->phase = SIM_KILLED;
+	list_for_each_entry(t, &sim->threads, node) {
+		pr_warning("perf auxsample simulate: thread %d did not stop: killed\n", t->tid);
+		kill(t->tid, SIGKILL);
+	}
+}
+
+/* Nothing to do until a thread stops, a stop signal comes or a stop waits too long. */
+static int sim__idle(struct sim *sim)
+{
+	long waited, limit;
+
+	if (sim->phase == SIM_RUNNING || sim->phase == SIM_KILLED)
+		return auxsample_sim_stop__wait(&sim->stop, -1);
+	waited = sim__ms_since(&sim->stopped_at);
+	limit = sim->phase == SIM_STOPPING ? SIM_STOP_WAKE_MS : SIM_STOP_GRACE_MS;
+	if (waited >= limit || sim->stop.nr_signals > sim->stop_signals) {
+		sim__stop_next(sim);
+		return 0;
+	}
+	return auxsample_sim_stop__wait(&sim->stop, limit - waited);
+}
+
+/*
+ * Stopping: @t is in a ptrace stop where its last step left it.  Its
+ * trace ends there, as when perf record disables the event, and it runs
+ * on untraced.  The program itself gets SIGTERM, as perf record sends
+ * it, unless a signal is pending for it (a terminal's ^C reaches it too).
+ */
+static int sim__let_go(struct sim *sim, struct sim_thread *t)
+{
+	long sig = t->signal == SIGCONT && sim->phase >= SIM_WOKEN ? 0 : t->signal;
+	struct user_regs_struct regs;
+	int err = 0;
+
+	if (!t->awaiting_stop) {
+		if (!t->in_kernel)
+			err = sim_thread__regs(t, &regs) ?:
+			      auxsample_pt_writer__interrupt(t->pt, regs.rip);
+		err = err ?: sim_thread__verify(t) ?: sim__flush_trace(sim, t);
+	}
+	if (t->tid == sim->pid && !sig)
+		sig = SIGTERM;
+	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)sig) < 0 && errno != ESRCH && !err)
+		err = -errno;
+	sim_thread__delete(t);
+	return err;
+}
+
+/* New tasks whose clone or fork was never seen: let them go as they are. */
+static void sim__let_go_early(struct sim *sim)
+{
+	while (sim->nr_early)
+		ptrace(PTRACE_DETACH, sim->early[--sim->nr_early], NULL, NULL);
+}
+
+/*
+ * perf record waits for its workload after it sent SIGTERM: so does the
+ * simulator, for SIM_STOP_GRACE_MS or until a further stop signal, and
+ * then kills it.
+ */
+static void sim__wait_program(struct sim *sim, const char *name)
+{
+	unsigned int signals = sim->stop.nr_signals;
+	struct timespec start;
+	int status;
+	long waited;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (waitpid(sim->pid, &status, WNOHANG | __WALL) == 0) {
+		waited = sim__ms_since(&start);
+		if (waited >= SIM_STOP_GRACE_MS || sim->stop.nr_signals > signals) {
+			pr_warning("perf auxsample simulate: %s (pid %d) did not end on SIGTERM: killed\n",
+				   name, sim->pid);
+			kill(sim->pid, SIGKILL);
+			waitpid(sim->pid, &status, __WALL);
+			return;
+		}
+		auxsample_sim_stop__wait(&sim->stop, SIM_STOP_GRACE_MS - waited);
+	}
+}
+
+/* After each step: is it time to stop? */
+static void sim__check(struct sim *sim)
+{
+	auxsample_sim_stop__check(&sim->stop, sim->nr_insns);
+	if (sim->phase == SIM_RUNNING && auxsample_sim_stop__why(&sim->stop))
+		sim__stop_begin(sim);
+}
+
+/* --- tracing --- */
+
 /*
  * Every thread steps one instruction at a time, all at once: a thread
  * blocked in a syscall waits for the others as it would.
@@ -908,17 +1063,30 @@ static int sim__trace(struct sim *sim)
 	pid_t tid;
 
 	while (!err && !list_empty(&sim->threads)) {
-		tid = waitpid(-1, &status, __WALL);
+		if (sim->phase == SIM_RUNNING && auxsample_sim_stop__why(&sim->stop))
+			sim__stop_begin(sim);
+		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (!tid) {
+			err = sim__idle(sim);
+			continue;
+		}
 		if (tid < 0)
 			return errno == ECHILD ? 0 : -errno;
 		t = sim__find_thread(sim, tid);
+		if (!t && tid == sim->pid) {
+			/* The program, let go, has ended. */
+			continue;
+		}
 		if (!t) {
 			/* A new task's first stop, before its clone event. */
 			err = sim__add_early_stop(sim, tid);
 			continue;
 		}
 		if (t->awaiting_stop) {
-			err = sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
+			if (sim->phase != SIM_RUNNING)
+				err = sim__let_go(sim, t);
+			else
+				err = sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
 			continue;
 		}
 		err = sim_thread__step_end(sim, t, status);
@@ -928,9 +1096,14 @@ static int sim__trace(struct sim *sim)
 		} else if (err == SIM_STEP_RUNNING) {
 			err = 0;
 		} else if (!err) {
-			err = sim_thread__step_begin(sim, t);
+			sim__check(sim);
+			if (sim->phase != SIM_RUNNING)
+				err = sim__let_go(sim, t);
+			else
+				err = sim_thread__step_begin(sim, t);
 		}
 	}
+	sim__let_go_early(sim);
 	return err;
 }
 
@@ -1228,7 +1401,7 @@ static void sim__cleanup(struct sim *sim, bool failed)
 }
 
 /* Fork @argv stopped under ptrace and run it up to its exec. */
-static pid_t sim__spawn(const char **argv)
+static pid_t sim__spawn(struct sim *sim, const char **argv)
 {
 	int status, pipefd[2];
 	pid_t pid;
@@ -1241,6 +1414,7 @@ static pid_t sim__spawn(const char **argv)
 		return -errno;
 	if (!pid) {
 		close(pipefd[0]);
+		auxsample_sim_stop__child(&sim->stop);
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		raise(SIGSTOP);
 		execvp(argv[0], (char * const *)argv);
@@ -1278,6 +1452,28 @@ out_fail:
 	return -ECHILD;
 }
 
+/* What was written, as perf record says it. */
+static void sim__summary(struct sim *sim)
+{
+	char why[64], stopped[96] = "";
+	struct stat st;
+
+	if (fstat(perf_data__fd(&sim->data), &st))
+		st.st_size = 0;
+	if (auxsample_sim_stop__why(&sim->stop))
+		snprintf(stopped, sizeof(stopped), "stopped %s after ",
+			 auxsample_sim_stop__describe(&sim->stop, why, sizeof(why)));
+	fprintf(stderr, "[ perf auxsample simulate: %s%" PRIu64 " instructions; wrote %.3f MB %s (%"
+		PRIu64 " samples) and %.3f MB %s.truth ]\n", stopped, sim->nr_insns,
+		st.st_size / 1024.0 / 1024.0, sim->opts->output, sim->nr_samples,
+		auxsample_sim_truth__size(&sim->truth) / 1024.0 / 1024.0, sim->opts->output);
+}
+
+/*
+ * 0 when the program ran to its end or to a bound, the number of the
+ * signal that stopped it (for the caller to die of, as perf record
+ * does), or a negative errno.
+ */
 int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 		       const char **argv)
 {
@@ -1288,15 +1484,20 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 
 	INIT_LIST_HEAD(&sim.threads);
 	sim.tsc = SIM_TSC_START;
+	/* From here a stop signal is waited for, not taken. */
+	err = auxsample_sim_stop__begin(&sim.stop, opts->max_insns, opts->duration);
+	if (err)
+		goto out;
 	err = sim__open_output(&sim);
 	if (err)
 		goto out;
 
-	pid = sim__spawn(argv);
+	pid = sim__spawn(&sim, argv);
 	if (pid < 0) {
 		err = pid;
 		goto out;
 	}
+	sim.pid = pid;
 	t = sim__add_thread(&sim, pid, pid);
 	if (!t) {
 		kill(pid, SIGKILL);
@@ -1308,12 +1509,16 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 		err = sim__trace(&sim);
 	if (!err)
 		err = sim__close_output(&sim);
-	if (!err)
-		fprintf(stderr, "[ perf auxsample simulate: %" PRIu64 " instructions, %" PRIu64 " samples written to %s ]\n",
-			sim.nr_insns, sim.nr_samples, opts->output);
+	if (!err && sim.phase != SIM_RUNNING)
+		sim__wait_program(&sim, argv[0]);
 out:
-	if (err && err != -ECHILD)
+	auxsample_sim_stop__end(&sim.stop);
+	if (!err)
+		sim__summary(&sim);
+	else if (err != -ECHILD)
 		pr_err("perf auxsample simulate: %s\n", strerror(-err));
 	sim__cleanup(&sim, err != 0);
-	return err;
+	if (err)
+		return err;
+	return auxsample_sim_stop__why(&sim.stop) == SIM_STOP_SIGNAL ? sim.stop.signal : 0;
 }
