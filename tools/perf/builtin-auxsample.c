@@ -28,6 +28,7 @@
 #include "util/auxsample-report.h"
 #include "util/auxsample-script.h"
 #include "util/auxsample-sim.h"
+#include "util/auxsample-sim-progress.h"
 #include "util/auxtrace.h"
 #include "util/branch.h"
 #include "util/data.h"
@@ -945,6 +946,7 @@ static int parse_duration(const struct option *opt, const char *str, int unset)
 static int cmd_auxsample_simulate(int argc, const char **argv)
 {
 	u64 aux_size = SIM_DEFAULT_AUX_SAMPLE_SIZE, psb_period = SIM_DEFAULT_PSB_PERIOD;
+	bool progress = false, progress_set = false;
 	int ret __maybe_unused;
 	struct sim_opts opts = {
 		.output = "perf.data",
@@ -976,6 +978,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			     "stop after that many user instructions", parse_insns),
 		OPT_CALLBACK(0, "duration", &opts.duration, "time",
 			     "stop after that long (seconds, or with s, m, h, d)", parse_duration),
+		OPT_BOOLEAN_SET(0, "progress", &progress, &progress_set,
+				"show progress (default: on a terminal)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -1006,6 +1010,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	}
 	opts.aux_sample_size = aux_size;
 	opts.psb_period = psb_period;
+	opts.progress = !progress_set ? SIM_PROGRESS_AUTO : progress ? SIM_PROGRESS_ON :
+		SIM_PROGRESS_OFF;
 #ifdef HAVE_AUXSAMPLE_SIM
 	ret = auxsample_sim__run(&opts, argc, argv);
 	if (ret > 0) {

@@ -46,6 +46,7 @@
 
 #include <auxsample/pt-writer.h>
 #include "auxsample-sim.h"
+#include "auxsample-sim-progress.h"
 #include "auxsample-sim-stop.h"
 #include "auxsample-sim-truth.h"
 #include "auxtrace.h"
@@ -153,6 +154,7 @@ struct sim {
 
 	pid_t			pid;		/* of the program run */
 	struct auxsample_sim_stop stop;
+	struct auxsample_sim_progress progress;
 	/* Stopping before the program ends: its threads are let go. */
 	enum { SIM_RUNNING, SIM_STOPPING, SIM_WOKEN, SIM_KILLED } phase;
 	struct timespec		stopped_at;	/* or woken */
@@ -939,6 +941,8 @@ static void sim__stop_begin(struct sim *sim)
 	sim->phase = SIM_STOPPING;
 	clock_gettime(CLOCK_MONOTONIC, &sim->stopped_at);
 	sim->stop_signals = sim->stop.nr_signals;
+	/* What the stop has to say goes on lines of its own. */
+	auxsample_sim_progress__finish(&sim->progress);
 	pr_debug("perf auxsample simulate: stopping after %" PRIu64 " instructions\n",
 		 sim->nr_insns);
 }
@@ -1042,12 +1046,19 @@ static void sim__wait_program(struct sim *sim, const char *name)
 	}
 }
 
-/* After each step: is it time to stop? */
+/* After each step: is it time to stop, or to say how far it got? */
 static void sim__check(struct sim *sim)
 {
+	u64 bytes;
+
 	auxsample_sim_stop__check(&sim->stop, sim->nr_insns);
 	if (sim->phase == SIM_RUNNING && auxsample_sim_stop__why(&sim->stop))
 		sim__stop_begin(sim);
+	if (sim->phase != SIM_RUNNING || !auxsample_sim_progress__due(&sim->progress))
+		return;
+	bytes = sim->session->header.data_offset + sim->bytes +
+		auxsample_sim_truth__size(&sim->truth);
+	auxsample_sim_progress__show(&sim->progress, sim->nr_insns, sim->nr_samples, bytes);
 }
 
 /* --- tracing --- */
@@ -1491,6 +1502,7 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 	err = sim__open_output(&sim);
 	if (err)
 		goto out;
+	auxsample_sim_progress__init(&sim.progress, opts->progress);
 
 	pid = sim__spawn(&sim, argv);
 	if (pid < 0) {
@@ -1507,6 +1519,7 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 	err = sim__start_thread(&sim, t, true) ?: sim_thread__step_begin(&sim, t);
 	if (!err)
 		err = sim__trace(&sim);
+	auxsample_sim_progress__finish(&sim.progress);
 	if (!err)
 		err = sim__close_output(&sim);
 	if (!err && sim.phase != SIM_RUNNING)

@@ -38,6 +38,7 @@ struct sim_opts {
 	bool			sample_cpu;
 	u64			max_insns;	/* stop after that many, 0: no bound */
 	unsigned long		duration;	/* stop after so many seconds, 0: none */
+	int			progress;	/* enum auxsample_sim_progress_mode */
 };
 
 /*
