@@ -960,7 +960,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	};
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "file", "output file name"),
-		OPT_U64('c', "count", &opts.period, "user instructions between samples"),
+		OPT_CALLBACK('c', "count", &opts.period, "n", "user instructions between samples",
+			     parse_insns),
 		OPT_CALLBACK(0, "aux-sample-size", &aux_size, "size",
 			     "bytes of trace per sample (default 4K)", parse_size),
 		OPT_CALLBACK(0, "psb-period", &psb_period, "size",
@@ -986,28 +987,26 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 
 	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!argc)
-		usage_with_options(usage, options);
-	if (!opts.period) {
-		pr_err("-c must be at least 1\n");
-		return -EINVAL;
-	}
-	if (!aux_size || aux_size > SIM_MAX_AUX_SAMPLE_SIZE) {
-		pr_err("--aux-sample-size must be 1 to %d bytes, as perf record allows\n",
-		       SIM_MAX_AUX_SAMPLE_SIZE);
-		return -EINVAL;
-	}
-	if (psb_period < 256) {
-		pr_err("--psb-period must be at least 256 bytes\n");
-		return -EINVAL;
-	}
-	if (opts.mtc && !opts.tsc) {
-		pr_err("--mtc needs TSC packets: MTC counts from the TSC in PSB+\n");
-		return -EINVAL;
-	}
-	if (opts.full_trace && !opts.tsc) {
-		pr_err("--full-trace needs TSC packets: samples are placed in the trace by time\n");
-		return -EINVAL;
-	}
+		usage_with_options_msg(usage, options,
+				       "no command: name the program to simulate after --");
+	if (!opts.period)
+		usage_with_options_msg(usage, options,
+				       "-c must be at least 1: a sample every <n> user instructions");
+	if (!aux_size || aux_size > SIM_MAX_AUX_SAMPLE_SIZE)
+		usage_with_options_msg(usage, options,
+				       "--aux-sample-size must be 1 to %d bytes, as perf record allows",
+				       SIM_MAX_AUX_SAMPLE_SIZE);
+	if (psb_period < 256)
+		usage_with_options_msg(usage, options, "--psb-period must be at least 256 bytes");
+	if (opts.mtc && !opts.tsc)
+		usage_with_options_msg(usage, options,
+				       "--mtc needs TSC packets (drop --no-tsc): MTC counts from the TSC in PSB+");
+	if (opts.full_trace && !opts.tsc)
+		usage_with_options_msg(usage, options,
+				       "--full-trace needs TSC packets (drop --no-tsc): samples are placed in the trace by time");
+	if (!strcmp(opts.output, "-"))
+		usage_with_options_msg(usage, options,
+				       "-o - : the simulator seeks in its output, which a pipe cannot do; write a file, then 'perf inject -i <file> -o -'");
 	opts.aux_sample_size = aux_size;
 	opts.psb_period = psb_period;
 	opts.progress = !progress_set ? SIM_PROGRESS_AUTO : progress ? SIM_PROGRESS_ON :
@@ -1020,10 +1019,10 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 		signal(ret, SIG_DFL);
 		raise(ret);
 	}
-	return ret ? 1 : 0;
+	return ret ? -1 : 0;
 #else
 	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt and libopencsd (perf check feature auxsample)\n");
-	return 1;
+	return -1;
 #endif
 }
 

@@ -1331,9 +1331,11 @@ static int sim__open_output(struct sim *sim)
 		return -ECHILD;		/* reported */
 	sim->session = perf_session__new(&sim->data, &sim->tool);
 	if (IS_ERR(sim->session)) {
-		pr_err("cannot create %s\n", sim->opts->output);
+		/* perf_data said why. */
+		pr_err("perf auxsample simulate: cannot write %s: name a file in a writable directory with -o\n",
+		       sim->opts->output);
 		sim->session = NULL;
-		return -EINVAL;
+		return -ECHILD;
 	}
 	if (sim__setup_evlist(sim))
 		return -ENOMEM;
@@ -1392,6 +1394,7 @@ static int sim__close_output(struct sim *sim)
 
 static void sim__cleanup(struct sim *sim, bool failed)
 {
+	bool created = sim->session != NULL;
 	struct sim_thread *t, *tmp;
 
 	list_for_each_entry_safe(t, tmp, &sim->threads, node) {
@@ -1403,8 +1406,8 @@ static void sim__cleanup(struct sim *sim, bool failed)
 		perf_session__delete(sim->session);
 	}
 	evlist__delete(sim->evlist);
-	/* A partial perf.data is worse than none. */
-	if (failed)
+	/* A partial perf.data is worse than none; one perf did not create is not ours. */
+	if (failed && created)
 		unlink(sim->opts->output);
 	auxsample_sim_truth__exit(&sim->truth, failed);
 	free(sim->event);
@@ -1426,17 +1429,23 @@ static pid_t sim__spawn(struct sim *sim, const char **argv)
 	if (!pid) {
 		close(pipefd[0]);
 		auxsample_sim_stop__child(&sim->stop);
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		raise(SIGSTOP);
-		execvp(argv[0], (char * const *)argv);
+		/* Untraced, SIGSTOP would stop it where waitpid() does not look. */
+		if (!ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+			raise(SIGSTOP);
+			execvp(argv[0], (char * const *)argv);
+		}
 		err = errno;
 		if (write(pipefd[1], &err, sizeof(err)) < 0)
 			_exit(126);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
+	if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status)) {
+		if (read(pipefd[0], &err, sizeof(err)) == sizeof(err))
+			pr_err("cannot trace %s: %s: perf auxsample simulate single-steps it with ptrace (see kernel.yama.ptrace_scope)\n",
+			       argv[0], strerror(err));
 		goto out_fail;
+	}
 	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
 		   (void *)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
 			    PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0) {
@@ -1528,7 +1537,7 @@ out:
 	auxsample_sim_stop__end(&sim.stop);
 	if (!err)
 		sim__summary(&sim);
-	else if (err != -ECHILD)
+	else if (err != -ECHILD)	/* -ECHILD: reported where it happened */
 		pr_err("perf auxsample simulate: %s\n", strerror(-err));
 	sim__cleanup(&sim, err != 0);
 	if (err)
