@@ -7,8 +7,10 @@
  *   perf auxsample inject [<options>] -o <file>
  *   perf auxsample simulate [<options>] -- <command> [<args>]
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include "util/auxsample-report.h"
 #include "util/auxsample-script.h"
 #include "util/auxsample-sim.h"
+#include "util/auxsample-sim-progress.h"
 #include "util/auxtrace.h"
 #include "util/branch.h"
 #include "util/data.h"
@@ -894,9 +897,57 @@ static int cmd_auxsample_report(int argc, const char **argv)
 }
 
 
+/* A count of instructions: digits only, so that -1 is no huge count. */
+static int parse_insns(const struct option *opt, const char *str, int unset)
+{
+	u64 *val = opt->value;
+	char *end;
+
+	if (unset) {
+		*val = 0;
+		return 0;
+	}
+	errno = 0;
+	if (isdigit(*str)) {
+		*val = strtoull(str, &end, 10);
+		if (!*end && !errno)
+			return 0;
+	}
+	pr_err("--%s expects a number of instructions, not '%s'\n", opt->long_name, str);
+	return -1;
+}
+
+/* Seconds, or a number with s, m, h or d, as perf record --switch-output=<time>. */
+static int parse_duration(const struct option *opt, const char *str, int unset)
+{
+	static struct parse_tag tags[] = {
+		{ .tag = 's', .mult = 1 }, { .tag = 'm', .mult = 60 },
+		{ .tag = 'h', .mult = 60 * 60 }, { .tag = 'd', .mult = 60 * 60 * 24 },
+		{ .tag = 0 },
+	};
+	unsigned long *val = opt->value;
+	char *end;
+
+	if (unset) {
+		*val = 0;
+		return 0;
+	}
+	*val = isdigit(*str) ? strtoul(str, &end, 10) : (unsigned long)-1;
+	if (*val != (unsigned long)-1 && *end)
+		*val = parse_tag_value(str, tags);
+	if (*val == (unsigned long)-1 || !*val) {
+		pr_err("--duration expects a time of at least 1s (30, 30s, 5m, 2h), not '%s'\n",
+		       str);
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_auxsample_simulate(int argc, const char **argv)
 {
 	u64 aux_size = SIM_DEFAULT_AUX_SAMPLE_SIZE, psb_period = SIM_DEFAULT_PSB_PERIOD;
+	bool progress = false, progress_set = false;
+	int ret __maybe_unused;
 	/* perf record -Aintel_pt's intel_pt config: tsc, mtc, mtc_period=3. */
 	struct sim_opts opts = {
 		.output = "perf.data",
@@ -913,7 +964,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	};
 	const struct option options[] = {
 		OPT_STRING('o', "output", &opts.output, "file", "output file name"),
-		OPT_U64('c', "count", &opts.period, "user instructions between samples"),
+		OPT_CALLBACK('c', "count", &opts.period, "n", "user instructions between samples",
+			     parse_insns),
 		OPT_CALLBACK(0, "aux-sample-size", &aux_size, "size",
 			     "bytes of trace per sample (default 4K)", parse_size),
 		OPT_CALLBACK(0, "psb-period", &psb_period, "size",
@@ -930,49 +982,61 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
 		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
 			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
+		OPT_CALLBACK(0, "max-instructions", &opts.max_insns, "n",
+			     "stop after that many user instructions", parse_insns),
+		OPT_CALLBACK(0, "duration", &opts.duration, "time",
+			     "stop after that long (seconds, or with s, m, h, d)", parse_duration),
+		OPT_BOOLEAN_SET(0, "progress", &progress, &progress_set,
+				"show progress (default: on a terminal)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
 
 	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!argc)
-		usage_with_options(usage, options);
-	if (!opts.period) {
-		pr_err("-c must be at least 1\n");
-		return -EINVAL;
-	}
-	if (!aux_size || aux_size > SIM_MAX_AUX_SAMPLE_SIZE) {
-		pr_err("--aux-sample-size must be 1 to %d bytes, as perf record allows\n",
-		       SIM_MAX_AUX_SAMPLE_SIZE);
-		return -EINVAL;
-	}
-	if (psb_period < 256) {
-		pr_err("--psb-period must be at least 256 bytes\n");
-		return -EINVAL;
-	}
+		usage_with_options_msg(usage, options,
+				       "no command: name the program to simulate after --");
+	if (!opts.period)
+		usage_with_options_msg(usage, options,
+				       "-c must be at least 1: a sample every <n> user instructions");
+	if (!aux_size || aux_size > SIM_MAX_AUX_SAMPLE_SIZE)
+		usage_with_options_msg(usage, options,
+				       "--aux-sample-size must be 1 to %d bytes, as perf record allows",
+				       SIM_MAX_AUX_SAMPLE_SIZE);
+	if (psb_period < 256)
+		usage_with_options_msg(usage, options, "--psb-period must be at least 256 bytes");
 	/* As intel_pt/tsc=0/ would, --no-tsc leaves the MTCs out unless asked. */
 	if (!opts.tsc && !mtc_set)
 		opts.mtc = false;
-	if (opts.mtc_period > 15 || !(SIM_MTC_PERIODS & (1U << opts.mtc_period))) {
-		pr_err("Invalid --mtc-period %u: the simulated CPU's valid values are 0,3,6,9\n",
-		       opts.mtc_period);
-		return -EINVAL;
-	}
-	if (opts.mtc && !opts.tsc) {
-		pr_err("--mtc needs TSC packets: MTC counts from the TSC in PSB+\n");
-		return -EINVAL;
-	}
-	if (opts.full_trace && !opts.tsc) {
-		pr_err("--full-trace needs TSC packets: samples are placed in the trace by time\n");
-		return -EINVAL;
-	}
+	if (opts.mtc_period > 15 || !(SIM_MTC_PERIODS & (1U << opts.mtc_period)))
+		usage_with_options_msg(usage, options,
+				       "Invalid --mtc-period %u: the simulated CPU's valid values are 0,3,6,9",
+				       opts.mtc_period);
+	if (opts.mtc && !opts.tsc)
+		usage_with_options_msg(usage, options,
+				       "--mtc needs TSC packets (drop --no-tsc): MTC counts from the TSC in PSB+");
+	if (opts.full_trace && !opts.tsc)
+		usage_with_options_msg(usage, options,
+				       "--full-trace needs TSC packets (drop --no-tsc): samples are placed in the trace by time");
+	if (!strcmp(opts.output, "-"))
+		usage_with_options_msg(usage, options,
+				       "-o - : the simulator seeks in its output, which a pipe cannot do; write a file, then 'perf inject -i <file> -o -'");
 	opts.aux_sample_size = aux_size;
 	opts.psb_period = psb_period;
+	opts.progress = !progress_set ? SIM_PROGRESS_AUTO : progress ? SIM_PROGRESS_ON :
+		SIM_PROGRESS_OFF;
 #ifdef HAVE_AUXSAMPLE_SIM
-	return auxsample_sim__run(&opts, argc, argv) ? 1 : 0;
+	ret = auxsample_sim__run(&opts, argc, argv);
+	if (ret > 0) {
+		/* Stopped by a signal: die of it once the files are whole, as perf record does. */
+		fflush(NULL);
+		signal(ret, SIG_DFL);
+		raise(ret);
+	}
+	return ret ? -1 : 0;
 #else
 	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt and libopencsd (perf check feature auxsample)\n");
-	return 1;
+	return -1;
 #endif
 }
 

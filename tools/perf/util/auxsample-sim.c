@@ -37,15 +37,20 @@
 #include <linux/list.h>
 #include <linux/perf_event.h>
 #include <linux/string.h>
+#include <linux/time64.h>
 #include <linux/zalloc.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 
 #include <auxsample/pt-writer.h>
 #include "auxsample-sim.h"
+#include "auxsample-sim-progress.h"
+#include "auxsample-sim-stop.h"
+#include "auxsample-sim-truth.h"
 #include "auxtrace.h"
 #include "build-id.h"
 #include "data.h"
@@ -111,20 +116,6 @@
 #define PT_CFG_MTC_PERIOD	(0xfULL << 14)
 #define PT_CFG_PSB_PERIOD	(0xfULL << 24)
 
-enum sim_kind { SB_COND, SB_JUMP, SB_IND_JUMP, SB_CALL, SB_IND_CALL, SB_RET, SB_FAR };
-
-static const char * const sim_kind_names[] = {
-	[SB_COND] = "cond", [SB_JUMP] = "jump", [SB_IND_JUMP] = "ind_jump",
-	[SB_CALL] = "call", [SB_IND_CALL] = "ind_call", [SB_RET] = "ret",
-	[SB_FAR] = "far",
-};
-
-struct sim_branch {
-	u64		from;
-	u64		to;
-	enum sim_kind	kind;
-};
-
 struct sim_thread {
 	struct list_head	node;
 	pid_t			pid;
@@ -142,12 +133,7 @@ struct sim_thread {
 	struct auxsample_pt_writer *pt;
 	size_t			flushed;	/* stream bytes in AUXTRACE buffers */
 	u64			aux_offset;	/* the CPU's AUX area offset */
-	struct sim_branch	branches[SIM_TRUTH_BRANCHES];
-	unsigned int		nr_branches;
-	unsigned int		next_branch;
-	u64			*stack;
-	unsigned int		depth;
-	unsigned int		stack_cap;
+	struct auxsample_sim_truth_thread truth;
 };
 
 /* A mapping already written as MMAP2. */
@@ -183,8 +169,15 @@ struct sim {
 	u64			aux_reference;	/* of the next AUXTRACE buffer */
 	unsigned int		round_events;
 	union perf_event	*event;		/* room for the largest event */
-	char			*truth_path;
-	FILE			*truth;
+	struct auxsample_sim_truth truth;
+
+	pid_t			pid;		/* of the program run */
+	struct auxsample_sim_stop stop;
+	struct auxsample_sim_progress progress;
+	/* Stopping before the program ends: its threads are let go. */
+	enum { SIM_RUNNING, SIM_STOPPING, SIM_WOKEN, SIM_KILLED } phase;
+	struct timespec		stopped_at;	/* or woken */
+	unsigned int		stop_signals;	/* stop signals seen by then */
 };
 
 #define SIM_EVENT_MAX	(sizeof(struct perf_record_mmap2) + 1024)
@@ -465,62 +458,31 @@ static int sim__write_sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	return err;
 }
 
-/* --- ground truth --- */
+/* --- ground truth (auxsample-sim-truth.c) --- */
 
-static void sim_thread__branch(struct sim_thread *t, u64 from, u64 to, enum sim_kind kind)
+static void sim_thread__branch(struct sim_thread *t, u64 from, u64 to,
+			       enum auxsample_sim_branch kind)
 {
-	t->branches[t->next_branch] = (struct sim_branch){ from, to, kind };
-	t->next_branch = (t->next_branch + 1) % SIM_TRUTH_BRANCHES;
-	if (t->nr_branches < SIM_TRUTH_BRANCHES)
-		t->nr_branches++;
+	auxsample_sim_truth_thread__branch(&t->truth, from, to, kind);
 }
 
 static int sim_thread__call(struct sim_thread *t, u64 ret_addr)
 {
-	if (t->depth == t->stack_cap) {
-		unsigned int cap = t->stack_cap ? t->stack_cap * 2 : 256;
-		u64 *stack = realloc(t->stack, cap * sizeof(*stack));
-
-		if (!stack)
-			return -ENOMEM;
-		t->stack = stack;
-		t->stack_cap = cap;
-	}
-	t->stack[t->depth++] = ret_addr;
-	return 0;
+	return auxsample_sim_truth_thread__call(&t->truth, ret_addr);
 }
 
 static void sim_thread__ret(struct sim_thread *t, u64 to)
 {
-	unsigned int i = t->depth;
-
-	while (i > 0) {
-		if (t->stack[--i] == to) {
-			t->depth = i;
-			return;
-		}
-	}
-	/* A return to no frame seen: longjmp or a frame older than exec. */
-	t->depth = 0;
+	auxsample_sim_truth_thread__ret(&t->truth, to);
 }
 
-static void sim__write_truth(struct sim *sim, struct sim_thread *t, u64 ip)
+static int sim__write_truth(struct sim *sim, struct sim_thread *t, u64 ip)
 {
-	unsigned int pos = t->next_branch;
-
-	fprintf(sim->truth, "sample %" PRIu64 " pid %d tid %d cpu %d time %" PRIu64 " ip %#" PRIx64 "\n",
-		sim->nr_samples, t->pid, t->tid, t->cpu, sim->tsc, ip);
-	for (unsigned int i = 0; i < t->nr_branches; i++) {
-		const struct sim_branch *b;
-
-		pos = (pos + SIM_TRUTH_BRANCHES - 1) % SIM_TRUTH_BRANCHES;
-		b = &t->branches[pos];
-		fprintf(sim->truth, "branch %#" PRIx64 " %#" PRIx64 " %s\n", b->from, b->to,
-			sim_kind_names[b->kind]);
-	}
-	for (unsigned int i = t->depth; i > 0; i--)
-		fprintf(sim->truth, "stack %#" PRIx64 "\n", t->stack[i - 1]);
-	fprintf(sim->truth, "end\n");
+	return auxsample_sim_truth__sample(&sim->truth, &t->truth,
+					   &(struct auxsample_sim_truth_sample){
+						.nr = sim->nr_samples, .pid = t->pid,
+						.cpu = t->cpu, .time = sim->tsc, .ip = ip,
+					   });
 }
 
 /* --- threads --- */
@@ -541,6 +503,7 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 	t->pid = pid;
 	t->tid = tid;
 	t->cpu = sim->next_cpu++;
+	auxsample_sim_truth_thread__init(&t->truth, tid);
 	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
 	t->mem_fd = open(path, O_RDONLY);
 	t->pt = auxsample_pt_writer__new(&(struct auxsample_pt_writer_config){
@@ -585,7 +548,7 @@ static void sim_thread__delete(struct sim_thread *t)
 	list_del(&t->node);
 	auxsample_pt_writer__delete(t->pt);
 	close(t->mem_fd);
-	free(t->stack);
+	auxsample_sim_truth_thread__exit(&t->truth);
 	free(t);
 }
 
@@ -612,7 +575,7 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 			return err;
 		auxsample_pt_writer__reset(t->pt);
 		t->flushed = 0;
-		t->depth = 0;
+		auxsample_sim_truth_thread__exec(&t->truth);
 	}
 	err = sim__write_comm(sim, t, exec) ?: sim__scan_maps(sim, t);
 	if (!err)
@@ -670,7 +633,7 @@ static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	if (!err)
 		err = sim__write_sample(sim, t, sample_ip);
 	if (!err)
-		sim__write_truth(sim, t, sample_ip);
+		err = sim__write_truth(sim, t, sample_ip);
 	t->insns = 0;
 	if (!err && snapshot)
 		err = sim__pass_time(sim, t, SIM_AUX_COPY_TIME) ?:
@@ -810,6 +773,7 @@ static bool sim__is_mapping_syscall(const struct user_regs_struct *regs)
 }
 
 static int sim_thread__step_begin(struct sim *sim, struct sim_thread *t);
+static int sim__let_go(struct sim *sim, struct sim_thread *t);
 
 static struct sim_thread *sim__find_thread(struct sim *sim, pid_t tid)
 {
@@ -884,6 +848,8 @@ static int sim__new_task(struct sim *sim, struct sim_thread *parent, int event)
 		return err;
 	if (!sim__take_early_stop(sim, msg))
 		return 0;
+	if (sim->phase != SIM_RUNNING)
+		return sim__let_go(sim, t);
 	return sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
 }
 
@@ -1000,6 +966,157 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 	return 0;
 }
 
+/* --- stopping before the program ends --- */
+
+/*
+ * How long a stop waits for a step that does not end (a thread blocked
+ * in a syscall) before it wakes the thread, and then for the threads to
+ * stop, or for the program to end on SIGTERM, before it kills them.
+ */
+#define SIM_STOP_WAKE_MS	100
+#define SIM_STOP_GRACE_MS	5000
+
+static long sim__ms_since(const struct timespec *then)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - then->tv_sec) * MSEC_PER_SEC +
+	       (now.tv_nsec - then->tv_nsec) / NSEC_PER_MSEC;
+}
+
+/*
+ * A stop (a signal, --duration or --max-instructions): no thread steps
+ * again.  Each is let go when its step in flight ends; the files are
+ * then finished as if the program had ended there.
+ */
+static void sim__stop_begin(struct sim *sim)
+{
+	sim->phase = SIM_STOPPING;
+	clock_gettime(CLOCK_MONOTONIC, &sim->stopped_at);
+	sim->stop_signals = sim->stop.nr_signals;
+	/* What the stop has to say goes on lines of its own. */
+	auxsample_sim_progress__finish(&sim->progress);
+	pr_debug("perf auxsample simulate: stopping after %" PRIu64 " instructions\n",
+		 sim->nr_insns);
+}
+
+/*
+ * The steps that did not end are in syscalls that block: SIGCONT ends
+ * them (the syscall restarts once the thread is let go) and is dropped
+ * then.  Those that do not stop even so, and any after a second stop
+ * signal, are killed.
+ */
+static void sim__stop_next(struct sim *sim)
+{
+	struct sim_thread *t;
+
+	clock_gettime(CLOCK_MONOTONIC, &sim->stopped_at);
+	if (sim->phase == SIM_STOPPING && sim->stop.nr_signals == sim->stop_signals) {
+		sim->phase = SIM_WOKEN;
+		list_for_each_entry(t, &sim->threads, node)
+			tgkill(t->pid, t->tid, SIGCONT);
+		return;
+	}
+	sim->phase = SIM_KILLED;
+	list_for_each_entry(t, &sim->threads, node) {
+		pr_warning("perf auxsample simulate: thread %d did not stop: killed\n", t->tid);
+		kill(t->tid, SIGKILL);
+	}
+}
+
+/* Nothing to do until a thread stops, a stop signal comes or a stop waits too long. */
+static int sim__idle(struct sim *sim)
+{
+	long waited, limit;
+
+	if (sim->phase == SIM_RUNNING || sim->phase == SIM_KILLED)
+		return auxsample_sim_stop__wait(&sim->stop, -1);
+	waited = sim__ms_since(&sim->stopped_at);
+	limit = sim->phase == SIM_STOPPING ? SIM_STOP_WAKE_MS : SIM_STOP_GRACE_MS;
+	if (waited >= limit || sim->stop.nr_signals > sim->stop_signals) {
+		sim__stop_next(sim);
+		return 0;
+	}
+	return auxsample_sim_stop__wait(&sim->stop, limit - waited);
+}
+
+/*
+ * Stopping: @t is in a ptrace stop where its last step left it.  Its
+ * trace ends there, as when perf record disables the event, and it runs
+ * on untraced.  The program itself gets SIGTERM, as perf record sends
+ * it, unless a signal is pending for it (a terminal's ^C reaches it too).
+ */
+static int sim__let_go(struct sim *sim, struct sim_thread *t)
+{
+	long sig = t->signal == SIGCONT && sim->phase >= SIM_WOKEN ? 0 : t->signal;
+	struct user_regs_struct regs;
+	int err = 0;
+
+	if (!t->awaiting_stop) {
+		if (!t->in_kernel)
+			err = sim_thread__regs(t, &regs) ?:
+			      auxsample_pt_writer__interrupt(t->pt, regs.rip);
+		err = err ?: sim_thread__verify(t) ?: sim__flush_trace(sim, t);
+	}
+	if (t->tid == sim->pid && !sig)
+		sig = SIGTERM;
+	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)sig) < 0 && errno != ESRCH && !err)
+		err = -errno;
+	sim_thread__delete(t);
+	return err;
+}
+
+/* New tasks whose clone or fork was never seen: let them go as they are. */
+static void sim__let_go_early(struct sim *sim)
+{
+	while (sim->nr_early)
+		ptrace(PTRACE_DETACH, sim->early[--sim->nr_early], NULL, NULL);
+}
+
+/*
+ * perf record waits for its workload after it sent SIGTERM: so does the
+ * simulator, for SIM_STOP_GRACE_MS or until a further stop signal, and
+ * then kills it.
+ */
+static void sim__wait_program(struct sim *sim, const char *name)
+{
+	unsigned int signals = sim->stop.nr_signals;
+	struct timespec start;
+	int status;
+	long waited;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (waitpid(sim->pid, &status, WNOHANG | __WALL) == 0) {
+		waited = sim__ms_since(&start);
+		if (waited >= SIM_STOP_GRACE_MS || sim->stop.nr_signals > signals) {
+			pr_warning("perf auxsample simulate: %s (pid %d) did not end on SIGTERM: killed\n",
+				   name, sim->pid);
+			kill(sim->pid, SIGKILL);
+			waitpid(sim->pid, &status, __WALL);
+			return;
+		}
+		auxsample_sim_stop__wait(&sim->stop, SIM_STOP_GRACE_MS - waited);
+	}
+}
+
+/* After each step: is it time to stop, or to say how far it got? */
+static void sim__check(struct sim *sim)
+{
+	u64 bytes;
+
+	auxsample_sim_stop__check(&sim->stop, sim->nr_insns);
+	if (sim->phase == SIM_RUNNING && auxsample_sim_stop__why(&sim->stop))
+		sim__stop_begin(sim);
+	if (sim->phase != SIM_RUNNING || !auxsample_sim_progress__due(&sim->progress))
+		return;
+	bytes = sim->session->header.data_offset + sim->bytes +
+		auxsample_sim_truth__size(&sim->truth);
+	auxsample_sim_progress__show(&sim->progress, sim->nr_insns, sim->nr_samples, bytes);
+}
+
+/* --- tracing --- */
+
 /*
  * Every thread steps one instruction at a time, all at once: a thread
  * blocked in a syscall waits for the others as it would.
@@ -1011,17 +1128,30 @@ static int sim__trace(struct sim *sim)
 	pid_t tid;
 
 	while (!err && !list_empty(&sim->threads)) {
-		tid = waitpid(-1, &status, __WALL);
+		if (sim->phase == SIM_RUNNING && auxsample_sim_stop__why(&sim->stop))
+			sim__stop_begin(sim);
+		tid = waitpid(-1, &status, __WALL | WNOHANG);
+		if (!tid) {
+			err = sim__idle(sim);
+			continue;
+		}
 		if (tid < 0)
 			return errno == ECHILD ? 0 : -errno;
 		t = sim__find_thread(sim, tid);
+		if (!t && tid == sim->pid) {
+			/* The program, let go, has ended. */
+			continue;
+		}
 		if (!t) {
 			/* A new task's first stop, before its clone event. */
 			err = sim__add_early_stop(sim, tid);
 			continue;
 		}
 		if (t->awaiting_stop) {
-			err = sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
+			if (sim->phase != SIM_RUNNING)
+				err = sim__let_go(sim, t);
+			else
+				err = sim__first_stop(sim, t) ?: sim_thread__step_begin(sim, t);
 			continue;
 		}
 		err = sim_thread__step_end(sim, t, status);
@@ -1031,9 +1161,14 @@ static int sim__trace(struct sim *sim)
 		} else if (err == SIM_STEP_RUNNING) {
 			err = 0;
 		} else if (!err) {
-			err = sim_thread__step_begin(sim, t);
+			sim__check(sim);
+			if (sim->phase != SIM_RUNNING)
+				err = sim__let_go(sim, t);
+			else
+				err = sim_thread__step_begin(sim, t);
 		}
 	}
+	sim__let_go_early(sim);
 	return err;
 }
 
@@ -1245,11 +1380,16 @@ static int sim__open_output(struct sim *sim)
 	sim->data.path = sim->opts->output;
 	sim->data.mode = PERF_DATA_MODE_WRITE;
 	perf_tool__init(&sim->tool, /*ordered_events=*/false);
+	/* perf.data goes to perf.data.old: its truth goes along. */
+	if (auxsample_sim_truth__rotate(sim->opts->output))
+		return -ECHILD;		/* reported */
 	sim->session = perf_session__new(&sim->data, &sim->tool);
 	if (IS_ERR(sim->session)) {
-		pr_err("cannot create %s\n", sim->opts->output);
+		/* perf_data said why. */
+		pr_err("perf auxsample simulate: cannot write %s: name a file in a writable directory with -o\n",
+		       sim->opts->output);
 		sim->session = NULL;
-		return -EINVAL;
+		return -ECHILD;
 	}
 	if (sim__setup_evlist(sim))
 		return -ENOMEM;
@@ -1282,14 +1422,8 @@ static int sim__open_output(struct sim *sim)
 	if (lseek(perf_data__fd(&sim->data), sim->session->header.data_offset, SEEK_SET) < 0)
 		return -errno;
 
-	if (asprintf(&sim->truth_path, "%s.truth", sim->opts->output) < 0)
-		return -ENOMEM;
-	sim->truth = fopen(sim->truth_path, "w");
-	if (!sim->truth) {
-		pr_err("cannot create %s: %s\n", sim->truth_path, strerror(errno));
-		return -errno;
-	}
-	fprintf(sim->truth, "# perf auxsample simulate ground truth v1\n");
+	if (auxsample_sim_truth__open(&sim->truth, sim->opts->output))
+		return -ECHILD;		/* reported */
 	sim->event = zalloc(SIM_EVENT_MAX);
 	if (!sim->event)
 		return -ENOMEM;
@@ -1301,11 +1435,8 @@ static int sim__open_output(struct sim *sim)
 static int sim__close_output(struct sim *sim)
 {
 	struct feat_copier fc = { .copy = sim__feat_copy };
-	int err = sim__finished_round(sim);
+	int err = sim__finished_round(sim) ?: auxsample_sim_truth__close(&sim->truth);
 
-	if (!err && fclose(sim->truth))
-		err = -errno;
-	sim->truth = NULL;
 	if (err)
 		return err;
 	dsos__hit_all(&sim->session->machines.host.dsos);
@@ -1317,32 +1448,28 @@ static int sim__close_output(struct sim *sim)
 
 static void sim__cleanup(struct sim *sim, bool failed)
 {
+	bool created = sim->session != NULL;
 	struct sim_thread *t, *tmp;
 
 	list_for_each_entry_safe(t, tmp, &sim->threads, node) {
 		kill(t->tid, SIGKILL);
 		sim_thread__delete(t);
 	}
-	if (sim->truth)
-		fclose(sim->truth);
 	if (sim->session) {
 		sim->session->evlist = NULL;
 		perf_session__delete(sim->session);
 	}
 	evlist__delete(sim->evlist);
-	if (failed) {
-		/* A partial perf.data is worse than none. */
+	/* A partial perf.data is worse than none; one perf did not create is not ours. */
+	if (failed && created)
 		unlink(sim->opts->output);
-		if (sim->truth_path)
-			unlink(sim->truth_path);
-	}
-	free(sim->truth_path);
+	auxsample_sim_truth__exit(&sim->truth, failed);
 	free(sim->event);
 	free(sim->maps);
 }
 
 /* Fork @argv stopped under ptrace and run it up to its exec. */
-static pid_t sim__spawn(const char **argv)
+static pid_t sim__spawn(struct sim *sim, const char **argv)
 {
 	int status, pipefd[2];
 	pid_t pid;
@@ -1355,17 +1482,24 @@ static pid_t sim__spawn(const char **argv)
 		return -errno;
 	if (!pid) {
 		close(pipefd[0]);
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		raise(SIGSTOP);
-		execvp(argv[0], (char * const *)argv);
+		auxsample_sim_stop__child(&sim->stop);
+		/* Untraced, SIGSTOP would stop it where waitpid() does not look. */
+		if (!ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+			raise(SIGSTOP);
+			execvp(argv[0], (char * const *)argv);
+		}
 		err = errno;
 		if (write(pipefd[1], &err, sizeof(err)) < 0)
 			_exit(126);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status))
+	if (waitpid(pid, &status, 0) < 0 || !WIFSTOPPED(status)) {
+		if (read(pipefd[0], &err, sizeof(err)) == sizeof(err))
+			pr_err("cannot trace %s: %s: perf auxsample simulate single-steps it with ptrace (see kernel.yama.ptrace_scope)\n",
+			       argv[0], strerror(err));
 		goto out_fail;
+	}
 	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
 		   (void *)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
 			    PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL)) < 0) {
@@ -1392,6 +1526,28 @@ out_fail:
 	return -ECHILD;
 }
 
+/* What was written, as perf record says it. */
+static void sim__summary(struct sim *sim)
+{
+	char why[64], stopped[96] = "";
+	struct stat st;
+
+	if (fstat(perf_data__fd(&sim->data), &st))
+		st.st_size = 0;
+	if (auxsample_sim_stop__why(&sim->stop))
+		snprintf(stopped, sizeof(stopped), "stopped %s after ",
+			 auxsample_sim_stop__describe(&sim->stop, why, sizeof(why)));
+	fprintf(stderr, "[ perf auxsample simulate: %s%" PRIu64 " instructions; wrote %.3f MB %s (%"
+		PRIu64 " samples) and %.3f MB %s.truth ]\n", stopped, sim->nr_insns,
+		st.st_size / 1024.0 / 1024.0, sim->opts->output, sim->nr_samples,
+		auxsample_sim_truth__size(&sim->truth) / 1024.0 / 1024.0, sim->opts->output);
+}
+
+/*
+ * 0 when the program ran to its end or to a bound, the number of the
+ * signal that stopped it (for the caller to die of, as perf record
+ * does), or a negative errno.
+ */
 int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 		       const char **argv)
 {
@@ -1402,15 +1558,21 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 
 	INIT_LIST_HEAD(&sim.threads);
 	sim.tsc = SIM_TSC_START;
+	/* From here a stop signal is waited for, not taken. */
+	err = auxsample_sim_stop__begin(&sim.stop, opts->max_insns, opts->duration);
+	if (err)
+		goto out;
 	err = sim__open_output(&sim);
 	if (err)
 		goto out;
+	auxsample_sim_progress__init(&sim.progress, opts->progress);
 
-	pid = sim__spawn(argv);
+	pid = sim__spawn(&sim, argv);
 	if (pid < 0) {
 		err = pid;
 		goto out;
 	}
+	sim.pid = pid;
 	t = sim__add_thread(&sim, pid, pid);
 	if (!t) {
 		kill(pid, SIGKILL);
@@ -1420,14 +1582,19 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 	err = sim__start_thread(&sim, t, true) ?: sim_thread__step_begin(&sim, t);
 	if (!err)
 		err = sim__trace(&sim);
+	auxsample_sim_progress__finish(&sim.progress);
 	if (!err)
 		err = sim__close_output(&sim);
-	if (!err)
-		fprintf(stderr, "[ perf auxsample simulate: %" PRIu64 " instructions, %" PRIu64 " samples written to %s ]\n",
-			sim.nr_insns, sim.nr_samples, opts->output);
+	if (!err && sim.phase != SIM_RUNNING)
+		sim__wait_program(&sim, argv[0]);
 out:
-	if (err && err != -ECHILD)
+	auxsample_sim_stop__end(&sim.stop);
+	if (!err)
+		sim__summary(&sim);
+	else if (err != -ECHILD)	/* -ECHILD: reported where it happened */
 		pr_err("perf auxsample simulate: %s\n", strerror(-err));
 	sim__cleanup(&sim, err != 0);
-	return err;
+	if (err)
+		return err;
+	return auxsample_sim_stop__why(&sim.stop) == SIM_STOP_SIGNAL ? sim.stop.signal : 0;
 }

@@ -11,7 +11,9 @@
  * the perf.data that 'perf record -Aintel_pt -e instructions:u' would
  * write on a machine with Intel PT (or, with full_trace, 'perf record
  * -e intel_pt//u -e instructions:u'), plus the true branches of every
- * sample in <output>.truth.
+ * sample in <output>.truth.  SIGINT, SIGTERM and SIGHUP stop it as they
+ * stop perf record: the program is let go and sent SIGTERM, and both
+ * files are finished.
  */
 struct sim_opts {
 	const char		*output;
@@ -35,6 +37,9 @@ struct sim_opts {
 	 * has samples that do not say their CPU.
 	 */
 	bool			sample_cpu;
+	u64			max_insns;	/* stop after that many, 0: no bound */
+	unsigned long		duration;	/* stop after so many seconds, 0: none */
+	int			progress;	/* enum auxsample_sim_progress_mode */
 };
 
 /*
@@ -44,17 +49,11 @@ struct sim_opts {
 #define SIM_MTC_PERIODS		0x249
 #define SIM_DEFAULT_MTC_PERIOD	3
 
-int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);
-
 /*
- * Ground truth, one text line per item (<output>.truth):
- *   sample <nr> pid <pid> tid <tid> cpu <cpu> time <time> ip <hex>
- *   branch <from hex> <to hex> <kind>	newest first, up to SIM_TRUTH_BRANCHES
- *   stack <return address hex>		innermost first
- *   end
- * Kinds: cond, jump, ind_jump, call, ind_call, ret, far.  A far branch
- * into the kernel (syscall) has target 0: user-only trace does not show it.
+ * 0 when the program ran to its end or to a bound, the number of the
+ * signal (SIGINT, SIGTERM, SIGHUP) that stopped it, or a negative errno.
+ * The ground truth goes to <output>.truth (see auxsample-sim-truth.h).
  */
-#define SIM_TRUTH_BRANCHES	1024
+int auxsample_sim__run(const struct sim_opts *opts, int argc, const char **argv);
 
 #endif /* __PERF_AUXSAMPLE_SIM_H */

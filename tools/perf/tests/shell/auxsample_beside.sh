@@ -77,7 +77,7 @@ reference_samples() {
 if ! sim --full-trace --no-sample-cpu -o "$data" -c 700 -- "$wl" threads 20 > "$out" 2>&1; then
 	fail "simulate --no-sample-cpu failed"
 fi
-samples=$(grep -c '^sample' "$data.truth")
+samples=$(auxsample_sim_samples "$data.truth")
 perf evlist -v -i "$data" | grep '^instructions:u:' > "$out"
 grep -q 'sample_type: [A-Z|]*CPU' "$out" && fail "--no-sample-cpu: the samples have a CPU"
 if run "$out" python3 "$lib/auxsample_truth.py" --auxsample "$data" 64 perf; then

@@ -94,7 +94,7 @@ count_records() {
 
 perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 40 > /dev/null 2>&1 ||
 	fail "simulate failed"
-samples=$(grep -c '^sample' "$data.truth")
+samples=$(auxsample_sim_samples "$data.truth")
 
 # The summary: every sample written and decoded.
 if ! perf auxsample inject -i "$data" -o "$injected" > "$out" 2>&1; then
@@ -199,7 +199,7 @@ same_branches "-g" "$data" "$tmp/callchain.data" 64 -G
 # state from the snippets before them.)
 perf auxsample simulate -o "$tmp/small.data" --no-tsc --aux-sample-size 256 -c 700 -- \
 	"$wl" branches 40 > /dev/null 2>&1 || fail "simulate --aux-sample-size 256 failed"
-small=$(grep -c '^sample' "$tmp/small.data.truth")
+small=$(auxsample_sim_samples "$tmp/small.data.truth")
 nosync=$(perf auxsample script -i "$tmp/small.data" 2>&1 > /dev/null |
 	 sed -n 's/.* \([0-9]*\) without a sync point.*/\1/p')
 perf auxsample inject -i "$tmp/small.data" -o "$tmp/small-out.data" > "$out" 2>&1 ||

@@ -219,7 +219,7 @@ cat "$out"
 
 # The text report: a header with the counts, every section, the nest loops.
 report text -i "$data" --depth $depth
-samples=$(grep -c '^sample' "$data.truth")
+samples=$(auxsample_sim_samples "$data.truth")
 header="# perf auxsample report: $samples AUX samples, $samples decoded, 0 failed (no sync point)"
 header="$header, 0 with decode errors, [0-9]* branches (depth $depth)"
 grep -q "^$header\$" "$tmp/text" || { cp "$tmp/text" "$out"; fail "text: no header line"; }

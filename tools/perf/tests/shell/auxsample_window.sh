@@ -94,7 +94,7 @@ perf evlist -v -i "$data" > "$out" 2>&1
 grep -q 'aux_sample_size' "$out" && fail "full trace: an event samples AUX data"
 perf report -D -i "$data" > "$out" 2>&1
 grep -q 'PERF_RECORD_AUXTRACE' "$out" || fail "full trace: no PERF_RECORD_AUXTRACE"
-samples=$(grep -c '^sample' "$data.truth")
+samples=$(auxsample_sim_samples "$data.truth")
 perf auxsample stat -i "$data" > "$out" 2>&1
 grep -q "^ *$samples  samples beside a full trace" "$out" || fail "stat: not $samples samples with windows"
 grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"

@@ -37,3 +37,9 @@ auxsample_sim_workload() {
 		exit 2
 	fi
 }
+
+# auxsample_sim_samples TRUTH: how many samples a ground truth file holds
+# (its reader, auxsample_truth.py, fails on one that is not whole).
+auxsample_sim_samples() {
+	python3 "$(dirname "$0")"/lib/auxsample_truth.py --samples "$1"
+}

@@ -23,25 +23,176 @@ is (syscall ip -> 0) as in the truth, then a trace begin (0 -> return
 address); an earlier sample's PMI is a trace end and begin at the same IP,
 (ip -> 0) then (0 -> ip), which is no branch at all.  Trace begins, and
 trace ends at the IP of the trace begin that follows them, are left out.
+
+It is also the documented reader of the ground truth files:
+
+usage: auxsample_truth.py --dump <perf.data>.truth      the truth as text
+       auxsample_truth.py --samples <perf.data>.truth   how many samples
+
+The text is one line per item, as version 1 of the file was:
+    sample <nr> pid <pid> tid <tid> cpu <cpu> time <time> ip <hex>
+    branch <from hex> <to hex> <kind>	newest first
+    stack <return address hex>		innermost first
+    end
+The file itself (version 2) is described in util/auxsample-sim-truth.h
+and in the SIMULATE section of perf-auxsample(1); read_truth() and
+iter_truth() below read both versions.
 """
+import collections
+import struct
 import subprocess
 import sys
 
+TRUTH_MAGIC = b'AUXTRUTH'
+TRUTH_KINDS = ('cond', 'jump', 'ind_jump', 'call', 'ind_call', 'ret', 'far')
+MASK64 = (1 << 64) - 1
+
+
+class TruthError(Exception):
+    """A truth file that is not whole or not one."""
+
+
+class _Bytes:
+    """LEB128 numbers from a bytes object."""
+
+    def __init__(self, data, pos):
+        self.data, self.pos = data, pos
+
+    def u(self):
+        data, pos, shift, value = self.data, self.pos, 0, 0
+        while True:
+            if pos >= len(data):
+                raise TruthError('truncated at offset %d: a record is cut short' % self.pos)
+            byte = data[pos]
+            pos += 1
+            value |= (byte & 0x7f) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+            if shift > 63:
+                raise TruthError('bad number at offset %d' % self.pos)
+        self.pos = pos
+        return value
+
+    def s(self):
+        z = self.u()
+        return (z >> 1) ^ -(z & 1)
+
+
+class _Thread:
+    def __init__(self, nr_max):
+        self.branches = collections.deque(maxlen=nr_max)
+        self.base = 0
+        self.stack = []
+
+
+def _iter_v2(data):
+    """Samples of a version 2 file, each a dict (see iter_truth)."""
+    if len(data) < 16:
+        raise TruthError('truncated header')
+    version, nr_max = struct.unpack_from('<II', data, 8)
+    if version != 2:
+        raise TruthError('version %d, this reader knows 1 and 2' % version)
+    b, threads, count = _Bytes(data, 16), {}, 0
+    while b.pos < len(data):
+        rec = data[b.pos]
+        b.pos += 1
+        if rec == ord('T'):
+            threads[b.u()] = _Thread(nr_max)
+        elif rec == ord('B'):
+            t = threads.get(b.u())
+            skip, n = b.u(), b.u()
+            if t is None:
+                raise TruthError('branches of a thread not announced')
+            if skip:
+                t.branches.clear()
+            for _ in range(n):
+                kind = b.u()
+                frm = (t.base + b.s()) & MASK64
+                to = (frm + b.s()) & MASK64
+                t.base = to or frm
+                t.branches.append((frm, to, kind))
+        elif rec == ord('S'):
+            nr, pid, tid, cpu, time, ip, nbr = (b.u() for _ in range(7))
+            t = threads.get(tid)
+            if t is None or nbr > len(t.branches):
+                raise TruthError('sample %d: branches that the file does not hold' % nr)
+            kept, n = b.u(), b.u()
+            if kept > len(t.stack):
+                raise TruthError('sample %d: a stack deeper than the last' % nr)
+            del t.stack[kept:]
+            prev = t.stack[-1] if t.stack else 0
+            for _ in range(n):
+                prev = (prev + b.s()) & MASK64
+                t.stack.append(prev)
+            newest = [t.branches[-1 - i] for i in range(nbr)]
+            count += 1
+            yield {'nr': nr, 'pid': pid, 'tid': tid, 'cpu': cpu, 'time': time,
+                   'ip': ip, 'br': [(e[0], e[1]) for e in newest],
+                   'kind': [TRUTH_KINDS[e[2]] if e[2] < len(TRUTH_KINDS) else str(e[2])
+                            for e in newest],
+                   'stack': t.stack[::-1]}
+        elif rec == ord('E'):
+            if b.u() != count or b.pos != len(data):
+                raise TruthError('the end record does not close the file')
+            return
+        else:
+            raise TruthError('unknown record %#x at offset %d' % (rec, b.pos - 1))
+    raise TruthError('truncated: no end record after %d samples (the run was killed?)'
+                     % count)
+
+
+def _iter_v1(text):
+    cur = None
+    for line in text.splitlines():
+        w = line.split()
+        if not w or w[0].startswith('#'):
+            continue
+        if w[0] == 'sample':
+            cur = {'ip': int(w[w.index('ip') + 1], 16), 'br': [], 'kind': [], 'stack': []}
+            for key in ('nr', 'pid', 'tid', 'cpu', 'time'):
+                name = 'sample' if key == 'nr' else key
+                cur[key] = int(w[w.index(name) + 1])
+        elif w[0] == 'branch':
+            cur['br'].append((int(w[1], 16), int(w[2], 16)))
+            cur['kind'].append(w[3])
+        elif w[0] == 'stack':
+            cur['stack'].append(int(w[1], 16))
+        elif w[0] == 'end':
+            yield cur
+
+
+def iter_truth(path):
+    """The samples of a truth file, in order: dicts with nr, pid, tid, cpu,
+    time, ip, br (the true branches as (from, to), newest first), kind
+    (theirs) and stack (return addresses, innermost first).  Raises
+    TruthError on a file that is cut short or not a truth file."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    if data.startswith(TRUTH_MAGIC):
+        return _iter_v2(data)
+    if data.startswith(b'# perf auxsample simulate ground truth v1'):
+        return _iter_v1(data.decode())
+    raise TruthError('not a perf auxsample simulate ground truth')
+
 
 def read_truth(path):
-    samples, cur = [], None
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if not w or w[0].startswith('#'):
-                continue
-            if w[0] == 'sample':
-                cur = {'ip': int(w[w.index('ip') + 1], 16), 'br': []}
-            elif w[0] == 'branch':
-                cur['br'].append((int(w[1], 16), int(w[2], 16)))
-            elif w[0] == 'end':
-                samples.append(cur)
-    return samples
+    return list(iter_truth(path))
+
+
+def _hex(v):
+    return '%#x' % v if v else '0'    # as C's %#x
+
+
+def dump_truth(path, out):
+    for t in iter_truth(path):
+        out.write('sample %d pid %d tid %d cpu %d time %d ip %s\n'
+                  % (t['nr'], t['pid'], t['tid'], t['cpu'], t['time'], _hex(t['ip'])))
+        for (frm, to), kind in zip(t['br'], t['kind']):
+            out.write('branch %s %s %s\n' % (_hex(frm), _hex(to), kind))
+        for addr in t['stack']:
+            out.write('stack %s\n' % _hex(addr))
+        out.write('end\n')
 
 
 def read_perf(perf, data, depth, args):
@@ -107,13 +258,27 @@ def compare_exact(truth, got, depth):
 
 def main():
     args = sys.argv[1:]
+    if args and args[0] in ('--dump', '--samples'):
+        try:
+            if args[0] == '--dump':
+                dump_truth(args[1], sys.stdout)
+            else:
+                print(sum(1 for _ in iter_truth(args[1])))
+        except (TruthError, OSError) as e:
+            print('%s: %s' % (args[1], e), file=sys.stderr)
+            return 1
+        return 0
     ours = exact = False
     while args[0] in ('--auxsample', '--exact'):
         ours |= args[0] == '--auxsample'
         exact |= args[0] == '--exact'
         args = args[1:]
     data, depth, perf = args[0], int(args[1]), args[2]
-    truth = read_truth(data + '.truth')
+    try:
+        truth = read_truth(data + '.truth')
+    except (TruthError, OSError) as e:
+        print('%s.truth: %s' % (data, e))
+        return 1
     if ours:
         got = read_auxsample(perf, data, depth, args[3:])
     else:
