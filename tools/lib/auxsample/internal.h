@@ -15,29 +15,6 @@
 struct pt_image;
 struct pt_stream;
 
-/* How to undo a change of the call stack (late.c). */
-struct auxsample_late_op {
-	uint64_t	seq;		/* after that many branches */
-	uint64_t	slot;		/* a call: what stack[depth] held */
-	unsigned int	depth;		/* before the change */
-	bool		call;
-};
-
-/* The branches that may have come after the sample point (late.c). */
-struct auxsample_late {
-	struct auxsample_branch		*pending;	/* oldest first */
-	unsigned int			nr;
-	unsigned int			cap;
-	struct auxsample_late_op	*ops;		/* oldest first */
-	unsigned int			nr_ops;
-	unsigned int			ops_cap;
-	uint64_t			seq;		/* branches added */
-	uint64_t			committed;	/* of them before the sample */
-	struct auxsample_branch		prev;		/* the last one added */
-	bool				have_prev;
-	bool				chain_lost;	/* the stack moved under the ops */
-};
-
 /* What a decode produces, shared by the backends. */
 struct auxsample_decoder {
 	struct auxsample_config		config;
@@ -55,12 +32,9 @@ struct auxsample_decoder {
 	uint64_t			*chain;
 	unsigned int			stack_cap;
 	unsigned int			depth;
-	unsigned int			chain_depth;	/* of @chain, at the sample point */
 
 	struct auxsample_stats		stats;
 	int64_t				tid;	/* whose trace to decode, -1: any */
-	uint64_t			sample_ip;	/* of the next decodes, 0: none */
-	struct auxsample_late		late;
 	struct auxsample_decode_error	errors[AUXSAMPLE_MAX_ERRORS];
 	unsigned int			nr_errors;
 
@@ -87,16 +61,6 @@ void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 		      int lib_error);
 
 void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow);
-void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br);
-
-bool auxsample_late__active(const struct auxsample_decoder *dec);
-void auxsample_late__reset(struct auxsample_decoder *dec);
-void auxsample_late__exit(struct auxsample_decoder *dec);
-void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_branch *br);
-void auxsample_late__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
-void auxsample_late__stack_op(struct auxsample_decoder *dec, bool call, uint64_t seq_after);
-void auxsample_late__stack_moved(struct auxsample_decoder *dec);
-unsigned int auxsample_late__chain(struct auxsample_decoder *dec);
 
 void auxsample__restart(struct auxsample_decoder *dec);
 
