@@ -1200,6 +1200,13 @@ static int sim__open_output(struct sim *sim)
 	if (sim__setup_evlist(sim))
 		return -ENOMEM;
 	sim->session->evlist = sim->evlist;
+	/*
+	 * The build-ids of the MMAP2 records and of the header are read
+	 * with libelf, which reads nothing before elf_version() (done by
+	 * symbol__init(), which the simulator has no other use for).
+	 * BOLT's perf2bolt matches its binary by them.
+	 */
+	symbol__elf_init();
 	perf_header__set_feat(&sim->session->header, HEADER_BUILD_ID);
 	for (int feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++)
 		perf_header__set_feat(&sim->session->header, feat);
