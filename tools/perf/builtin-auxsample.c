@@ -644,6 +644,8 @@ static int auxsample_inject__write_header(struct auxsample_inject *inject)
 	perf_header__clear_feat(header, HEADER_COMPRESSED);
 	header->data_offset = inject->data_offset;
 	header->data_size = inject->bytes_written;
+	/* For the stock tools, which run whichever perf is installed. */
+	header->compact_attrs = true;
 	inject->fc.copy = auxsample_inject__copy_feat;
 	/* A pipe's attrs were not known when the data began: after it, as perf inject. */
 	return perf_session__inject_header(session, session->evlist,

@@ -1263,6 +1263,8 @@ static int sim__close_output(struct sim *sim)
 		return err;
 	dsos__hit_all(&sim->session->machines.host.dsos);
 	sim->session->header.data_size = sim->bytes;
+	/* Readable by older perf too, as a recording on such a machine is. */
+	sim->session->header.compact_attrs = true;
 	err = perf_session__inject_header(sim->session, sim->evlist, perf_data__fd(&sim->data),
 					  &fc, /*write_attrs_after_data=*/false);
 	return err < 0 ? -EIO : 0;
