@@ -208,6 +208,28 @@ else
 	echo "no older perf at $old_perf (Debian's linux-perf): not checked"
 fi
 
+# Cycles: none without CYC packets (perf shows '-'), and with them (--cyc)
+# each entry's cycles since the branch before it, as LBR counts them:
+# the simulator's clock gives each instruction the same cycles, so they go
+# with the instructions run between the two branches; perf report -b
+# then shows IPC, and --total-cycles the cycles of basic blocks.
+awk '{ for (i = 2; i <= NF; i++) { split($i, f, "/"); if (f[6] != 0) exit 1 } }' "$tmp/brstack.full" ||
+	fail "cycles in the virtual LBR of a trace without CYC packets"
+perf auxsample simulate -o "$tmp/cyc.data" --mtc --cyc -c 700 -- "$wl" branches 40 > /dev/null 2>&1 ||
+	fail "simulate --mtc --cyc failed"
+perf auxsample inject -i "$tmp/cyc.data" -o "$tmp/cyc-out.data" > "$out" 2>&1 || fail "inject --cyc failed"
+perf script -i "$tmp/cyc-out.data" -F ip,brstack > "$tmp/cyc.brstack" 2> /dev/null
+python3 "$(dirname "$0")"/lib/auxsample_cycles.py "$wl" "$tmp/cyc.brstack" 15 > "$out" 2>&1 ||
+	fail "cycles: not those of the instructions run"
+echo "cycles: $(cat "$out")"
+perf report -b --stdio -s symbol_from,symbol_to,cycles -i "$tmp/cyc-out.data" > "$out" 2>&1
+grep -q '^#.*Basic Block Cycles  *IPC' "$out" &&
+	grep -q ' [0-9][0-9]*  *[0-9]*\.[0-9][0-9]  *\[ *[0-9.]*%\]' "$out" ||
+	fail "cycles: perf report -b shows no block cycles and IPC"
+perf report --total-cycles --stdio -i "$tmp/cyc-out.data" > "$out" 2>&1
+grep -q '^#.*Avg Cycles' "$out" && grep -v '^#' "$out" | grep -q '\[.* -> .*\]' ||
+	fail "cycles: perf report --total-cycles shows no block cycles"
+
 # --depth: shorter stacks, still the decoder's.
 perf auxsample inject -i "$data" -o "$tmp/depth.data" --depth 16 > "$out" 2>&1 ||
 	fail "inject --depth 16 failed"
