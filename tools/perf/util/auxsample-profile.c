@@ -261,29 +261,31 @@ static struct profile_count **profile_counts__sorted(struct hashmap *map, size_t
 	return sorted;
 }
 
-static bool profile_dso__is(const struct profile_dso *pd, const char *binary)
+/* @binary: the dso's path, the path of the same file (./prog), or its name. */
+static bool profile_dso__is(const struct profile_dso *pd, const char *binary,
+			    const char *real)
 {
 	const char *name = dso__long_name(pd->dso);
-	const char *base = strrchr(binary, '/');
 
-	if (!strcmp(name, binary))
+	if (!strcmp(name, binary) || (real && !strcmp(name, real)))
 		return true;
-	/* A file name alone matches the binary of that name. */
-	return !base && !strcmp(dso__short_name(pd->dso), binary);
+	return !strchr(binary, '/') && !strcmp(dso__short_name(pd->dso), binary);
 }
 
 int auxsample_profile__write_bolt(struct auxsample_profile *p, FILE *f, const char *binary)
 {
 	struct profile_dso *pd = NULL, *pos;
+	char *real = realpath(binary, NULL);
 	struct profile_count **sorted;
 	size_t nr;
 
 	list_for_each_entry(pos, &p->dsos, node) {
-		if (profile_dso__is(pos, binary)) {
+		if (profile_dso__is(pos, binary, real)) {
 			pd = pos;
 			break;
 		}
 	}
+	free(real);
 	if (!pd)
 		return -ENOENT;
 

@@ -23,8 +23,8 @@ int auxsample_profile__add(struct auxsample_profile *p, struct thread *thread,
 			   const struct branch_stack *bs);
 
 /*
- * BOLT: the branches and fall-throughs of @binary (a path, or a file
- * name) as 'B from to count 0', 'F from to count' and 'f from to count'
+ * BOLT: the branches and fall-throughs of @binary (its path, as perf
+ * report's dso or any other that leads to the file, or its file name) as 'B from to count 0', 'F from to count' and 'f from to count'
  * lines, addresses in the binary (as objdump shows them).  -ENOENT when
  * no branch touched it.
  */
