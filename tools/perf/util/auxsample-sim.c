@@ -1204,9 +1204,13 @@ static int sim__open_output(struct sim *sim)
 	 * The build-ids of the MMAP2 records and of the header are read
 	 * with libelf, which reads nothing before elf_version() (done by
 	 * symbol__init(), which the simulator has no other use for).
-	 * BOLT's perf2bolt matches its binary by them.
+	 * BOLT's perf2bolt matches its binary by them.  Copies of the
+	 * traced programs stay out of the build-id cache (~/.debug), as with
+	 * perf record -N: they are test programs, made and removed by the
+	 * hundred; perf buildid-cache -a adds one.
 	 */
 	symbol__elf_init();
+	disable_buildid_cache();
 	perf_header__set_feat(&sim->session->header, HEADER_BUILD_ID);
 	for (int feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++)
 		perf_header__set_feat(&sim->session->header, feat);
