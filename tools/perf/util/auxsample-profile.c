@@ -232,6 +232,21 @@ int auxsample_profile__add(struct auxsample_profile *p, struct thread *thread,
 	return err;
 }
 
+int auxsample_profile__add_range(struct auxsample_profile *p, struct dso *dso, u64 first,
+				 u64 last)
+{
+	struct profile_dso *pd = auxsample_profile__dso(p, dso);
+
+	return pd ? profile_counts__add(pd->runs, first, last, false) : -ENOMEM;
+}
+
+int auxsample_profile__add_taken(struct auxsample_profile *p, struct dso *dso, u64 from, u64 to)
+{
+	struct profile_dso *pd = auxsample_profile__dso(p, dso);
+
+	return pd ? profile_counts__add(pd->branches, from, to, false) : -ENOMEM;
+}
+
 static int profile_count__cmp(const void *p1, const void *p2)
 {
 	const struct profile_count *c1 = *(const struct profile_count * const *)p1;
@@ -317,7 +332,7 @@ int auxsample_profile__write_bolt(struct auxsample_profile *p, FILE *f, const ch
 
 /*
  * "<n>" then "<a><sep><b>:<count>" lines.  Runs backwards are lost trace,
- * left out.
+ * left out; a range whose end is in no binary (0) stays, as simpleperf's.
  */
 static int profile_counts__write_autofdo(struct hashmap *map, FILE *f, const char *sep,
 					 bool ranges)
@@ -330,7 +345,7 @@ static int profile_counts__write_autofdo(struct hashmap *map, FILE *f, const cha
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		/* Branches count in their source's binary, as simpleperf's. */
-		if (ranges ? sorted[i]->a <= sorted[i]->b : sorted[i]->a != 0)
+		if (ranges ? sorted[i]->a <= sorted[i]->b || !sorted[i]->b : sorted[i]->a != 0)
 			sorted[n++] = sorted[i];
 	}
 	fprintf(f, "%zu\n", n);
