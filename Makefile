@@ -47,12 +47,18 @@ endif
 PERF_OUT	:= $(OUT)/perf
 PERF		:= $(PERF_OUT)/perf
 
-# Python and Perl scripting stay off: they need distribution-specific
-# development packages and nothing here uses them; PYTHON_WORD still names
-# the interpreter that runs the attr tests (tests/attr.py).  BPF skeletons
-# need clang and bpftool.  CoreSight (libopencsd) is wanted for ETM
-# decoding.
-PERF_CONFIG	:= NO_LIBPYTHON=1 NO_LIBPERL=1 BUILD_BPF_SKEL=0 \
+# Python scripting (perf script -s, as distributions build perf) uses the
+# distribution's python3 and python3-config (python3-dev), not whichever
+# python3 comes first on PATH (pyenv's and the like, whose libpython a
+# perf binary may not find later); without python3-config it stays off,
+# as perf version --build-options then says.  Perl scripting stays off:
+# nothing here uses it.  PYTHON_WORD names the interpreter that runs the
+# attr tests (tests/attr.py).  BPF skeletons need clang and bpftool.
+# CoreSight (libopencsd) is wanted for ETM decoding.
+PYTHON_CONFIG_SYS := $(wildcard /usr/bin/python3-config)
+PERF_PYTHON	:= $(if $(PYTHON_CONFIG_SYS),PYTHON=/usr/bin/python3 \
+		   PYTHON_CONFIG=/usr/bin/python3-config,NO_LIBPYTHON=1)
+PERF_CONFIG	:= $(PERF_PYTHON) NO_LIBPERL=1 BUILD_BPF_SKEL=0 \
 		   PYTHON_WORD=python3 CORESIGHT=1 $(PERF_MAKE_FLAGS)
 PERF_FLAGS	:= O=$(PERF_OUT) $(PERF_CONFIG) prefix=$(PREFIX)
 # A CC given on the command line (or in the environment) is the compiler;
@@ -92,8 +98,14 @@ $(BUILD)/assembled: $(BUILD)/ksrc patches/series $(PATCHES)
 
 assemble: $(BUILD)/assembled
 
+# perf's build recompiles what a changed flag touches, but not the objects
+# it builds by rules of their own (util/intel-pt-decoder's, whose stale
+# non-PIC copy then breaks the link of the Python module): a change of
+# configuration starts the perf build afresh, as it recompiles it all anyway.
 perf: $(BUILD)/assembled
 	@scripts/overlay $(BUILD)
+	@echo '$(PERF_CONFIG)' | cmp -s - $(PERF_OUT)/.perf-config 2>/dev/null || \
+		{ rm -rf $(PERF_OUT); mkdir -p $(PERF_OUT); echo '$(PERF_CONFIG)' > $(PERF_OUT)/.perf-config; }
 	@mkdir -p $(PERF_OUT)
 ifdef SANITIZE
 	@echo '$(SANITIZE)' | cmp -s - $(OUT)/sanitize || echo '$(SANITIZE)' > $(OUT)/sanitize

@@ -25,6 +25,7 @@
 #include <subcmd/parse-options.h>
 
 #include "builtin.h"
+#include "util/auxsample-profile.h"
 #include "util/auxsample-report.h"
 #include "util/auxsample-script.h"
 #include "util/auxsample-sim.h"
@@ -42,6 +43,7 @@
 #include "util/session.h"
 #include "util/symbol.h"
 #include "util/synthetic-events.h"
+#include "util/thread.h"
 #include "util/tool.h"
 #include "util/units.h"
 
@@ -200,6 +202,14 @@ struct auxsample_inject {
 	/* A pipe's: the feature events' data. */
 	void			*feat_data[HEADER_FEAT_BITS];
 	size_t			feat_size[HEADER_FEAT_BITS];
+	/*
+	 * --bolt <binary>, --autofdo: the virtual LBRs summed up into a
+	 * profile, written as text instead of a perf.data.
+	 */
+	const char		*bolt;
+	bool			autofdo;
+	struct auxsample_profile *profile;
+	FILE			*profile_out;
 };
 
 /* What the virtual LBR is: every kind of taken branch, with its type. */
@@ -250,8 +260,12 @@ static const char *auxsample_inject__what(const struct auxsample_inject *inject)
 static int auxsample_inject__write(struct auxsample_inject *inject, const void *buf,
 				   size_t size)
 {
-	ssize_t n = perf_data__write(&inject->output, (void *)buf, size);
+	ssize_t n;
 
+	/* A profile is written at the end, and no event of the input. */
+	if (inject->profile)
+		return 0;
+	n = perf_data__write(&inject->output, (void *)buf, size);
 	if (n < 0)
 		return -errno;
 	inject->bytes_written += n;
@@ -413,9 +427,26 @@ static int auxsample_inject__finished_round(const struct perf_tool *tool,
 	return err ?: auxsample_inject__repipe(tool, event, NULL, NULL);
 }
 
+/* --bolt, --autofdo: the sample's virtual LBR counts in the profile. */
+static int auxsample_inject__profile_sample(struct auxsample_inject *inject,
+					    struct perf_sample *sample, struct machine *machine)
+{
+	struct thread *thread;
+	int err;
+
+	if (!sample->branch_stack || !sample->branch_stack->nr)
+		return 0;
+	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!thread)
+		return -ENOMEM;
+	err = auxsample_profile__add(inject->profile, thread, sample->branch_stack);
+	thread__put(thread);
+	return err;
+}
+
 static int auxsample_inject__sample(const struct perf_tool *tool, union perf_event *event,
 				    struct perf_sample *sample, struct evsel *evsel,
-				    struct machine *machine __maybe_unused)
+				    struct machine *machine)
 {
 	struct auxsample_inject *inject = container_of(tool, struct auxsample_inject, tool);
 	u64 type = auxsample_inject__sample_type(inject, evsel);
@@ -435,6 +466,8 @@ static int auxsample_inject__sample(const struct perf_tool *tool, union perf_eve
 		inject->decoded++;
 	else
 		out.branch_stack = &no_branches;
+	if (inject->profile)
+		return auxsample_inject__profile_sample(inject, sample, machine);
 	if ((type & PERF_SAMPLE_CALLCHAIN) && !out.callchain) {
 		ip_only[0] = 2;
 		ip_only[1] = sample->cpumode == PERF_RECORD_MISC_KERNEL ?
@@ -647,6 +680,8 @@ static int auxsample_inject__write_header(struct auxsample_inject *inject)
 	perf_header__clear_feat(header, HEADER_COMPRESSED);
 	header->data_offset = inject->data_offset;
 	header->data_size = inject->bytes_written;
+	/* For the stock tools, which run whichever perf is installed. */
+	header->compact_attrs = true;
 	inject->fc.copy = auxsample_inject__copy_feat;
 	/* A pipe's attrs were not known when the data began: after it, as perf inject. */
 	return perf_session__inject_header(session, session->evlist,
@@ -681,6 +716,15 @@ static int auxsample_inject__open_output(struct auxsample_inject *inject)
 			       str_error_r(errno, sbuf, sizeof(sbuf)));
 			return -errno;
 		}
+	}
+	if (inject->profile) {
+		inject->profile_out = fopen(path, "w");
+		if (!inject->profile_out) {
+			pr_err("perf auxsample inject: cannot create %s: %s\n", path,
+			       str_error_r(errno, sbuf, sizeof(sbuf)));
+			return -errno;
+		}
+		return 0;
 	}
 	if (perf_data__open(&inject->output)) {
 		pr_err("perf auxsample inject: cannot create %s: %s\n", path,
@@ -722,6 +766,19 @@ static int auxsample_inject__setup_decoder(struct auxsample_inject *inject)
 	return 0;
 }
 
+static int auxsample_inject__write_profile(struct auxsample_inject *inject)
+{
+	int err;
+
+	if (inject->autofdo)
+		return auxsample_profile__write_autofdo(inject->profile, inject->profile_out);
+	err = auxsample_profile__write_bolt(inject->profile, inject->profile_out, inject->bolt);
+	if (err == -ENOENT)
+		pr_err("perf auxsample inject: no branch of %s has an end in %s: name the binary as perf report's Shared Object column does, or by its path\n",
+		       inject->input, inject->bolt);
+	return err;
+}
+
 static int auxsample_inject__process(struct auxsample_inject *inject)
 {
 	int err = perf_session__process_events(inject->session);
@@ -738,6 +795,8 @@ static int auxsample_inject__process(struct auxsample_inject *inject)
 		       inject->samples, auxsample_inject__what(inject), inject->input);
 		return -ENODATA;
 	}
+	if (inject->profile)
+		return auxsample_inject__write_profile(inject);
 	return auxsample_inject__write_header(inject);
 }
 
@@ -783,15 +842,25 @@ static int auxsample_inject__run(struct auxsample_inject *inject)
 		goto out_free_event;
 
 	err = auxsample_inject__process(inject);
-	perf_data__close(&inject->output);
+	if (inject->profile_out) {
+		if (fclose(inject->profile_out) && !err)
+			err = -errno;
+		inject->profile_out = NULL;
+	} else {
+		perf_data__close(&inject->output);
+	}
 	if (err) {
 		/* No partial output left behind. */
 		unlink(inject->output.path);
 		goto out_free_event;
 	}
-	fprintf(stderr, "[ perf auxsample inject: %" PRIu64 " samples written to %s, %" PRIu64 " decoded, %" PRIu64 " failed (empty branch stack) ]\n",
-		inject->samples, inject->output.path, inject->decoded,
-		inject->samples - inject->decoded);
+	if (inject->profile)
+		fprintf(stderr, "[ perf auxsample inject: the virtual LBRs of %" PRIu64 " samples summed up in %s, %" PRIu64 " failed (empty branch stack) ]\n",
+			inject->decoded, inject->output.path, inject->samples - inject->decoded);
+	else
+		fprintf(stderr, "[ perf auxsample inject: %" PRIu64 " samples written to %s, %" PRIu64 " decoded, %" PRIu64 " failed (empty branch stack) ]\n",
+			inject->samples, inject->output.path, inject->decoded,
+			inject->samples - inject->decoded);
 out_free_event:
 	zfree(&inject->event);
 out_delete:
@@ -825,23 +894,43 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 			    "overwrite the output file; don't complain about the input's owner"),
 		OPT_UINTEGER('j', "threads", &inject.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
+		OPT_STRING(0, "bolt", &inject.bolt, "binary",
+			   "write BOLT's pre-aggregated profile of the binary (perf2bolt --pa)"),
+		OPT_BOOLEAN(0, "autofdo", &inject.autofdo,
+			    "write AutoFDO text (simpleperf's) of every binary"),
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
+	int err;
 
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
+	if (inject.bolt && inject.autofdo) {
+		pr_err("perf auxsample inject: --bolt and --autofdo are two outputs: give one\n");
+		return 1;
+	}
+	if ((inject.bolt || inject.autofdo) && inject.callchain) {
+		pr_err("perf auxsample inject: -g adds call chains to a perf.data: not with --bolt or --autofdo\n");
+		return 1;
+	}
 	if (!inject.output.path) {
 		pr_err("perf auxsample inject: no output file: give it with -o\n");
 		usage_with_options(usage, options);
 	}
 	if (check_depth("inject", inject.depth))
 		return 1;
-	return auxsample_inject__run(&inject) ? 1 : 0;
+	if (inject.bolt || inject.autofdo) {
+		inject.profile = auxsample_profile__new();
+		if (!inject.profile)
+			return 1;
+	}
+	err = auxsample_inject__run(&inject);
+	auxsample_profile__delete(inject.profile);
+	return err ? 1 : 0;
 }
 
 static int cmd_auxsample_report(int argc, const char **argv)

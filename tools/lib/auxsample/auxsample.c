@@ -78,6 +78,7 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
 	}
 	auxsample_image__put(dec->config.image);
 	free(dec->etm_sources);
+	auxsample_timing__exit(dec);
 	free(dec->ring);
 	free(dec->out);
 	free(dec->stack);
@@ -99,6 +100,8 @@ static int auxsample_decoder__reset(struct auxsample_decoder *dec, size_t len,
 		if (!out)
 			return -AUXSAMPLE_ERR_NOMEM;
 		dec->out = out;
+		if (auxsample_timing__ring(dec, max))
+			return -AUXSAMPLE_ERR_NOMEM;
 		dec->ring_cap = max;
 	}
 	dec->max = max;
@@ -116,6 +119,7 @@ void auxsample__restart(struct auxsample_decoder *dec)
 	dec->ring_count = 0;
 	dec->depth = 0;
 	dec->nr_errors = 0;
+	auxsample_timing__reset(dec);
 	memset(&dec->stats, 0, sizeof(dec->stats));
 	dec->stats.size = sizeof(dec->stats);
 	dec->stats.bytes = bytes;
@@ -154,6 +158,8 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 	br->to = to;
 	br->kind = kind;
 	br->flags = flags;
+	br->reserved = 0;
+	auxsample_timing__branch(dec, dec->ring_next);
 	dec->ring_next = (dec->ring_next + 1) % dec->max;
 	if (dec->ring_count < dec->max)
 		dec->ring_count++;
@@ -171,6 +177,8 @@ void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 	auxsample__flow(dec, &flow);
 	dec->stats.gaps++;
 	dec->depth = 0;
+	/* The time across the gap is no branch's. */
+	auxsample_timing__break(dec);
 	if (!dec->max)
 		return;
 	/* One marker is enough between two stretches of known flow. */
@@ -317,6 +325,7 @@ AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 	/* Two samples may end at one stop. */
 	end_ip = dec->stats.end_ip;
 	dec->nr_errors = 0;
+	auxsample_timing__reset(dec);
 	memset(&dec->stats, 0, sizeof(dec->stats));
 	dec->stats.size = sizeof(dec->stats);
 	dec->stats.bytes = end - start;

@@ -15,6 +15,33 @@
 struct pt_image;
 struct pt_stream;
 
+/* A taken branch waiting for its time (cycles.c): its flow index and ring slot. */
+struct auxsample_untimed {
+	uint64_t	idx;
+	unsigned int	slot;
+};
+
+/* Cycles of the branches from timed packets (cycles.c). */
+struct auxsample_timing {
+	uint64_t			insns;		/* instructions of the flow so far */
+	uint64_t			*ring_idx;	/* the flow index of each ring slot */
+	struct auxsample_untimed	*untimed;	/* oldest first */
+	unsigned int			nr_untimed;
+	unsigned int			untimed_cap;
+	/* the packets being read: their time, the last instruction they told of */
+	uint64_t			pkt_time;
+	uint64_t			pkt_idx;
+	bool				pkt_timed;
+	bool				pkt_exact;	/* sent with its last branch */
+	/* the latest packet whose time and instruction are both known */
+	uint64_t			anchor_time;
+	uint64_t			anchor_idx;
+	bool				have_anchor;
+	uint64_t			last_time;	/* of the last branch timed */
+	bool				last_valid;
+	uint32_t			stretch;	/* of the cycle count (pt.c) */
+};
+
 /* What a decode produces, shared by the backends. */
 struct auxsample_decoder {
 	struct auxsample_config		config;
@@ -44,6 +71,8 @@ struct auxsample_decoder {
 	struct pt_insn_cache_entry	*insn_cache;		/* pt.c */
 	struct pt_stream		*stream;		/* pt.c, between stream calls */
 
+	struct auxsample_timing		timing;
+
 	/* The source whose elements are being decoded, for flow records. */
 	uint8_t				flow_trace_id;
 
@@ -63,6 +92,17 @@ void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow);
 
 void auxsample__restart(struct auxsample_decoder *dec);
+
+void auxsample_timing__reset(struct auxsample_decoder *dec);
+void auxsample_timing__exit(struct auxsample_decoder *dec);
+int auxsample_timing__ring(struct auxsample_decoder *dec, unsigned int cap);
+void auxsample_timing__break(struct auxsample_decoder *dec);
+void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n);
+void auxsample_timing__branch(struct auxsample_decoder *dec, unsigned int slot);
+void auxsample_timing__packet(struct auxsample_decoder *dec, uint64_t time, uint32_t stretch,
+			      bool exact);
+void auxsample_timing__stop(struct auxsample_decoder *dec);
+void auxsample_timing__start(struct auxsample_decoder *dec);
 
 unsigned int auxsample_image__generation(struct auxsample_image *image);
 int auxsample_image__read(struct auxsample_image *image, uint8_t *buf, size_t size,

@@ -26,6 +26,35 @@
  */
 #define PT_MAX_LOOPS		100000
 
+/*
+ * The CYC packets up to where the block decoder has read, for the cycles
+ * of the branches: a packet decoder that follows it, summing CYC payloads
+ * (core cycles), with the PSBs behind it (the writer of the trace, as
+ * the simulator's, may count CYC afresh from a PSB: time across one is
+ * not trusted).  libipt's own time estimate is TSC ticks, calibrated
+ * from MTC and TSC as much as from CYC: not cycles.
+ *
+ * The block decoder reads one packet ahead: when it resolves a branch
+ * from a TNT or TIP, its offset is that of the next such packet, past the
+ * CYC that times the next one.  The packet being used is the last flow
+ * packet before the offset, and the cycles that time it are those of the
+ * CYCs before it.  A TNT that is not full went out when something else
+ * made the CPU send it (a TIP, which then has its time, or a timing
+ * packet, at an instruction nobody knows): its time is no anchor.
+ */
+struct pt_cyc_cursor {
+	struct pt_packet_decoder	*pkt;
+	uint64_t			offset;		/* of the next packet */
+	uint64_t			cycles;		/* CYC before @offset */
+	uint64_t			flow_cycles;	/* CYC before the last flow packet */
+	bool				flow_exact;	/* ... which went out at its last branch */
+	uint32_t			psbs;
+};
+
+/* TNT bits that fill a packet: it went out with its last branch. */
+#define PT_TNT8_BITS		6
+#define PT_TNT64_BITS		47
+
 /* One decode of one snippet. */
 struct pt_flow {
 	struct auxsample_decoder	*dec;
@@ -38,6 +67,8 @@ struct pt_flow {
 	uint64_t			offset;		/* in the trace, at the last block */
 	unsigned int			no_progress;	/* blocks decoded at @offset */
 	bool				looped;		/* PT_MAX_LOOPS was hit */
+	struct pt_cyc_cursor		cyc;		/* when config.pt.cyc */
+	const struct pt_config		*cfg;		/* for cyc, while decoding begins */
 };
 
 /*
@@ -174,6 +205,93 @@ static void pt_flow__error(struct pt_flow *f, int pt_err)
 	auxsample__error(f->dec, offset, pt_error(pt_err), pt_err);
 }
 
+/* Follow the block decoder from the sync point at @offset. */
+static void pt_cyc_cursor__start(struct pt_cyc_cursor *c, const struct pt_config *cfg,
+				 uint64_t offset)
+{
+	if (!c->pkt && cfg)
+		c->pkt = pt_pkt_alloc_decoder(cfg);
+	if (c->pkt && pt_pkt_sync_set(c->pkt, offset) < 0) {
+		pt_pkt_free_decoder(c->pkt);
+		c->pkt = NULL;
+	}
+	c->offset = offset;
+	c->psbs++;
+}
+
+static void pt_cyc_cursor__exit(struct pt_cyc_cursor *c)
+{
+	pt_pkt_free_decoder(c->pkt);
+	c->pkt = NULL;
+}
+
+/* The CYC packets before @to; a packet that does not decode is a break too. */
+static void pt_cyc_cursor__advance(struct pt_cyc_cursor *c, uint64_t to)
+{
+	struct pt_packet p;
+
+	while (c->pkt && c->offset < to) {
+		if (pt_pkt_next(c->pkt, &p, sizeof(p)) < 0 ||
+		    pt_pkt_get_offset(c->pkt, &c->offset) < 0) {
+			c->psbs++;
+			if (pt_pkt_sync_set(c->pkt, to) < 0)
+				pt_cyc_cursor__exit(c);
+			c->offset = to;
+			return;
+		}
+		switch (p.type) {
+		case ppt_cyc:
+			c->cycles += p.payload.cyc.value;
+			break;
+		case ppt_psb:
+			c->psbs++;
+			break;
+		case ppt_tnt_8:
+		case ppt_tnt_64:
+			c->flow_cycles = c->cycles;
+			c->flow_exact = p.payload.tnt.bit_size ==
+					(p.type == ppt_tnt_8 ? PT_TNT8_BITS : PT_TNT64_BITS);
+			break;
+		case ppt_tip:
+		case ppt_tip_pge:
+		case ppt_tip_pgd:
+		case ppt_fup:
+			c->flow_cycles = c->cycles;
+			c->flow_exact = true;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ * The decoder read a packet for the flow at the current instruction: the
+ * cycles the trace has counted so far, for the cycles of the branches
+ * (cycles.c).
+ */
+static void pt_flow__packet(struct pt_flow *f)
+{
+	uint64_t offset;
+
+	if (!f->dec->config.pt.cyc || !f->cyc.pkt)
+		return;
+	if (pt_blk_get_offset(f->blk, &offset) < 0)
+		return;
+	pt_cyc_cursor__advance(&f->cyc, offset);
+	auxsample_timing__packet(f->dec, f->cyc.flow_cycles, f->cyc.psbs, f->cyc.flow_exact);
+}
+
+/* Synced at a PSB: the cycles count from there. */
+static void pt_flow__synced(struct pt_flow *f)
+{
+	uint64_t sync;
+
+	auxsample_timing__break(f->dec);
+	if (f->dec->config.pt.cyc && !pt_blk_get_sync_offset(f->blk, &sync))
+		pt_cyc_cursor__start(&f->cyc, f->cfg, sync);
+}
+
 /* The branch that ended the last block went to @to. */
 static void pt_flow__resolve(struct pt_flow *f, uint64_t to, unsigned int flags)
 {
@@ -192,6 +310,9 @@ static void pt_flow__resolve(struct pt_flow *f, uint64_t to, unsigned int flags)
 	if (!f->pending)
 		return;
 	f->pending = false;
+	/* Direct jumps and calls need no packet; the others read one. */
+	if (f->cls != X86_BR_JUMP && f->cls != X86_BR_CALL)
+		pt_flow__packet(f);
 	/* A conditional branch is taken when it does not fall through. */
 	if (f->cls == X86_BR_COND && (flags || to == next))
 		return;
@@ -301,6 +422,7 @@ static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
 		return;
 	f->dec->stats.insns += b->ninsn;
 	pt_flow__resolve(f, b->ip, 0);
+	auxsample_timing__insns(f->dec, b->ninsn);
 	f->last_ip = b->end_ip;
 
 	if (cls == X86_BR_NONE)
@@ -329,6 +451,8 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 	switch (ev->type) {
 	case ptev_enabled:
 		dec->stats.end_ip = 0;
+		auxsample_timing__start(dec);
+		pt_flow__packet(f);
 		break;
 	case ptev_disabled:
 		/* A branch out of the traced code, e.g. a syscall in //u trace. */
@@ -339,11 +463,15 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 			else
 				pt_flow__resolve(f, ev->variant.disabled.ip, 0);
 		}
+		pt_flow__packet(f);
+		auxsample_timing__stop(dec);
 		break;
 	case ptev_async_disabled:
 		/* Stopped at .at: an interrupt, in //u trace the sample's. */
 		pt_flow__resolve(f, ev->variant.async_disabled.at, 0);
 		dec->stats.end_ip = ev->variant.async_disabled.at;
+		pt_flow__packet(f);
+		auxsample_timing__stop(dec);
 		break;
 	case ptev_async_branch:
 		pt_flow__resolve(f, ev->variant.async_branch.from, 0);
@@ -352,6 +480,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 		break;
 	case ptev_overflow:
 		f->pending = false;
+		auxsample_timing__break(dec);
 		auxsample__error(dec, 0, -AUXSAMPLE_ERR_OVERFLOW, -pte_overflow);
 		auxsample__gap(dec, f->last_ip, ev->ip_suppressed ? 0 : ev->variant.overflow.ip);
 		break;
@@ -420,6 +549,7 @@ static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 	while (status >= 0) {
 		if (!dec->stats.syncs++ && !pt_blk_get_sync_offset(f->blk, &sync))
 			dec->stats.decode_start = sync;
+		pt_flow__synced(f);
 
 		status = pt_flow__run(f, status);
 		if (status == -pte_eos)
@@ -490,8 +620,8 @@ static int pt_flow__decode(struct pt_flow *f, const uint8_t *buf, size_t len)
 
 int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len)
 {
-	struct pt_flow f = { .dec = dec };
 	struct pt_config cfg;
+	struct pt_flow f = { .dec = dec, .cfg = &cfg };
 	int status;
 
 	if (!len) {
@@ -511,6 +641,7 @@ int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size
 	else
 		status = pt_flow__decode(&f, buf, len);
 	pt_blk_free_decoder(f.blk);
+	pt_cyc_cursor__exit(&f.cyc);
 	return status;
 }
 
@@ -628,6 +759,7 @@ static void pt_stream__free(struct pt_stream *s)
 	if (!s)
 		return;
 	pt_blk_free_decoder(s->f.blk);
+	pt_cyc_cursor__exit(&s->f.cyc);
 	free(s->stops);
 	free(s);
 }
@@ -645,6 +777,7 @@ static void pt_stream__synced(struct pt_stream *s, int status)
 
 	pt_blk_get_sync_offset(s->f.blk, &sync);
 	s->f.dec->stats.syncs++;
+	pt_flow__synced(&s->f);
 	s->seen = pt_stream__stops_before(s, sync);
 	s->status = status;
 }
@@ -683,7 +816,9 @@ int auxsample_pt__stream_begin(struct auxsample_decoder *dec, const uint8_t *buf
 		status = -AUXSAMPLE_ERR_NOSYNC;
 		goto out_free;
 	}
+	s->f.cfg = &cfg;
 	pt_stream__synced(s, status);
+	s->f.cfg = NULL;
 	dec->stream = s;
 	return 0;
 

@@ -36,6 +36,7 @@
 #include "addr_location.h"
 #include "auxsample.h"
 #include "auxsample-etm.h"
+#include "auxsample-profile.h"
 #include "auxsample-script.h"
 #include "auxtrace.h"
 #include "build-id.h"
@@ -44,7 +45,6 @@
 #include "debug.h"
 #include "dso.h"
 #include "event.h"
-#include "hashmap.h"
 #include "intel-pt.h"
 #include "intel-pt-decoder/intel-pt-pkt-decoder.h"
 #include "machine.h"
@@ -58,8 +58,6 @@
 #define FULLTRACE_MAX_CPUS	4096
 /* CoreSight formatter frames: formatted trace is cut on them */
 #define CS_ETM_FRAME_SIZE	16
-/* simpleperf's AutoFDO text pads build IDs to this many bytes */
-#define AUTOFDO_BUILD_ID_SIZE	20
 
 /* Where register @idx of a v1 (or later) block is in a v0 one: no count. */
 #define CS_ETM_V0_INDEX(idx)	((idx) - 1)
@@ -186,20 +184,6 @@ struct fulltrace_cpu {
 	bool	raw;		/* PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW */
 };
 
-/* AutoFDO: how often each range ran or branch was taken, per binary. */
-struct autofdo_count {
-	u64	a;	/* range: first instruction, branch: from */
-	u64	b;	/* range: last instruction, branch: to (0: elsewhere) */
-	u64	count;
-};
-
-struct autofdo_dso {
-	struct list_head	node;
-	struct dso		*dso;
-	struct hashmap		*ranges;
-	struct hashmap		*branches;
-};
-
 struct fulltrace_stats {
 	u64	buffers;
 	u64	bytes;
@@ -221,7 +205,7 @@ struct auxsample_fulltrace {
 	struct machine				*machine;
 	struct auxsample_mem			mem;	/* .thread: the traced one, or NULL */
 	int					cpu;	/* of the buffer being decoded */
-	struct list_head			dsos;	/* struct autofdo_dso */
+	struct auxsample_profile		*profile;	/* --autofdo */
 	struct fulltrace_stats			stats;
 	int					err;	/* first error in a callback */
 	struct itrace_synth_opts		itrace;	/* for auxtrace_queues: all CPUs */
@@ -240,7 +224,6 @@ struct auxsample_fulltrace *auxsample_fulltrace__new(void)
 		goto out_free_queues;
 	for (int i = 0; i < FULLTRACE_MAX_CPUS; i++)
 		ft->cpus[i].trace_id = -1;
-	INIT_LIST_HEAD(&ft->dsos);
 	return ft;
 
 out_free_queues:
@@ -250,31 +233,11 @@ out_free:
 	return NULL;
 }
 
-static void autofdo_counts__free(struct hashmap *map)
-{
-	struct hashmap_entry *cur;
-	size_t bkt;
-
-	if (!map)
-		return;
-	hashmap__for_each_entry(map, cur, bkt)
-		free(cur->pvalue);
-	hashmap__free(map);
-}
-
 void auxsample_fulltrace__delete(struct auxsample_fulltrace *ft)
 {
-	struct autofdo_dso *ad, *tmp;
-
 	if (!ft)
 		return;
-	list_for_each_entry_safe(ad, tmp, &ft->dsos, node) {
-		list_del(&ad->node);
-		autofdo_counts__free(ad->ranges);
-		autofdo_counts__free(ad->branches);
-		dso__put(ad->dso);
-		free(ad);
-	}
+	auxsample_profile__delete(ft->profile);
 	thread__put(ft->mem.thread);
 	auxtrace_queues__free(&ft->queues);
 	free(ft->cpus);
@@ -437,61 +400,6 @@ static void fulltrace__set_thread(struct auxsample_fulltrace *ft, pid_t tid)
 		ft->mem.thread = machine__find_thread(ft->machine, -1, tid);
 }
 
-static size_t autofdo_count__hash(long key, void *ctx __maybe_unused)
-{
-	const struct autofdo_count *c = (const void *)key;
-
-	return c->a * 31 + c->b;
-}
-
-static bool autofdo_count__equal(long key1, long key2, void *ctx __maybe_unused)
-{
-	const struct autofdo_count *c1 = (const void *)key1, *c2 = (const void *)key2;
-
-	return c1->a == c2->a && c1->b == c2->b;
-}
-
-static struct autofdo_dso *autofdo__dso(struct auxsample_fulltrace *ft, struct dso *dso)
-{
-	struct autofdo_dso *ad;
-
-	list_for_each_entry(ad, &ft->dsos, node) {
-		if (RC_CHK_EQUAL(ad->dso, dso))
-			return ad;
-	}
-	ad = zalloc(sizeof(*ad));
-	if (!ad)
-		return NULL;
-	ad->ranges = hashmap__new(autofdo_count__hash, autofdo_count__equal, NULL);
-	ad->branches = hashmap__new(autofdo_count__hash, autofdo_count__equal, NULL);
-	if (IS_ERR(ad->ranges) || IS_ERR(ad->branches)) {
-		if (!IS_ERR(ad->ranges))
-			hashmap__free(ad->ranges);
-		if (!IS_ERR(ad->branches))
-			hashmap__free(ad->branches);
-		free(ad);
-		return NULL;
-	}
-	ad->dso = dso__get(dso);
-	list_add_tail(&ad->node, &ft->dsos);
-	return ad;
-}
-
-static int autofdo__count(struct hashmap *map, u64 a, u64 b)
-{
-	struct autofdo_count key = { .a = a, .b = b }, *c;
-
-	if (hashmap__find(map, &key, &c)) {
-		c->count++;
-		return 0;
-	}
-	c = memdup(&key, sizeof(key));
-	if (!c)
-		return -ENOMEM;
-	c->count = 1;
-	return hashmap__add(map, c, c);
-}
-
 /* @addr's binary and its address there, as objdump (and AutoFDO) see it. */
 static struct dso *fulltrace__binary_addr(struct auxsample_fulltrace *ft, u64 addr, u64 *baddr)
 {
@@ -517,26 +425,22 @@ static struct dso *fulltrace__binary_addr(struct auxsample_fulltrace *ft, u64 ad
  */
 static int fulltrace__autofdo(struct auxsample_fulltrace *ft, const struct auxsample_flow *flow)
 {
-	struct autofdo_dso *ad;
 	struct dso *dso, *to_dso;
 	u64 a, b = 0, to = 0;
 
 	dso = fulltrace__binary_addr(ft, flow->from, &a);
 	if (!dso)
 		return 0;
-	ad = autofdo__dso(ft, dso);
-	if (!ad)
-		return -ENOMEM;
 	if (flow->type == AUXSAMPLE_FLOW_RANGE) {
 		fulltrace__binary_addr(ft, flow->to, &b);
-		return autofdo__count(ad->ranges, a, b);
+		return auxsample_profile__add_range(ft->profile, dso, a, b);
 	}
 	if (!(flow->flags & AUXSAMPLE_BRF_TO_UNKNOWN)) {
 		to_dso = fulltrace__binary_addr(ft, flow->to, &to);
 		if (!RC_CHK_EQUAL(to_dso, dso))
 			to = 0;
 	}
-	return autofdo__count(ad->branches, a, to);
+	return auxsample_profile__add_taken(ft->profile, dso, a, to);
 }
 
 static void fulltrace__print_addr(struct auxsample_fulltrace *ft, u64 addr)
@@ -744,71 +648,6 @@ static void fulltrace__print_stat(struct auxsample_fulltrace *ft, u64 missing)
 	}
 }
 
-static int autofdo_count__cmp(const void *p1, const void *p2)
-{
-	const struct autofdo_count *c1 = *(const struct autofdo_count * const *)p1;
-	const struct autofdo_count *c2 = *(const struct autofdo_count * const *)p2;
-
-	if (c1->a != c2->a)
-		return c1->a < c2->a ? -1 : 1;
-	if (c1->b != c2->b)
-		return c1->b < c2->b ? -1 : 1;
-	return 0;
-}
-
-/* The counts of @map, sorted by address, as "<a><sep><b>:<count>" lines. */
-static int autofdo__print_counts(struct hashmap *map, const char *sep)
-{
-	size_t n = hashmap__size(map), i = 0, bkt;
-	struct autofdo_count **sorted;
-	struct hashmap_entry *cur;
-
-	printf("%zu\n", n);
-	sorted = calloc(n ?: 1, sizeof(*sorted));
-	if (!sorted)
-		return -ENOMEM;
-	hashmap__for_each_entry(map, cur, bkt)
-		sorted[i++] = cur->pvalue;
-	qsort(sorted, n, sizeof(*sorted), autofdo_count__cmp);
-	for (i = 0; i < n; i++)
-		printf("%" PRIx64 "%s%" PRIx64 ":%" PRIu64 "\n", sorted[i]->a, sep, sorted[i]->b,
-		       sorted[i]->count);
-	free(sorted);
-	return 0;
-}
-
-/*
- * AutoFDO's text input, as simpleperf inject writes it: per binary, the
- * executed ranges, no sampled addresses, the taken branches, then its
- * build ID and path as comments.
- */
-static int fulltrace__print_autofdo(struct auxsample_fulltrace *ft)
-{
-	char bid[AUTOFDO_BUILD_ID_SIZE * 2 + 1];
-	struct autofdo_dso *ad;
-	int err;
-
-	list_for_each_entry(ad, &ft->dsos, node) {
-		const struct build_id *id = dso__bid(ad->dso);
-		size_t i;
-
-		err = autofdo__print_counts(ad->ranges, "-");
-		if (err)
-			return err;
-		printf("0\n");
-		err = autofdo__print_counts(ad->branches, "->");
-		if (err)
-			return err;
-		if (dso__has_build_id(ad->dso)) {
-			for (i = 0; i < AUTOFDO_BUILD_ID_SIZE; i++)
-				sprintf(bid + 2 * i, "%02x", i < id->size ? id->data[i] : 0);
-			printf("// build_id: 0x%s\n", bid);
-		}
-		printf("// %s\n\n", dso__long_name(ad->dso));
-	}
-	return 0;
-}
-
 int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session *session,
 			     const struct auxsample_config *config,
 			     const struct auxsample_script_opts *opts)
@@ -835,6 +674,11 @@ int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session
 		       opts->input);
 		return -EINVAL;
 	}
+	if (opts->autofdo) {
+		ft->profile = auxsample_profile__new();
+		if (!ft->profile)
+			return -ENOMEM;
+	}
 	ft->opts = opts;
 	ft->machine = &session->machines.host;
 	ft->mem.machine = ft->machine;
@@ -848,7 +692,7 @@ int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session
 	if (err)
 		return err;
 	if (opts->autofdo)
-		return fulltrace__print_autofdo(ft);
+		return auxsample_profile__write_autofdo(ft->profile, stdout);
 	if (opts->stat)
 		fulltrace__print_stat(ft, missing);
 	else

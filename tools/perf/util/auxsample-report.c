@@ -297,6 +297,8 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 		e->from = br[i].from;
 		e->to = br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br[i].to;
 		e->flags.type = auxsample_report__br_type(&br[i], r->config.type);
+		/* Where the trace has CYC packets: LBR's cycles, else 0 (unknown). */
+		e->flags.cycles = br[i].cycles;
 	}
 	return 0;
 }

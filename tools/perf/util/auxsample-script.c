@@ -484,6 +484,9 @@ static void auxsample_script__print_json(struct auxsample_walk *w __maybe_unused
 		auxsample_script__json_where(thread, "from_", br[i].from);
 		putchar(',');
 		auxsample_script__json_where(thread, "to_", to_known ? br[i].to : 0);
+		/* Intel PT with CYC packets: LBR's cycles since the branch before. */
+		if (br[i].cycles)
+			printf(",\"cycles\":%u", br[i].cycles);
 		printf("}");
 	}
 	printf("],\"callchain\":[");

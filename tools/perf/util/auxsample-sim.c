@@ -1394,6 +1394,17 @@ static int sim__open_output(struct sim *sim)
 	if (sim__setup_evlist(sim))
 		return -ENOMEM;
 	sim->session->evlist = sim->evlist;
+	/*
+	 * The build-ids of the MMAP2 records and of the header are read
+	 * with libelf, which reads nothing before elf_version() (done by
+	 * symbol__init(), which the simulator has no other use for).
+	 * BOLT's perf2bolt matches its binary by them.  Copies of the
+	 * traced programs stay out of the build-id cache (~/.debug), as with
+	 * perf record -N: they are test programs, made and removed by the
+	 * hundred; perf buildid-cache -a adds one.
+	 */
+	symbol__elf_init();
+	disable_buildid_cache();
 	perf_header__set_feat(&sim->session->header, HEADER_BUILD_ID);
 	for (int feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++)
 		perf_header__set_feat(&sim->session->header, feat);
@@ -1441,6 +1452,8 @@ static int sim__close_output(struct sim *sim)
 		return err;
 	dsos__hit_all(&sim->session->machines.host.dsos);
 	sim->session->header.data_size = sim->bytes;
+	/* Readable by older perf too, as a recording on such a machine is. */
+	sim->session->header.compact_attrs = true;
 	err = perf_session__inject_header(sim->session, sim->evlist, perf_data__fd(&sim->data),
 					  &fc, /*write_attrs_after_data=*/false);
 	return err < 0 ? -EIO : 0;

@@ -26,6 +26,8 @@
 #include "dso.h"
 #include "env.h"
 #include "event.h"
+#include "evlist.h"
+#include "evsel.h"
 #include "intel-pt.h"
 #include "machine.h"
 #include "map.h"
@@ -251,6 +253,25 @@ int auxsample_session__check_size(struct perf_session *session, const char *who)
 	return -EIO;
 }
 
+/*
+ * Whether the Intel PT event of @session traces cycles (CYC packets):
+ * then each branch of the virtual LBR gets its cycles, as LBR's do.
+ */
+static bool auxsample_config__pt_cyc(struct perf_session *session,
+				     const struct perf_record_auxtrace_info *info, size_t nr)
+{
+	struct evsel *evsel;
+
+	if (nr <= INTEL_PT_CYC_BIT || !session->evlist || !info->priv[INTEL_PT_CYC_BIT])
+		return false;
+	evlist__for_each_entry(session->evlist, evsel) {
+		if (evsel->core.attr.type == info->priv[INTEL_PT_PMU_TYPE] &&
+		    (evsel->core.attr.config & info->priv[INTEL_PT_CYC_BIT]))
+			return true;
+	}
+	return false;
+}
+
 int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 					 struct perf_session *session,
 					 union perf_event *event, u64 *pmu_type)
@@ -285,6 +306,7 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 		config->pt.cpuid_0x15_eax = info->priv[INTEL_PT_TSC_CTC_D];
 		config->pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
 	}
+	config->pt.cyc = auxsample_config__pt_cyc(session, info, nr);
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
 	return 0;
 }

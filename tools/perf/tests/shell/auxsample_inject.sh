@@ -169,6 +169,7 @@ grep -q 'AUX size\|PERF_RECORD_AUX' "$out" && fail "report -D: AUX data is left"
 
 # perf report -b on it is branch mode with every branch, as it is on the input.
 branches=$(awk '{ n += NF - 1 } END { print n }' "$tmp/brstack")
+perf script -i "$injected" -F ip,brstack > "$tmp/brstack.full" 2> /dev/null
 perf report -b --stdio -i "$injected" > "$out" 2>&1 || fail "report -b failed"
 grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report -b: not $branches branches"
 grep -q 'Source Symbol.*Target Symbol' "$out" || fail "report -b: not in branch mode"
@@ -176,6 +177,58 @@ grep -q '\[\.\] fib  *\[\.\] fib' "$out" || fail "report -b: no branches in fib"
 perf report --stdio -i "$data" 2> /dev/null | grep -v '^#' > "$tmp/report.in"
 perf report --stdio -i "$injected" 2> /dev/null | grep -v '^#' > "$tmp/report.out"
 diff "$tmp/report.in" "$tmp/report.out" > "$out" || fail "report: injected output differs from the input's"
+
+# Older perf (Debian 12's perf 6.1, package linux-perf) reads what inject
+# and simulate write: their attrs are no larger than their fields need,
+# and the stock tools run whichever perf is on PATH.
+old_perf=${AUXSAMPLE_OLD_PERF:-/usr/bin/perf}
+if [ -x "$old_perf" ] && [ "$("$old_perf" --version)" != "$(perf --version)" ]; then
+	old_version=$("$old_perf" --version)
+	perf evlist -v -i "$injected" | grep -q 'size: 136' && fail "inject: attrs of 136 bytes (config3)"
+	if ! "$old_perf" script -i "$injected" -F ip,brstack > "$tmp/old.brstack" 2> "$out"; then
+		fail "$old_version: perf script -F ip,brstack cannot read the injected file"
+	else
+		# The same IPs and branches; newer perf adds fields to each entry.
+		cut_brstack() {
+			awk '{ printf "%s", $1; for (i = 2; i <= NF; i++) { split($i, f, "/"); printf " %s/%s", f[1], f[2] } print "" }' "$1"
+		}
+		cut_brstack "$tmp/old.brstack" > "$tmp/old.cut"
+		cut_brstack "$tmp/brstack.full" > "$tmp/new.cut"
+		cmp -s "$tmp/old.cut" "$tmp/new.cut" ||
+			fail "$old_version: other branch stacks than perf script shows"
+		echo "$old_version: perf script -F ip,brstack: $(wc -l < "$tmp/old.cut") samples, the same branches"
+	fi
+	"$old_perf" report -b --stdio -i "$injected" > "$out" 2>&1 ||
+		fail "$old_version: perf report -b cannot read the injected file"
+	grep -q "^# Event count (approx.): $branches\$" "$out" ||
+		fail "$old_version: perf report -b: not $branches branches"
+	"$old_perf" report --stdio -i "$data" > "$out" 2>&1 ||
+		fail "$old_version: perf report cannot read perf auxsample simulate's file"
+else
+	echo "no older perf at $old_perf (Debian's linux-perf): not checked"
+fi
+
+# Cycles: none without CYC packets (perf shows '-'), and with them (--cyc)
+# each entry's cycles since the branch before it, as LBR counts them:
+# the simulator's clock gives each instruction the same cycles, so they go
+# with the instructions run between the two branches; perf report -b
+# then shows IPC, and --total-cycles the cycles of basic blocks.
+awk '{ for (i = 2; i <= NF; i++) { split($i, f, "/"); if (f[6] != 0) exit 1 } }' "$tmp/brstack.full" ||
+	fail "cycles in the virtual LBR of a trace without CYC packets"
+perf auxsample simulate -o "$tmp/cyc.data" --mtc --cyc -c 700 -- "$wl" branches 40 > /dev/null 2>&1 ||
+	fail "simulate --mtc --cyc failed"
+perf auxsample inject -i "$tmp/cyc.data" -o "$tmp/cyc-out.data" > "$out" 2>&1 || fail "inject --cyc failed"
+perf script -i "$tmp/cyc-out.data" -F ip,brstack > "$tmp/cyc.brstack" 2> /dev/null
+python3 "$(dirname "$0")"/lib/auxsample_cycles.py "$wl" "$tmp/cyc.brstack" 15 > "$out" 2>&1 ||
+	fail "cycles: not those of the instructions run"
+echo "cycles: $(cat "$out")"
+perf report -b --stdio -s symbol_from,symbol_to,cycles -i "$tmp/cyc-out.data" > "$out" 2>&1
+grep -q '^#.*Basic Block Cycles  *IPC' "$out" &&
+	grep -q ' [0-9][0-9]*  *[0-9]*\.[0-9][0-9]  *\[ *[0-9.]*%\]' "$out" ||
+	fail "cycles: perf report -b shows no block cycles and IPC"
+perf report --total-cycles --stdio -i "$tmp/cyc-out.data" > "$out" 2>&1
+grep -q '^#.*Avg Cycles' "$out" && grep -v '^#' "$out" | grep -q '\[.* -> .*\]' ||
+	fail "cycles: perf report --total-cycles shows no block cycles"
 
 # --depth: shorter stacks, still the decoder's.
 perf auxsample inject -i "$data" -o "$tmp/depth.data" --depth 16 > "$out" 2>&1 ||

@@ -64,6 +64,11 @@ struct auxsample_pt_config {
 	uint32_t	cpuid_0x15_ebx;
 	uint8_t		mtc_freq;	/* attr.config mtc_period */
 	uint8_t		nom_freq;	/* max non-turbo ratio */
+	/*
+	 * CYC packets in the trace (attr.config cyc): each branch gets the
+	 * cycles since the taken branch before it (struct auxsample_branch).
+	 */
+	uint8_t		cyc;
 };
 
 /*
@@ -165,11 +170,20 @@ enum auxsample_branch_kind {
 /* The branch target is unknown (tracing stopped there, e.g. a syscall). */
 #define AUXSAMPLE_BRF_TO_UNKNOWN	(1U << 0)
 
+/*
+ * @cycles: core cycles since the taken branch before this one, as LBR's
+ * cycle count (saturated at 65535), 0 where unknown: Intel PT with CYC
+ * packets only.  The trace times packets, not branches: the cycles between
+ * two packets go to the branches between them by their instruction counts,
+ * exact where the time per instruction is even between two packets.
+ */
 struct auxsample_branch {
 	uint64_t	from;
 	uint64_t	to;
 	uint32_t	kind;		/* enum auxsample_branch_kind */
 	uint32_t	flags;		/* AUXSAMPLE_BRF_* */
+	uint32_t	cycles;
+	uint32_t	reserved;	/* 0: no padding, entries compare whole */
 };
 
 struct auxsample_stats {

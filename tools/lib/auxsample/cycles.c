@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Cycles of the virtual LBR, as LBR counts them: for each taken branch,
+ * the core cycles since the taken branch before it.
+ *
+ * Intel PT's CYC packets count the core cycles between packets; they time
+ * packets, not branches.  A packet goes out
+ * at the last branch it tells of (the last bit of a TNT, the branch of a
+ * TIP, the interrupted instruction of a FUP), and the decoder reads its
+ * time when it resolves the first branch from it; so a packet's time is
+ * known, with the instruction that sent it, when the decoder reads a
+ * later time (or the trace stops).  Those (instruction, time) points are
+ * the anchors; a branch between two anchors gets the time that lies
+ * between them in the proportion of its instruction count, and its
+ * cycles are its time less the time of the branch before it.  Where the
+ * time per instruction is even between two packets that is exact.
+ *
+ * Each branch is timed once, when an anchor at or after it comes, and
+ * written into the ring slot it still holds.  A sync point, a trace gap or
+ * a trace start (TIP.PGE: the time in between was spent elsewhere)
+ * breaks the chain: the branch after it gets 0, unknown, as perf reads it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+/* At most this many branches wait for an anchor; more: the oldest get 0. */
+#define TIMING_MAX_UNTIMED	4096
+#define TIMING_MAX_CYCLES	65535	/* LBR's cycle count saturates there */
+
+void auxsample_timing__reset(struct auxsample_decoder *dec)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	tm->insns = 0;
+	tm->nr_untimed = 0;
+	tm->pkt_timed = false;
+	tm->have_anchor = false;
+	tm->last_valid = false;
+}
+
+void auxsample_timing__exit(struct auxsample_decoder *dec)
+{
+	free(dec->timing.untimed);
+	free(dec->timing.ring_idx);
+	memset(&dec->timing, 0, sizeof(dec->timing));
+}
+
+/* The ring grew to @cap slots: the flow index of each slot's branch too. */
+int auxsample_timing__ring(struct auxsample_decoder *dec, unsigned int cap)
+{
+	uint64_t *idx = realloc(dec->timing.ring_idx, cap * sizeof(*idx));
+
+	if (!idx)
+		return -AUXSAMPLE_ERR_NOMEM;
+	dec->timing.ring_idx = idx;
+	return 0;
+}
+
+static bool auxsample_timing__on(const struct auxsample_decoder *dec)
+{
+	return dec->config.type == AUXSAMPLE_TRACE_INTEL_PT && dec->config.pt.cyc && dec->max;
+}
+
+/* Time is lost here: nothing waiting can be timed, nothing after relates. */
+void auxsample_timing__break(struct auxsample_decoder *dec)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	tm->nr_untimed = 0;
+	tm->pkt_timed = false;
+	tm->have_anchor = false;
+	tm->last_valid = false;
+}
+
+void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n)
+{
+	dec->timing.insns += n;
+}
+
+/* The taken branch just written into ring slot @slot waits for its time. */
+void auxsample_timing__branch(struct auxsample_decoder *dec, unsigned int slot)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	dec->ring[slot].cycles = 0;
+	if (!auxsample_timing__on(dec))
+		return;
+	tm->ring_idx[slot] = tm->insns;
+	if (tm->nr_untimed == TIMING_MAX_UNTIMED) {
+		memmove(tm->untimed, tm->untimed + 1, (tm->nr_untimed - 1) * sizeof(*tm->untimed));
+		tm->nr_untimed--;
+		tm->last_valid = false;
+	}
+	if (tm->nr_untimed == tm->untimed_cap) {
+		unsigned int cap = tm->untimed_cap ? tm->untimed_cap * 2 : 64;
+		struct auxsample_untimed *u = realloc(tm->untimed, cap * sizeof(*u));
+
+		if (!u) {
+			auxsample_timing__break(dec);
+			return;
+		}
+		tm->untimed = u;
+		tm->untimed_cap = cap;
+	}
+	tm->untimed[tm->nr_untimed++] = (struct auxsample_untimed){
+		.idx = tm->insns, .slot = slot,
+	};
+}
+
+static uint32_t auxsample_timing__cycles(uint64_t cycles)
+{
+	return cycles > TIMING_MAX_CYCLES ? TIMING_MAX_CYCLES : cycles;
+}
+
+/* A packet went out at instruction @idx at trace time @time: time what waits. */
+static void auxsample_timing__anchor(struct auxsample_decoder *dec, uint64_t idx, uint64_t time)
+{
+	struct auxsample_timing *tm = &dec->timing;
+	unsigned int i, done = 0;
+
+	/* Time went back (a TSC correcting the estimate): start afresh. */
+	if (tm->have_anchor && (time < tm->anchor_time || idx < tm->anchor_idx)) {
+		auxsample_timing__break(dec);
+		tm->have_anchor = false;
+	}
+	for (i = 0; i < tm->nr_untimed && tm->untimed[i].idx <= idx; i++) {
+		const struct auxsample_untimed *u = &tm->untimed[i];
+		uint64_t t;
+
+		done++;
+		if (u->idx == idx) {
+			t = time;
+		} else if (tm->have_anchor && u->idx >= tm->anchor_idx && idx > tm->anchor_idx) {
+			t = tm->anchor_time + (time - tm->anchor_time) * (u->idx - tm->anchor_idx) /
+					      (idx - tm->anchor_idx);
+		} else {
+			tm->last_valid = false;
+			continue;
+		}
+		if (tm->last_valid && t >= tm->last_time && dec->timing.ring_idx[u->slot] == u->idx)
+			dec->ring[u->slot].cycles = auxsample_timing__cycles(t - tm->last_time);
+		tm->last_time = t;
+		tm->last_valid = true;
+	}
+	memmove(tm->untimed, tm->untimed + done, (tm->nr_untimed - done) * sizeof(*tm->untimed));
+	tm->nr_untimed -= done;
+	tm->anchor_idx = idx;
+	tm->anchor_time = time;
+	tm->have_anchor = true;
+}
+
+/*
+ * The decoder read a packet for the instruction flow at the current
+ * instruction, and the trace has counted @time cycles so far, in its
+ * stretch @stretch (a new one after each PSB or lost packet: the count
+ * may not go on across): a new time means the packets before were all
+ * read.  @exact: the packet went out with the last branch it tells of
+ * (a full TNT, a TIP), else its time is no anchor.
+ */
+void auxsample_timing__packet(struct auxsample_decoder *dec, uint64_t time, uint32_t stretch,
+			      bool exact)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	if (!auxsample_timing__on(dec))
+		return;
+	if (stretch != tm->stretch) {
+		auxsample_timing__stop(dec);
+		auxsample_timing__break(dec);
+		tm->stretch = stretch;
+	}
+	if (tm->pkt_timed && time != tm->pkt_time && tm->pkt_exact)
+		auxsample_timing__anchor(dec, tm->pkt_idx, tm->pkt_time);
+	tm->pkt_time = time;
+	tm->pkt_idx = tm->insns;
+	tm->pkt_exact = exact;
+	tm->pkt_timed = true;
+}
+
+/* The trace stopped (TIP.PGD, the end): its last packet is the last. */
+void auxsample_timing__stop(struct auxsample_decoder *dec)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	if (!auxsample_timing__on(dec) || !tm->pkt_timed)
+		return;
+	if (tm->pkt_exact)
+		auxsample_timing__anchor(dec, tm->pkt_idx, tm->pkt_time);
+	tm->pkt_timed = false;
+}
+
+/* The trace starts again (TIP.PGE): the time in between was not this flow's. */
+void auxsample_timing__start(struct auxsample_decoder *dec)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	auxsample_timing__stop(dec);
+	tm->nr_untimed = 0;
+	tm->have_anchor = false;
+	tm->last_valid = false;
+}
