@@ -39,7 +39,7 @@ perf auxsample simulate -o "$tmp/perf.data" --no-tsc -c 700 -- "$tmp/workload" b
 	> "$out" 2>&1 || fail "simulate failed"
 perf auxsample inject -i "$tmp/perf.data" -o "$tmp/injected.data" > "$out" 2>&1 ||
 	fail "inject failed"
-samples=$(grep -c '^sample' "$tmp/perf.data.truth")
+samples=$(auxsample_sim_samples "$tmp/perf.data.truth")
 
 script=$(dirname "$0")/lib/auxsample_brstack.py
 perf script -i "$tmp/injected.data" -s "$script" > "$tmp/python" 2> "$out"
