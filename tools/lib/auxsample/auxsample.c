@@ -391,18 +391,18 @@ AUXSAMPLE_API int auxsample_decoder__stats(const struct auxsample_decoder *dec,
 
 AUXSAMPLE_API const char *auxsample_strerror(int error)
 {
-#define MSG(e)	[AUXSAMPLE_ERR_##e - AUXSAMPLE_ERR_BASE]
 	static const char * const msgs[] = {
-		[0]			= "success",
-		MSG(INVALID)		= "invalid argument",
-		MSG(NOMEM)		= "out of memory",
-		MSG(NOSYNC)		= "no sync point in the trace",
-		MSG(DECODE)		= "trace does not match the code",
-		MSG(NOMAP)		= "no memory image at a traced address",
-		MSG(UNSUPPORTED)	= "not supported",
-		MSG(OVERFLOW)		= "the hardware lost trace (overflow)",
+		"success",
+		"invalid argument",			/* AUXSAMPLE_ERR_INVALID */
+		"out of memory",			/* AUXSAMPLE_ERR_NOMEM */
+		"no sync point in the trace",		/* AUXSAMPLE_ERR_NOSYNC */
+		"trace does not match the code",	/* AUXSAMPLE_ERR_DECODE */
+		"no memory image at a traced address",	/* AUXSAMPLE_ERR_NOMAP */
+		"not supported",			/* AUXSAMPLE_ERR_UNSUPPORTED */
+		"the hardware lost trace (overflow)",	/* AUXSAMPLE_ERR_OVERFLOW */
 	};
-#undef MSG
+	_Static_assert(ARRAY_SIZE(msgs) == AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE,
+		       "a message for each error, in enum order");
 	unsigned int e = error < 0 ? -error : error;
 
 	if (!e)

@@ -200,9 +200,8 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 	s->bytes_before_sync += res->stats->bytes_before_sync;
 	s->syncs += res->stats->syncs;
 	s->gaps += res->stats->gaps;
-	for (int i = 0; i < res->nr_errors; i++) {
+	for (int i = 0; i < res->nr_errors; i++)
 		s->errors_by_kind[auxsample__error_index(res->errors[i].error)]++;
-	}
 	if (sample->cpu >= STAT_MAX_CPUS)
 		return 0;
 	if (!s->prev) {
