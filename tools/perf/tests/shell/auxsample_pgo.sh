@@ -40,22 +40,12 @@ fi
 [ -n "$bolt" ] || echo "BOLT not checked: no perf2bolt and llvm-bolt (bolt-16) in $llvm"
 [ -n "$autofdo" ] || echo "AutoFDO not checked: no llvm-profgen, llvm-profdata and clang (llvm-16, clang-16) in $llvm"
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_pgo.XXXXX)
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
+auxsample_test_traps
 
 # killed RC: whether exit status RC says that a signal killed the command.
 killed() {

@@ -17,22 +17,12 @@ if ! perf check feature -q libpython; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_python.XXXXX)
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
+auxsample_test_traps
 
 auxsample_sim_workload "$tmp/workload" "$out"
 perf auxsample simulate -o "$tmp/perf.data" --no-tsc -c 700 -- "$tmp/workload" branches 40 \

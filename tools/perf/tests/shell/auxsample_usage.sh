@@ -9,16 +9,12 @@
 
 set -u
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_usage.XXXXX)
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
+auxsample_test_traps
 
 fail() {
 	echo "FAIL: $*"
@@ -26,12 +22,6 @@ fail() {
 	head -c 4000 "$out"
 	echo "----------------"
 	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
 }
 
 # run ARGS...: perf's status, and its output in $out.  A signal is a
