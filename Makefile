@@ -13,6 +13,8 @@
 #                        runs each for FUZZ_CHECK_TIME (default 20)
 #   make libauxsample    build the decoding library and its unit tests
 #   make patches         export commits made in build/linux to patches/
+#   make series          write the upstream-ready series to build/series/patches
+#   make series-check    check that each prefix of it builds and passes checkpatch
 #   make install         install perf and its man pages under $(PREFIX)
 #   make clean           remove the perf build outputs (keep build/linux)
 #   make distclean       remove build/ altogether
@@ -145,6 +147,15 @@ demo: perf
 patches:
 	@scripts/export-patches $(BUILD)
 
+# The upstream-ready series, new files carried by the patches that
+# introduce them (patches/series.files), and its check that every prefix
+# builds (libipt alone and with OpenCSD) and passes checkpatch.
+series: $(BUILD)/assembled
+	@scripts/series $(BUILD)
+
+series-check: series
+	@JOBS=$(JOBS) scripts/series-check $(BUILD) $(SERIES_FROM)
+
 # Debian's asciidoc runs 'python3 -m asciidoc', which only the python3 it
 # was installed for can run: /usr/bin first for the man pages.
 install: perf
@@ -159,5 +170,5 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf libauxsample fuzz-build fuzz check demo patches install clean \
-	distclean FORCE
+.PHONY: all assemble perf libauxsample fuzz-build fuzz check demo patches series \
+	series-check install clean distclean FORCE
