@@ -569,10 +569,10 @@ static int persistent_attach__start_script(struct persistent_attach *a)
 	if (a->script < 0)
 		return -errno;
 	if (a->script == 0) {
-		char *argv[] = { (char *)"perf", (char *)"script", (char *)"-i", (char *)"-", NULL };
+		static const char * const argv[] = { "perf", "script", "-i", "-", NULL };
 
 		dup2(pipefd[0], STDIN_FILENO);
-		execv("/proc/self/exe", argv);
+		execv("/proc/self/exe", (char * const *)argv);
 		_exit(127);
 	}
 	close(pipefd[0]);
@@ -716,7 +716,8 @@ static int persistent_attach__finish(struct persistent_attach *a, int err)
 			" bytes) in %s%s ]\n", a->samples, a->conn.info.name, a->bytes, a->output,
 			err ? ", up to the error" : "");
 	if (lost)
-		pr_warning("Warning: %" PRIu64 " bytes of '%s' were overwritten before they could be read:\n"
+		pr_warning("Warning: %" PRIu64
+			   " bytes of '%s' were overwritten before they could be read:\n"
 			   "the event writes faster than it is read; give it more pages (detach -m).\n",
 			   lost, a->conn.info.name);
 	if (a->conn.killed)
@@ -740,7 +741,7 @@ static int cmd_persistent_attach(int argc, const char **argv)
 			   "write a perf.data file ('-' for a pipe) instead of printing live"),
 		OPT_UINTEGER(0, "duration", &a.duration, "stop after this many seconds"),
 		OPT_BOOLEAN(0, "backlog", &a.backlog,
-			    "start with what the buffers hold (default; --no-backlog: new records only)"),
+			    "start with what the buffers hold (default; --no-backlog: new ones)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -836,7 +837,8 @@ static int cmd_persistent_kill(int argc, const char **argv)
 
 	err = persistent_holder__kill(all ? NULL : argv[0], all, &nr);
 	if (err == -ENOENT && !all)
-		pr_err("Error: unknown persistent event '%s': see 'perf persistent list'.\n", argv[0]);
+		pr_err("Error: unknown persistent event '%s': see 'perf persistent list'.\n",
+		       argv[0]);
 	else if (err == -EACCES)
 		pr_err("Error: permission denied: persistent event '%s' is not yours.\n"
 		       "Only its owner and root may kill it.\n", argv[0]);

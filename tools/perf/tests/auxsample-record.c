@@ -423,13 +423,20 @@ static int test__auxsample_record_sample_mode(struct test_suite *test __maybe_un
 #define NO_PT "needs intel_pt, known to x86 perf"
 
 static struct test_case tests__auxsample_record[] = {
-	TEST_CASE_REASON("Group the seed's command line under intel_pt", auxsample_record_seed, NO_PT),
-	TEST_CASE_REASON("Put the AUX event first, flatten user groups", auxsample_record_order, NO_PT),
-	TEST_CASE_REASON("Sample the default event with -A alone", auxsample_record_default, NO_PT),
-	TEST_CASE_REASON("Make the AUX event filter as its members", auxsample_record_filter, NO_PT),
-	TEST_CASE_REASON("Choose and check AUX sample sizes", auxsample_record_sizes, NO_PT),
-	TEST_CASE_REASON("Reject what cannot be an AUX sampling group", auxsample_record_errors, NO_PT),
-	TEST_CASE_REASON("Hand the group to the --aux-sample machinery", auxsample_record_sample_mode, NO_PT),
+	TEST_CASE_REASON("Group the seed's command line under intel_pt",
+			 auxsample_record_seed, NO_PT),
+	TEST_CASE_REASON("Put the AUX event first, flatten user groups",
+			 auxsample_record_order, NO_PT),
+	TEST_CASE_REASON("Sample the default event with -A alone",
+			 auxsample_record_default, NO_PT),
+	TEST_CASE_REASON("Make the AUX event filter as its members",
+			 auxsample_record_filter, NO_PT),
+	TEST_CASE_REASON("Choose and check AUX sample sizes",
+			 auxsample_record_sizes, NO_PT),
+	TEST_CASE_REASON("Reject what cannot be an AUX sampling group",
+			 auxsample_record_errors, NO_PT),
+	TEST_CASE_REASON("Hand the group to the --aux-sample machinery",
+			 auxsample_record_sample_mode, NO_PT),
 	{ .name = NULL, }
 };
 

@@ -160,7 +160,8 @@ static int test__persistent_buf_overwrite(struct test_suite *test __maybe_unused
 	TEST_ASSERT_VAL("intact", !seen.torn);
 	TEST_ASSERT_VAL("lost counted", rb.buf.lost_bytes >= 2 * rb.buf.size);
 	/* At most a page and a record short of the buffer: nothing else lost. */
-	TEST_ASSERT_VAL("lost no more", rb.buf.lost_bytes <= written - rb.buf.size + page_size + 112);
+	TEST_ASSERT_VAL("lost no more",
+			rb.buf.lost_bytes <= written - rb.buf.size + page_size + 112);
 	fake_rb__exit(&rb);
 	return TEST_OK;
 }

@@ -315,8 +315,10 @@ static int test__pmu_attr_errors(struct test_suite *test __maybe_unused,
 		{ TEST_PMU "/bad0=1/",	TEST_PMU "/format/bad0)" },
 		{ TEST_PMU "/bad17=1/",	"attr17 is past the end of struct perf_event_attr" },
 		{ TEST_PMU "/badhuge=1/", "is past the end of struct perf_event_attr" },
-		{ TEST_PMU "/wakeup=0x100000000/", "value too big for format (wakeup), maximum is 4294967295" },
-		{ TEST_PMU "/persistent=2/", "value too big for format (persistent), maximum is 1" },
+		{ TEST_PMU "/wakeup=0x100000000/",
+		  "value too big for format (wakeup), maximum is 4294967295" },
+		{ TEST_PMU "/persistent=2/",
+		  "value too big for format (persistent), maximum is 1" },
 		{ TEST_PMU "/wakeup/",	"no value assigned for term" },
 	};
 	struct attr_test_pmu tp;

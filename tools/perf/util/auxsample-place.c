@@ -160,7 +160,8 @@ void auxsample_place__warn_unplaced(const char *who, u64 nr)
 {
 	if (!nr)
 		return;
-	pr_warning("%s%" PRIu64 " samples carry no CPU (their events were recorded without PERF_SAMPLE_CPU) and the sideband does not say for certain where their threads ran: they get no trace.\n"
+	pr_warning("%s%" PRIu64
+		   " samples carry no CPU (their events were recorded without PERF_SAMPLE_CPU) and the sideband does not say for certain where their threads ran: they get no trace.\n"
 		   "Record with perf record --sample-cpu (or -a, -C) to place every sample in its CPU's trace.\n",
 		   who, nr);
 }

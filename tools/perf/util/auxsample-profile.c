@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Branch stacks summed up for the profile-guided optimisers, the way they
- * sum up LBR samples themselves: perf2bolt's DataAggregator (branches, and
- * fall-throughs from one branch's target to the next branch's source,
- * 'internal' when the older branch came from the function the
- * fall-through is in) and simpleperf inject's AutoFDO output (ranges and
- * branches per binary, a target in another binary as 0).
+ * sum up LBR samples themselves: perf2bolt's DataAggregator (branches,
+ * and the straight-line runs from one branch's target to the next
+ * branch's source, 'internal' when the older branch came from the
+ * function that the run is in) and simpleperf inject's AutoFDO output
+ * (ranges and branches per binary, a target in another binary as 0).
  *
  * Writing the sums directly spares perf2bolt its perf script pass, which
  * is what makes it slow on large files.

@@ -7,9 +7,9 @@
 
 /*
  * The branch stacks of many samples (virtual LBRs) summed up per binary,
- * as the profile-guided optimisers sum up LBR samples: taken branches, and
- * the straight-line runs between two consecutive branches of a stack
- * (fall-throughs); or the ranges and branches of a full trace (script
+ * as the profile-guided optimisers sum up LBR samples: taken branches,
+ * and the straight-line runs between two consecutive branches of a stack;
+ * or the ranges and branches of a full trace (script
  * --autofdo of CoreSight ETM).  Written as BOLT's pre-aggregated profile
  * (perf2bolt --pa) or as AutoFDO text (simpleperf inject's).
  */
@@ -35,8 +35,9 @@ int auxsample_profile__add_range(struct auxsample_profile *p, struct dso *dso, u
 int auxsample_profile__add_taken(struct auxsample_profile *p, struct dso *dso, u64 from, u64 to);
 
 /*
- * BOLT: the branches and fall-throughs of @binary (its path, as perf
- * report's dso or any other that leads to the file, or its file name) as 'B from to count 0', 'F from to count' and 'f from to count'
+ * BOLT: the branches and straight-line runs of @binary (its path, as perf
+ * report's dso or any other that leads to the file, or its file name)
+ * as 'B from to count 0', 'F from to count' and 'f from to count'
  * lines, addresses in the binary (as objdump shows them).  -ENOENT when
  * no branch touched it.
  */

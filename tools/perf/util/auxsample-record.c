@@ -80,7 +80,8 @@ static const struct aux_pmu_info aux_pmus[] = {
 	},
 	{
 		.name = "cs_etm", .what = "CoreSight ETM/ETE",
-		.instead = "record the trace in full (perf record -e cs_etm//u ...) or in snapshot mode (-S) and decode it with perf report or perf script --itrace",
+		.instead =
+			"record the trace in full (perf record -e cs_etm//u ...) or in snapshot mode (-S) and decode it with perf report or perf script --itrace",
 		.full_trace = true,
 	},
 	{
@@ -89,7 +90,8 @@ static const struct aux_pmu_info aux_pmus[] = {
 	},
 	{
 		.name = "intel_bts", .what = "Intel Branch Trace Store",
-		.instead = "use intel_pt, or record intel_bts in full (perf record -e intel_bts//u ...)",
+		.instead =
+			"use intel_pt, or record intel_bts in full (perf record -e intel_bts//u ...)",
 	},
 };
 

@@ -137,8 +137,8 @@ static void persistent__close_from(int first)
  */
 static void persistent_holder__exec(int ready)
 {
-	char *argv[] = { (char *)"perf", (char *)"persistent", (char *)"daemon",
-			 (char *)"--on-demand", NULL };
+	static const char * const argv[] = { "perf", "persistent", "daemon", "--on-demand",
+					     NULL };
 	char fdenv[16];
 
 	setsid();
@@ -152,7 +152,7 @@ static void persistent_holder__exec(int ready)
 	persistent__close_from(4);
 	scnprintf(fdenv, sizeof(fdenv), "%d", 3);
 	setenv("PERF_PERSISTENT_READY_FD", fdenv, 1);
-	execv("/proc/self/exe", argv);
+	execv("/proc/self/exe", (char * const *)argv);
 	_exit(127);
 }
 
@@ -445,7 +445,8 @@ int persistent_conn__open_holder(struct persistent_conn *conn, const char *spec,
 	conn->relay = msg.flags & PERSISTENT_RELAY;
 	if (conn->info.uid != (s32)geteuid())
 		pr_warning("Warning: persistent event '%s' belongs to %s, not to you.\n",
-			   conn->info.name, persistent__owner_name(conn->info.uid, owner, sizeof(owner)));
+			   conn->info.name,
+			   persistent__owner_name(conn->info.uid, owner, sizeof(owner)));
 	cpus = perf_cpu_map__new(conn->info.cpus);
 	if (!cpus || persistent_conn__alloc(conn, cpus))
 		return -ENOMEM;

@@ -341,8 +341,9 @@ static int holder__request(struct holder *h, struct holder_client *c,
 /*
  * What the client sent.  One request per connection, closed when the
  * client hangs up or misses its deadline; a reader that is attached sends
- * nothing more, so anything from it, or its hang-up, ends the connection.  A few messages per round at most, so that one client
- * cannot keep the holder to itself.
+ * nothing more, so anything from it, or its hang-up, ends the connection.
+ * A few messages per round at most, so that one client cannot keep the
+ * holder to itself.
  */
 void holder__serve(struct holder *h, struct holder_client *c)
 {

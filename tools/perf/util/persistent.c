@@ -100,7 +100,8 @@ struct perf_pmu *perf_pmus__find_persistent(const char *name)
 		if (dirfd >= 0)
 			close(dirfd);
 		pr_warning_once("No persistent events: this kernel has no persistent PMU and no holder runs in %s.\n"
-				"'perf persistent detach -e <event>' makes one.\n", persistent__dir());
+				"'perf persistent detach -e <event>' makes one.\n",
+				persistent__dir());
 		return NULL;
 	}
 	pmu = perf_pmus__add_pmu_at(dirfd, PERSISTENT_PMU_NAME);
@@ -680,7 +681,8 @@ static void persistent_evlist__report(struct persistent_evsel *pevsel)
 		lost += pevsel->bufs[idx].lost_bytes;
 	lost += pevsel->conn.relay_lost;
 	if (lost)
-		pr_warning("Warning: %" PRIu64 " bytes of persistent event %s were overwritten before they could be read.\n",
+		pr_warning("Warning: %" PRIu64
+			   " bytes of persistent event %s were overwritten before they could be read.\n",
 			   lost, evsel__name(pevsel->evsel));
 }
 
