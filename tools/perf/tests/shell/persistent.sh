@@ -22,6 +22,8 @@ if ! perf list tracepoint 2>/dev/null | grep -q 'sched:sched_switch'; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$shelldir"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.persistent.XXXXX)
 chmod 755 "$tmp"
@@ -39,19 +41,19 @@ fi
 as_user="setpriv --reuid=$hostile_uid --regid=$hostile_uid --clear-groups"
 mounted=
 
-cleanup() {
+# What the test leaves besides $tmp: the events and their holder, the
+# other user's daemons, the full disk, the user.
+auxsample_test_undo() {
 	perf persistent kill --all > /dev/null 2>&1
 	[ -f "$PERF_PERSISTENT_DIR/holder.pid" ] &&
 		kill "$(cat "$PERF_PERSISTENT_DIR/holder.pid")" 2> /dev/null
 	pkill -u $hostile_uid -f 'persistent daemon' 2> /dev/null
 	[ -n "$mounted" ] && umount "$tmp/full"
 	[ -n "$made_user" ] && userdel $hostile_user 2> /dev/null
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
 }
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
+auxsample_test_traps
 
+# fail WHY: the library's, with all of $out, if any, between rules.
 fail() {
 	echo "FAIL: $*"
 	if [ -s "$out" ]; then

@@ -13,18 +13,15 @@
 
 set -u
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.aux_group.XXXXX)
 out=$tmp/out
 data=$tmp/perf.data
+auxsample_test_traps
 
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
+# shellcheck source=lib/fake_sysfs.sh
 . "$(dirname "$0")"/lib/fake_sysfs.sh
 
 fake_intel_pt "$tmp/nopt" 4244
@@ -33,18 +30,13 @@ fake_pmu "$tmp/nopt" notaux 4246 format/event config:0-7
 fake_intel_pt "$tmp/swpt" 1
 fake_pmu "$tmp/noaux" notaux 4246 format/event config:0-7
 
+# fail WHY: the library's, with more of $out between rules.
 fail() {
 	echo "FAIL: $*"
 	echo "---- output ----"
 	head -c 4000 "$out"
 	echo "----------------"
 	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
 }
 
 # run TREE perf-args...: perf with SYSFS_PATH=TREE, output in $out; its
