@@ -91,6 +91,14 @@ busy_while() {
 	done
 }
 
+# listed NAME FIELD: FIELD of the event NAME in perf persistent list --json.
+listed() {
+	perf persistent list --json | python3 -c '
+import json, sys
+print([e for e in json.load(sys.stdin) if e["name"] == sys.argv[1]][0][sys.argv[2]])
+' "$1" "$2"
+}
+
 nsamples() {
 	perf script -i "$1" 2> /dev/null | grep -c "$2"
 }
@@ -180,11 +188,9 @@ test_record_stat() {
 
 	# perf stat must not have stopped it for the others.
 	local s1 s2
-	s1=$(perf persistent list --json | python3 -c \
-		'import json,sys; print([e for e in json.load(sys.stdin) if e["name"] == "cpu_clock"][0]["samples"])')
+	s1=$(listed cpu_clock samples)
 	busy 20
-	s2=$(perf persistent list --json | python3 -c \
-		'import json,sys; print([e for e in json.load(sys.stdin) if e["name"] == "cpu_clock"][0]["samples"])')
+	s2=$(listed cpu_clock samples)
 	[ "$s2" -gt "$s1" ] || fail "cpu_clock stopped counting after perf stat ($s1 -> $s2)"
 }
 
@@ -348,10 +354,10 @@ test_kill() {
 		[ -S "$PERF_PERSISTENT_DIR/holder.sock" ] && break
 		sleep 0.1
 	done
-	perf persistent detach -e cpu-clock --name byid > /dev/null 2>&1 || fail "detach to the daemon"
+	perf persistent detach -e cpu-clock --name byid > /dev/null 2>&1 ||
+		fail "detach to the daemon"
 	local id
-	id=$(perf persistent list --json | python3 -c \
-		'import json,sys; print([e for e in json.load(sys.stdin) if e["name"] == "byid"][0]["id"])')
+	id=$(listed byid id)
 	perf persistent attach "$id" -o "$tmp/id.data" --duration 1 > "$out" 2>&1 ||
 		fail "attach by id $id"
 	[ "$(nsamples "$tmp/id.data" 'cpu-clock:')" -gt 0 ] || fail "attach by id got no samples"

@@ -15,6 +15,7 @@ set -u
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.pmu_attr_format.XXXXX)
 fake=$tmp/sysfs
+devices=$fake/bus/event_source/devices
 out=$tmp/out
 data=$tmp/perf.data
 auxsample_test_traps
@@ -24,7 +25,7 @@ type=4242
 bad_type=4243
 
 make_pmu() {
-	local dir=$fake/bus/event_source/devices/$1
+	local dir=$devices/$1
 
 	mkdir -p "$dir/format" "$dir/events"
 	echo "$2" > "$dir/type"
@@ -115,7 +116,7 @@ test_errors() {
 		grep -qF -- "$want" "$out" || fail "'$spec': no error saying '$want'"
 	done <<-EOT
 	badpmu/zero=1/|attr0 holds the type and size of struct perf_event_attr
-	badpmu/zero=1/|PMU 'badpmu' format 'zero' ($fake/bus/event_source/devices/badpmu/format/zero)
+	badpmu/zero=1/|PMU 'badpmu' format 'zero' ($devices/badpmu/format/zero)
 	badpmu/past=1/|attr17 is past the end of struct perf_event_attr
 	badpmu/ok=16/|value too big for format (ok), maximum is 15
 	persistent/persistent=2/|value too big for format (persistent), maximum is 1
