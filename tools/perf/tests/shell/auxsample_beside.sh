@@ -121,7 +121,8 @@ grep -q "perf auxsample stat: $unplaced samples carry no CPU" "$out" ||
 	fail "moved thread: no word on the $unplaced samples without a CPU"
 grep -q 'Record with perf record --sample-cpu' "$out" || fail "moved thread: not what to record"
 run "$out" perf report -i "$tmp/moved.data" --stdio
-grep -q "^# Virtual LBR: $((samples - unplaced)) of $samples samples; without one: $unplaced no CPU\$" "$out" ||
+placed=$((samples - unplaced))
+grep -q "^# Virtual LBR: $placed of $samples samples; without one: $unplaced no CPU\$" "$out" ||
 	fail "perf report: not $unplaced of $samples samples without a CPU"
 echo "moved thread: ${unplaced:-0} of $samples samples not placed, said so"
 
@@ -141,7 +142,8 @@ if ! run "$out" perf report -i "$tmp/gone.data" --stdio; then
 fi
 grep -q 'has no samples' "$out" && fail "perf report without the binaries: 'no samples'"
 grep -q "^# Virtual LBR: 0 of $want samples; without one: $want no code\$" "$out" ||
-	fail "perf report without the binaries: not the $want samples of perf's own decoding, without code"
+	fail \
+	"perf report without the binaries: not the $want samples of perf's own decoding, without code"
 grep -q "^# Event count (approx.): $want\$" "$out" || fail "perf report: not one entry per sample"
 grep -q '^ *100.00% .*N/A' "$out" || fail "perf report: the samples are not shown"
 echo "no binaries: perf report shows the $want samples of --no-virtual-lbr, without code"
@@ -154,7 +156,8 @@ if ! sim --full-trace -o "$tmp/exec.data" -c 700 -- "$wl" exec 10 "$tmp/later" b
 		> "$out" 2>&1; then
 	fail "simulate of an exec failed"
 fi
-perf script -i "$tmp/exec.data" --itrace= -F comm 2> /dev/null | awk '{ print $1 }' > "$tmp/comm.want"
+perf script -i "$tmp/exec.data" --itrace= -F comm 2> /dev/null | awk '{ print $1 }' \
+	> "$tmp/comm.want"
 perf auxsample script -i "$tmp/exec.data" --json > "$tmp/json" 2> "$out"
 rc=$?
 killed $rc && fail "perf auxsample script --json: killed by signal $((rc - 128))"
@@ -172,6 +175,7 @@ else
 fi
 perf auxsample script -i "$tmp/exec.data" 2> /dev/null | awk '/instructions:u:/ { print $1 }' \
 	> "$tmp/comm.text"
-cmp -s "$tmp/comm.want" "$tmp/comm.text" || fail "perf auxsample script: other comms than perf script's"
+cmp -s "$tmp/comm.want" "$tmp/comm.text" ||
+	fail "perf auxsample script: other comms than perf script's"
 
 exit $err

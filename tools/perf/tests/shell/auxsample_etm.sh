@@ -33,22 +33,12 @@ if ! command -v python3 > /dev/null; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_etm.XXXXX)
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
+auxsample_test_traps
 
 # The recordings' mmap records name /data/local/tmp/etm_test_loop.
 symfs=$tmp/symfs

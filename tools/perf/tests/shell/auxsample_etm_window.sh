@@ -30,28 +30,12 @@ if ! perf check feature -q auxsample; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_etm_window.XXXXX)
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
-}
+auxsample_test_traps
 
 # A cs_etm recording with sampled events beside its trace and ETMs that
 # timestamp it (TRCCONFIGR bit 11): its number of samples in $samples,
@@ -80,7 +64,7 @@ etm_samples() {
 # perf report shows as many branches as perf auxsample script decodes, and
 # every sample: those without a branch as one entry each.
 check() {
-	local file=$1 samples=$2 nosync branches vlbr
+	local file=$1 samples=$2 nosync branches vlbr without
 
 	perf auxsample stat -i "$file" > "$out" 2>&1
 	if ! grep -q "^ *$samples  samples beside a full trace" "$out"; then
@@ -93,19 +77,23 @@ check() {
 	grep -q "^# perf auxsample report: $samples samples beside a full trace" "$out" ||
 		fail "$file: report: not $samples samples"
 	perf auxsample script -i "$file" --json > "$out" 2>&1
-	[ "$(grep -c '^{' "$out")" = "$samples" ] || fail "$file: script --json: not $samples samples"
+	[ "$(grep -c '^{' "$out")" = "$samples" ] ||
+		fail "$file: script --json: not $samples samples"
 	branches=$(perf auxsample script -i "$file" 2>&1 >/dev/null |
 		   sed -n 's/.* samples beside a full trace, \([0-9]*\) branches.*/\1/p')
 	perf report -i "$file" --stdio > "$out" 2>&1
 	vlbr=$(sed -n "s/^# Virtual LBR: \([0-9]*\) of $samples samples.*/\1/p" "$out")
 	[ -n "$vlbr" ] || fail "$file: perf report: not $samples samples counted"
 	if [ "${branches:-0}" -gt 0 ]; then
-		grep -q "^# Event count (approx.): $((branches + samples - ${vlbr:-0}))\$" "$out" ||
-			fail "$file: perf report: not $branches window branches and $((samples - ${vlbr:-0})) samples without"
+		without=$((samples - ${vlbr:-0}))
+		grep -q "^# Event count (approx.): $((branches + without))\$" "$out" ||
+			fail "$file: perf report: not $branches window branches" \
+			     "and $without samples without"
 		grep -q 'Source Symbol.*Target Symbol' "$out" ||
 			fail "$file: perf report: not in branch mode"
 	fi
-	echo "$file: $samples samples with windows, ${nosync:-?} without a sync point, ${branches:-0} branches"
+	echo "$file: $samples samples with windows, ${nosync:-?} without a sync point," \
+	     "${branches:-0} branches"
 }
 
 # fixture: the windows of samples beside a real ETE trace with timestamps.
@@ -119,7 +107,8 @@ fixture() {
 	fi
 	# One sample before the first timestamp, one after each of 12 values.
 	perf auxsample stat -i "$data" > "$out" 2>&1
-	grep -q "^ *$samples  samples beside a full trace" "$out" || fail "stat: not $samples samples with windows"
+	grep -q "^ *$samples  samples beside a full trace" "$out" ||
+		fail "stat: not $samples samples with windows"
 	grep -q '^ *1  samples without a sync point' "$out" ||
 		fail "stat: not just the sample before the first timestamp without a window"
 	grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
@@ -131,7 +120,8 @@ fixture() {
 		fail "stat -v: not the ETM trace's $nr_ts timestamp packets, or Intel PT words"
 	fi
 	perf auxsample report -i "$data" > "$out" 2>&1
-	grep -q "^# perf auxsample report: $samples samples beside a full trace, 12 decoded" "$out" ||
+	grep -q "^# perf auxsample report: $samples samples beside a full trace, 12 decoded" \
+		"$out" ||
 		fail "report: not 12 of $samples samples decoded"
 	for depth in 64 16; do
 		perf auxsample script --json --depth $depth -i "$data" > "$tmp/json" 2> "$out"
@@ -139,7 +129,8 @@ fixture() {
 				> "$out" 2>&1; then
 			echo "ts_marker, depth $depth: $(cat "$out")"
 		else
-			fail "the windows' branches (depth $depth) are not trc_pkt_lister's before the sample"
+			fail "the windows' branches (depth $depth)" \
+			     "are not trc_pkt_lister's before the sample"
 		fi
 	done
 	branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
@@ -190,7 +181,8 @@ for file in "$data_dir"/*/*.data; do
 done
 
 if [ $found -eq 0 ] && [ $err -eq 0 ]; then
-	echo "Skip: no OpenCSD ts_marker snapshot (or no python3), and no cs_etm recording with timestamps and sampled events beside the trace in $data_dir"
+	echo "Skip: no OpenCSD ts_marker snapshot (or no python3), and no cs_etm recording" \
+	     "with timestamps and sampled events beside the trace in $data_dir"
 	exit 2
 fi
 exit $err

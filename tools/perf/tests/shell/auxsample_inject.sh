@@ -14,30 +14,14 @@ set -u
 . "$(dirname "$0")"/lib/auxsample_sim.sh
 auxsample_sim_check
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_inject.XXXXX)
 data=$tmp/perf.data
 injected=$tmp/injected.data
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
-}
+auxsample_test_traps
 
 auxsample_sim_workload "$tmp/workload" "$out"
 wl=$tmp/workload
@@ -77,7 +61,8 @@ assert want, 'perf auxsample script shows no samples'
 assert len(got) == len(want), '%d samples, perf auxsample script has %d' % (len(got), len(want))
 for i, (w, g) in enumerate(zip(want, got)):
     assert g[0] == w[0], 'sample %d: ip %#x, perf auxsample script %#x' % (i, g[0], w[0])
-    assert g[1] == w[1], 'sample %d ip %#x: %s, perf auxsample script %s' % (i, g[0], g[1][:3], w[1][:3])
+    assert g[1] == w[1], 'sample %d ip %#x: %s, perf auxsample script %s' % \
+        (i, g[0], g[1][:3], w[1][:3])
     assert len(g[1]) <= int(sys.argv[3]), 'sample %d: deeper than --depth' % i
 print('%d samples, %d branches' % (len(got), sum(len(g[1]) for g in got)))
 PY
@@ -100,7 +85,8 @@ samples=$(auxsample_sim_samples "$data.truth")
 if ! perf auxsample inject -i "$data" -o "$injected" > "$out" 2>&1; then
 	fail "inject failed"
 fi
-grep -q "^\[ perf auxsample inject: $samples samples written to $injected, $samples decoded, 0 failed" "$out" ||
+summary="$samples samples written to $injected, $samples decoded, 0 failed"
+grep -q "^\[ perf auxsample inject: $summary" "$out" ||
 	fail "inject: not $samples samples written and decoded"
 
 # Stock perf script reads the virtual LBR as branch stacks: every sample
@@ -142,7 +128,8 @@ for j in 1 3; do
 	perf auxsample inject -j $j -i "$data" -o "$tmp/j$j.data" > "$out" 2>&1 ||
 		fail "inject -j $j failed"
 	perf script -F ip,brstack -i "$tmp/j$j.data" > "$tmp/j$j.brstack" 2> /dev/null
-	perf report -D -i "$tmp/j$j.data" 2> /dev/null | grep -o 'PERF_RECORD_[A-Z_0-9]*' > "$tmp/j$j.records"
+	perf report -D -i "$tmp/j$j.data" 2> /dev/null | grep -o 'PERF_RECORD_[A-Z_0-9]*' \
+		> "$tmp/j$j.records"
 done
 cmp -s "$tmp/j1.brstack" "$tmp/j3.brstack" || fail "inject -j 3: other branch stacks than -j 1"
 cmp -s "$tmp/j1.records" "$tmp/j3.records" || fail "inject -j 3: other events, or in another order"
@@ -150,8 +137,10 @@ cmp -s "$tmp/j1.records" "$tmp/j3.records" || fail "inject -j 3: other events, o
 # The attrs: branch stacks with hw_idx, no AUX samples.
 perf evlist -v -i "$injected" > "$out" 2>&1
 grep '^instructions:u:' "$out" > "$tmp/attr"
-grep -q 'sample_type: [A-Z|]*BRANCH_STACK' "$tmp/attr" || fail "evlist: no BRANCH_STACK in sample_type"
-grep -q 'branch_sample_type: [A-Z_|]*HW_INDEX' "$tmp/attr" || fail "evlist: no HW_INDEX in branch_sample_type"
+grep -q 'sample_type: [A-Z|]*BRANCH_STACK' "$tmp/attr" ||
+	fail "evlist: no BRANCH_STACK in sample_type"
+grep -q 'branch_sample_type: [A-Z_|]*HW_INDEX' "$tmp/attr" ||
+	fail "evlist: no HW_INDEX in branch_sample_type"
 grep -q 'AUX\|aux_sample_size' "$tmp/attr" && fail "evlist: AUX samples are left"
 grep -q CALLCHAIN "$tmp/attr" && fail "evlist: a call chain without -g"
 perf report --header-only -i "$injected" > "$out" 2>&1
@@ -161,10 +150,12 @@ grep -q '^# contains samples with branch stack' "$out" || fail "header: no BRANC
 count_records "$data" > "$tmp/records.in"
 count_records "$injected" > "$tmp/records.out"
 grep -v 'AUXTRACE\|ITRACE_START\|PERF_RECORD_AUX$' "$tmp/records.in" > "$tmp/records.want"
-diff "$tmp/records.want" "$tmp/records.out" > "$out" || fail "report -D: other events than the input's"
+diff "$tmp/records.want" "$tmp/records.out" > "$out" ||
+	fail "report -D: other events than the input's"
 grep -q AUXTRACE_INFO "$tmp/records.in" || fail "report -D: the input has no AUXTRACE_INFO"
 perf report -D -i "$injected" > "$out" 2>&1
-[ "$(grep -c '\.\.\. branch stack: nr:' "$out")" = "$samples" ] || fail "report -D: not $samples branch stacks"
+[ "$(grep -c '\.\.\. branch stack: nr:' "$out")" = "$samples" ] ||
+	fail "report -D: not $samples branch stacks"
 grep -q 'AUX size\|PERF_RECORD_AUX' "$out" && fail "report -D: AUX data is left"
 
 # perf report -b on it is branch mode with every branch, as it is on the input.
@@ -176,7 +167,8 @@ grep -q 'Source Symbol.*Target Symbol' "$out" || fail "report -b: not in branch 
 grep -q '\[\.\] fib  *\[\.\] fib' "$out" || fail "report -b: no branches in fib"
 perf report --stdio -i "$data" 2> /dev/null | grep -v '^#' > "$tmp/report.in"
 perf report --stdio -i "$injected" 2> /dev/null | grep -v '^#' > "$tmp/report.out"
-diff "$tmp/report.in" "$tmp/report.out" > "$out" || fail "report: injected output differs from the input's"
+diff "$tmp/report.in" "$tmp/report.out" > "$out" ||
+	fail "report: injected output differs from the input's"
 
 # Older perf (Debian 12's perf 6.1, package linux-perf) reads what inject
 # and simulate write: their attrs are no larger than their fields need,
@@ -184,19 +176,18 @@ diff "$tmp/report.in" "$tmp/report.out" > "$out" || fail "report: injected outpu
 old_perf=${AUXSAMPLE_OLD_PERF:-/usr/bin/perf}
 if [ -x "$old_perf" ] && [ "$("$old_perf" --version)" != "$(perf --version)" ]; then
 	old_version=$("$old_perf" --version)
-	perf evlist -v -i "$injected" | grep -q 'size: 136' && fail "inject: attrs of 136 bytes (config3)"
+	perf evlist -v -i "$injected" | grep -q 'size: 136' &&
+		fail "inject: attrs of 136 bytes (config3)"
 	if ! "$old_perf" script -i "$injected" -F ip,brstack > "$tmp/old.brstack" 2> "$out"; then
 		fail "$old_version: perf script -F ip,brstack cannot read the injected file"
 	else
 		# The same IPs and branches; newer perf adds fields to each entry.
-		cut_brstack() {
-			awk '{ printf "%s", $1; for (i = 2; i <= NF; i++) { split($i, f, "/"); printf " %s/%s", f[1], f[2] } print "" }' "$1"
-		}
-		cut_brstack "$tmp/old.brstack" > "$tmp/old.cut"
-		cut_brstack "$tmp/brstack.full" > "$tmp/new.cut"
+		brstack_from_to "$tmp/old.brstack" > "$tmp/old.cut"
+		brstack_from_to "$tmp/brstack.full" > "$tmp/new.cut"
 		cmp -s "$tmp/old.cut" "$tmp/new.cut" ||
 			fail "$old_version: other branch stacks than perf script shows"
-		echo "$old_version: perf script -F ip,brstack: $(wc -l < "$tmp/old.cut") samples, the same branches"
+		nr=$(wc -l < "$tmp/old.cut")
+		echo "$old_version: perf script -F ip,brstack: $nr samples, the same branches"
 	fi
 	"$old_perf" report -b --stdio -i "$injected" > "$out" 2>&1 ||
 		fail "$old_version: perf report -b cannot read the injected file"
@@ -213,11 +204,19 @@ fi
 # the simulator's clock gives each instruction the same cycles, so they go
 # with the instructions run between the two branches; perf report -b
 # then shows IPC, and --total-cycles the cycles of basic blocks.
-awk '{ for (i = 2; i <= NF; i++) { split($i, f, "/"); if (f[6] != 0) exit 1 } }' "$tmp/brstack.full" ||
+awk '{
+	for (i = 2; i <= NF; i++) {
+		split($i, f, "/")
+		if (f[6] != 0)
+			exit 1
+	}
+}' "$tmp/brstack.full" ||
 	fail "cycles in the virtual LBR of a trace without CYC packets"
-perf auxsample simulate -o "$tmp/cyc.data" --mtc --cyc -c 700 -- "$wl" branches 40 > /dev/null 2>&1 ||
+perf auxsample simulate -o "$tmp/cyc.data" --mtc --cyc -c 700 -- "$wl" branches 40 \
+	> /dev/null 2>&1 ||
 	fail "simulate --mtc --cyc failed"
-perf auxsample inject -i "$tmp/cyc.data" -o "$tmp/cyc-out.data" > "$out" 2>&1 || fail "inject --cyc failed"
+perf auxsample inject -i "$tmp/cyc.data" -o "$tmp/cyc-out.data" > "$out" 2>&1 ||
+	fail "inject --cyc failed"
 perf script -i "$tmp/cyc-out.data" -F ip,brstack > "$tmp/cyc.brstack" 2> /dev/null
 python3 "$(dirname "$0")"/lib/auxsample_cycles.py "$wl" "$tmp/cyc.brstack" 15 > "$out" 2>&1 ||
 	fail "cycles: not those of the instructions run"
@@ -236,10 +235,12 @@ perf auxsample inject -i "$data" -o "$tmp/depth.data" --depth 16 > "$out" 2>&1 |
 same_branches "--depth 16" "$data" "$tmp/depth.data" 16
 
 # -g: the call chains perf report shows on the input.
-perf auxsample inject -g -i "$data" -o "$tmp/callchain.data" > "$out" 2>&1 || fail "inject -g failed"
+perf auxsample inject -g -i "$data" -o "$tmp/callchain.data" > "$out" 2>&1 ||
+	fail "inject -g failed"
 perf evlist -v -i "$tmp/callchain.data" | grep '^instructions:u:' > "$out"
 grep -q 'sample_type: [A-Z|]*CALLCHAIN' "$out" || fail "-g: no CALLCHAIN in sample_type"
-perf report --stdio --no-children --no-branch-stack -i "$data" 2> /dev/null | grep -v '^#' > "$tmp/report.in"
+perf report --stdio --no-children --no-branch-stack -i "$data" 2> /dev/null |
+	grep -v '^#' > "$tmp/report.in"
 perf report --stdio --no-children --no-branch-stack -i "$tmp/callchain.data" 2> /dev/null |
 	grep -v '^#' > "$tmp/report.out"
 diff "$tmp/report.in" "$tmp/report.out" > "$out" || fail "-g: call graphs differ from the input's"
@@ -303,9 +304,11 @@ perf auxsample inject -i "$data" -o "$tmp/exists.data" > "$out" 2>&1
 rc=$?
 [ $rc -ne 0 ] || fail "an existing output was overwritten without -f"
 killed $rc && fail "existing output: killed by signal $((rc - 128))"
-grep -q "exists.data exists: use -f to overwrite it" "$out" || fail "no clear error for an existing output"
+grep -q "exists.data exists: use -f to overwrite it" "$out" ||
+	fail "no clear error for an existing output"
 [ "$(cat "$tmp/exists.data")" = existing ] || fail "an existing output was changed"
-perf auxsample inject -f -i "$data" -o "$tmp/exists.data" > "$out" 2>&1 || fail "-f did not overwrite"
+perf auxsample inject -f -i "$data" -o "$tmp/exists.data" > "$out" 2>&1 ||
+	fail "-f did not overwrite"
 [ -e "$tmp/exists.data.old" ] && fail "-f left a .old file"
 same_branches "-f" "$data" "$tmp/exists.data" 64
 exit $err

@@ -29,13 +29,10 @@ if ! command -v python3 > /dev/null; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_mutants.XXXXX)
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
+auxsample_test_traps
 
 files=()
 # A simulated recording where the simulator runs (x86-64, static libc).

@@ -34,11 +34,14 @@ for tool in llvm-profgen llvm-profdata clang; do
 	[ -x "$llvm/$tool" ] || autofdo=
 done
 if [ -z "$bolt$autofdo" ]; then
-	echo "Skip: no perf2bolt, llvm-bolt (bolt-16), llvm-profgen (llvm-16) nor clang (clang-16) in $llvm"
+	echo "Skip: no perf2bolt, llvm-bolt (bolt-16), llvm-profgen (llvm-16)" \
+	     "nor clang (clang-16) in $llvm"
 	exit 2
 fi
 [ -n "$bolt" ] || echo "BOLT not checked: no perf2bolt and llvm-bolt (bolt-16) in $llvm"
-[ -n "$autofdo" ] || echo "AutoFDO not checked: no llvm-profgen, llvm-profdata and clang (llvm-16, clang-16) in $llvm"
+[ -n "$autofdo" ] ||
+	echo "AutoFDO not checked: no llvm-profgen, llvm-profdata and clang" \
+	     "(llvm-16, clang-16) in $llvm"
 
 # shellcheck source=lib/auxsample_test.sh
 . "$(dirname "$0")"/lib/auxsample_test.sh
@@ -81,7 +84,8 @@ if [ -n "$bolt" ]; then
 	if ! "$llvm/perf2bolt" -p "$injected" -o "$tmp/perf.fdata" "$wl" > "$out" 2>&1; then
 		fail "perf2bolt refused the injected file"
 	else
-		grep -q 'matched build-id and file name' "$out" || fail "perf2bolt: no build-id match"
+		grep -q 'matched build-id and file name' "$out" ||
+			fail "perf2bolt: no build-id match"
 		grep 'PERF2BOLT: read .* LBR entries' "$out"
 		grep 'PERF2BOLT: traces mismatching' "$out"
 	fi
@@ -94,7 +98,8 @@ if [ -n "$bolt" ]; then
 	sort "$tmp/perf.fdata" > "$tmp/perf.sorted"
 	sort "$tmp/pa.fdata" > "$tmp/pa.sorted"
 	if cmp -s "$tmp/perf.sorted" "$tmp/pa.sorted" && [ -s "$tmp/pa.sorted" ]; then
-		echo "inject --bolt: the same $(wc -l < "$tmp/pa.sorted") fdata lines as perf2bolt from the perf.data"
+		lines=$(wc -l < "$tmp/pa.sorted")
+		echo "inject --bolt: the same $lines fdata lines as perf2bolt from the perf.data"
 	else
 		fail "inject --bolt: another profile than perf2bolt reads from the perf.data"
 		diff "$tmp/perf.sorted" "$tmp/pa.sorted" | head -10
@@ -105,7 +110,8 @@ if [ -n "$bolt" ]; then
 		fail "no profile from the truth"
 	"$llvm/perf2bolt" --pa -p "$tmp/truth.pa" -o "$tmp/truth.fdata" "$wl" > "$out" 2>&1 ||
 		fail "perf2bolt --pa refused the truth's profile"
-	agree=$(python3 "$lib/auxsample_pgo.py" agree "$tmp/truth.fdata" "$tmp/perf.fdata" 2> "$out")
+	agree=$(python3 "$lib/auxsample_pgo.py" agree "$tmp/truth.fdata" "$tmp/perf.fdata" \
+		2> "$out")
 	echo "BOLT profile against the truth: ${agree:-?}% of the counts agree"
 	awk -v a="${agree:-0}" 'BEGIN { exit !(a >= 99) }' ||
 		fail "BOLT profile: only ${agree:-?}% agrees with the truth's"
@@ -115,7 +121,8 @@ if [ -n "$bolt" ]; then
 	if [ -x "$old_perf" ] && [ "$("$old_perf" --version)" != "$(perf --version)" ]; then
 		mkdir "$tmp/old"
 		ln -s "$old_perf" "$tmp/old/perf"
-		PATH=$tmp/old:$PATH "$llvm/perf2bolt" -p "$injected" -o "$tmp/old.fdata" "$wl" > "$out" 2>&1 ||
+		PATH=$tmp/old:$PATH "$llvm/perf2bolt" -p "$injected" -o "$tmp/old.fdata" "$wl" \
+			> "$out" 2>&1 ||
 			fail "perf2bolt with $("$old_perf" --version) refused the injected file"
 		sort "$tmp/old.fdata" | cmp -s - "$tmp/perf.sorted" ||
 			fail "perf2bolt with $("$old_perf" --version): another profile"
@@ -146,7 +153,8 @@ fi
 
 if [ -n "$autofdo" ]; then
 	# llvm-profgen reads perf script's branch stacks and mmaps.
-	perf script -i "$injected" -F ip,brstack --show-mmap-events > "$tmp/perf.script" 2> "$out" ||
+	perf script -i "$injected" -F ip,brstack --show-mmap-events \
+		> "$tmp/perf.script" 2> "$out" ||
 		fail "perf script failed"
 	"$llvm/llvm-profgen" --perfscript="$tmp/perf.script" --binary="$wl" \
 		--output="$tmp/pgo.prof" > "$out" 2>&1 || fail "llvm-profgen failed"
@@ -164,7 +172,8 @@ if [ -n "$autofdo" ]; then
 	perf auxsample inject --autofdo -i "$data" -o "$tmp/pgo.afdo.txt" > "$out" 2>&1 ||
 		fail "inject --autofdo failed"
 	"$llvm/llvm-profgen" --perfscript="$tmp/perf.script" --binary="$wl" --skip-symbolization \
-		--output="$tmp/unsymbolized" > "$out" 2>&1 || fail "llvm-profgen --skip-symbolization failed"
+		--output="$tmp/unsymbolized" > "$out" 2>&1 ||
+		fail "llvm-profgen --skip-symbolization failed"
 	python3 "$lib/auxsample_pgo.py" autofdo "$tmp/pgo.afdo.txt" "$wl" "$tmp/unsymbolized" \
 		> "$out" 2>&1 || fail "inject --autofdo: other counts than llvm-profgen's"
 	cat "$out"

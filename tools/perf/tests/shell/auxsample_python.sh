@@ -38,8 +38,7 @@ rc=$?
 grep -v '^newest ' "$tmp/python" > "$tmp/python.brstack"
 
 # perf script's own view, entries cut to from/to.
-perf script -i "$tmp/injected.data" -F ip,brstack 2> /dev/null |
-	awk '{ printf "%s", $1; for (i = 2; i <= NF; i++) { split($i, f, "/"); printf " %s/%s", f[1], f[2] } print "" }' \
+perf script -i "$tmp/injected.data" -F ip,brstack 2> /dev/null | brstack_from_to \
 	> "$tmp/perf.brstack"
 if ! cmp -s "$tmp/python.brstack" "$tmp/perf.brstack"; then
 	fail "the script's branch stacks are not perf script's"
@@ -48,5 +47,6 @@ fi
 [ "$(wc -l < "$tmp/python.brstack")" = "$samples" ] || fail "not $samples samples in the script"
 awk 'NF < 2 { bad = 1 } END { exit bad }' "$tmp/python.brstack" || fail "a sample without branches"
 grep -q '^newest .*fib+0x[0-9a-f]* -> .*fib' "$tmp/python" || fail "brstacksym: no branch in fib"
-echo "perf script -s: $samples samples, $(awk '{ n += NF - 1 } END { print n }' "$tmp/python.brstack") branches, the same as perf script -F ip,brstack"
+branches=$(awk '{ n += NF - 1 } END { print n }' "$tmp/python.brstack")
+echo "perf script -s: $samples samples, $branches branches, the same as perf script -F ip,brstack"
 exit $err

@@ -17,31 +17,15 @@ set -u
 . "$(dirname "$0")"/lib/auxsample_sim.sh
 auxsample_sim_check
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 lib=$(dirname "$0")/lib
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_report.XXXXX)
 out=$tmp/out
 depth=128
 nests=60
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
-}
+auxsample_test_traps
 
 auxsample_sim_workload "$tmp/wl" "$out"
 

@@ -30,29 +30,13 @@ if [ ! -d "$repro" ]; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 checked=0
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_repro.XXXXX)
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
-}
+auxsample_test_traps
 
 # run WHAT PERF-ARGS...: perf within $limit seconds, its output in $out;
 # its exit status.  Killed by a signal, still running or a sanitizer

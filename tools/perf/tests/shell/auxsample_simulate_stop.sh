@@ -227,12 +227,12 @@ perf auxsample simulate -o "$tmp/max.data" --max-instructions 1000 -- "$wl" bran
 
 # 7. Progress: a line a second on a terminal (and none in a log, above).
 if command -v script > /dev/null; then
-	script -qec "perf auxsample simulate -o $tmp/tty.data --duration 3 -- python3 -c pass" \
-		/dev/null > "$out" 2>&1
+	tty_sim="perf auxsample simulate -o $tmp/tty.data"
+	script -qec "$tty_sim --duration 3 -- python3 -c pass" /dev/null > "$out" 2>&1
 	grep -q 'instructions, [0-9]* samples, [0-9]* instructions/s, .* MB written' "$out" ||
 		fail "no progress on a terminal"
-	script -qec "perf auxsample simulate -o $tmp/tty.data --no-progress --duration 3 -- python3 -c pass" \
-		/dev/null > "$out" 2>&1
+	script -qec "$tty_sim --no-progress --duration 3 -- python3 -c pass" /dev/null \
+		> "$out" 2>&1
 	grep -q 'instructions/s' "$out" && fail "progress shown with --no-progress"
 else
 	echo "no script(1): progress on a terminal not tested"

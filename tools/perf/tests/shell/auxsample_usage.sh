@@ -44,7 +44,8 @@ test_usage() {
 		grep -Eq "^ +$cmd +[a-z'].{20,}" "$out" ||
 			fail "bare 'perf auxsample' does not say what $cmd is for"
 	done
-	grep -q "perf help auxsample" "$out" || fail "bare 'perf auxsample' does not point to its manual"
+	grep -q "perf help auxsample" "$out" ||
+		fail "bare 'perf auxsample' does not point to its manual"
 }
 
 test_depth() {
@@ -52,7 +53,8 @@ test_depth() {
 
 	for cmd in script stat report "inject -o $tmp/out.data"; do
 		# shellcheck disable=SC2086
-		run auxsample $cmd --depth 0 -i "$tmp/none.data" && fail "'$cmd --depth 0' was accepted"
+		run auxsample $cmd --depth 0 -i "$tmp/none.data" &&
+			fail "'$cmd --depth 0' was accepted"
 		grep -q -- "--depth must be at least 1" "$out" ||
 			fail "'$cmd --depth 0': no error saying --depth must be at least 1"
 	done

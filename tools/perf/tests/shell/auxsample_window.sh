@@ -16,30 +16,14 @@ set -u
 . "$(dirname "$0")"/lib/auxsample_sim.sh
 auxsample_sim_check
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 lib=$(dirname "$0")/lib
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_window.XXXXX)
 data=$tmp/perf.data
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
-}
+auxsample_test_traps
 
 auxsample_sim_workload "$tmp/workload" "$out"
 wl=$tmp/workload
@@ -96,7 +80,8 @@ perf report -D -i "$data" > "$out" 2>&1
 grep -q 'PERF_RECORD_AUXTRACE' "$out" || fail "full trace: no PERF_RECORD_AUXTRACE"
 samples=$(auxsample_sim_samples "$data.truth")
 perf auxsample stat -i "$data" > "$out" 2>&1
-grep -q "^ *$samples  samples beside a full trace" "$out" || fail "stat: not $samples samples with windows"
+grep -q "^ *$samples  samples beside a full trace" "$out" ||
+	fail "stat: not $samples samples with windows"
 grep -q '^ *0  decode errors' "$out" || fail "stat: decode errors"
 perf auxsample report -i "$data" > "$out" 2>&1
 grep -q "^# perf auxsample report: $samples samples beside a full trace, $samples decoded" "$out" ||
@@ -105,12 +90,14 @@ grep -q "^# perf auxsample report: $samples samples beside a full trace, $sample
 perf auxsample stat -i "$data" --window-size 1K > "$out" 2>&1
 bytes=$(sed -n 's/^ *[0-9]*  bytes of trace (\([0-9]*\) per sample)$/\1/p' "$out")
 [ "${bytes:-1025}" -le 1024 ] || fail "--window-size 1K: ${bytes:-?} bytes per window"
-grep -q '^ *0  samples without a sync point' "$out" && fail "--window-size 1K: every window has a PSB"
+grep -q '^ *0  samples without a sync point' "$out" &&
+	fail "--window-size 1K: every window has a PSB"
 perf auxsample script -i "$data" --window-size 100 > "$out" 2>&1
 rc=$?
 [ $rc -ne 0 ] || fail "--window-size 100 taken"
 killed $rc && fail "--window-size 100: killed by signal $((rc - 128))"
-grep -q 'window-size must be from 256 bytes to 16M' "$out" || fail "--window-size 100: no clear error"
+grep -q 'window-size must be from 256 bytes to 16M' "$out" ||
+	fail "--window-size 100: no clear error"
 perf auxsample script -i "$data" --json > "$out" 2>&1
 [ "$(grep -c '^{' "$out")" = "$samples" ] || fail "script --json: not $samples samples"
 
@@ -119,7 +106,8 @@ perf auxsample script -i "$data" --json > "$out" 2>&1
 branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
 	   sed -n 's/.* samples beside a full trace, \([0-9]*\) branches.*/\1/p')
 perf report -i "$data" --stdio > "$out" 2>&1
-grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report: not $branches window branches"
+grep -q "^# Event count (approx.): $branches\$" "$out" ||
+	fail "report: not $branches window branches"
 grep -q 'Source Symbol.*Target Symbol' "$out" || fail "report: not in branch mode"
 perf report -i "$data" --stdio --itrace=i10000 > "$out" 2>&1
 grep -q "^# Samples: .* of event 'instructions:uH'" "$out" ||

@@ -22,6 +22,8 @@ if ! perf list tracepoint 2>/dev/null | grep -q 'sched:sched_switch'; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$shelldir"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.persistent.XXXXX)
 chmod 755 "$tmp"
@@ -39,19 +41,19 @@ fi
 as_user="setpriv --reuid=$hostile_uid --regid=$hostile_uid --clear-groups"
 mounted=
 
-cleanup() {
+# What the test leaves besides $tmp: the events and their holder, the
+# other user's daemons, the full disk, the user.
+auxsample_test_undo() {
 	perf persistent kill --all > /dev/null 2>&1
 	[ -f "$PERF_PERSISTENT_DIR/holder.pid" ] &&
 		kill "$(cat "$PERF_PERSISTENT_DIR/holder.pid")" 2> /dev/null
 	pkill -u $hostile_uid -f 'persistent daemon' 2> /dev/null
 	[ -n "$mounted" ] && umount "$tmp/full"
 	[ -n "$made_user" ] && userdel $hostile_user 2> /dev/null
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
 }
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
+auxsample_test_traps
 
+# fail WHY: the library's, with all of $out, if any, between rules.
 fail() {
 	echo "FAIL: $*"
 	if [ -s "$out" ]; then
@@ -87,6 +89,14 @@ busy_while() {
 	while kill -0 "$@" 2> /dev/null; do
 		sleep 0.01
 	done
+}
+
+# listed NAME FIELD: FIELD of the event NAME in perf persistent list --json.
+listed() {
+	perf persistent list --json | python3 -c '
+import json, sys
+print([e for e in json.load(sys.stdin) if e["name"] == sys.argv[1]][0][sys.argv[2]])
+' "$1" "$2"
 }
 
 nsamples() {
@@ -178,11 +188,9 @@ test_record_stat() {
 
 	# perf stat must not have stopped it for the others.
 	local s1 s2
-	s1=$(perf persistent list --json | python3 -c \
-		'import json,sys; print([e for e in json.load(sys.stdin) if e["name"] == "cpu_clock"][0]["samples"])')
+	s1=$(listed cpu_clock samples)
 	busy 20
-	s2=$(perf persistent list --json | python3 -c \
-		'import json,sys; print([e for e in json.load(sys.stdin) if e["name"] == "cpu_clock"][0]["samples"])')
+	s2=$(listed cpu_clock samples)
 	[ "$s2" -gt "$s1" ] || fail "cpu_clock stopped counting after perf stat ($s1 -> $s2)"
 }
 
@@ -346,10 +354,10 @@ test_kill() {
 		[ -S "$PERF_PERSISTENT_DIR/holder.sock" ] && break
 		sleep 0.1
 	done
-	perf persistent detach -e cpu-clock --name byid > /dev/null 2>&1 || fail "detach to the daemon"
+	perf persistent detach -e cpu-clock --name byid > /dev/null 2>&1 ||
+		fail "detach to the daemon"
 	local id
-	id=$(perf persistent list --json | python3 -c \
-		'import json,sys; print([e for e in json.load(sys.stdin) if e["name"] == "byid"][0]["id"])')
+	id=$(listed byid id)
 	perf persistent attach "$id" -o "$tmp/id.data" --duration 1 > "$out" 2>&1 ||
 		fail "attach by id $id"
 	[ "$(nsamples "$tmp/id.data" 'cpu-clock:')" -gt 0 ] || fail "attach by id got no samples"

@@ -10,24 +10,22 @@
 
 set -u
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
-fake=$(mktemp -d /tmp/__perf_test.sysfs.XXXXX)
-out=$(mktemp /tmp/__perf_test.out.XXXXX)
-data=$(mktemp /tmp/__perf_test.perf.data.XXXXX)
-
-cleanup() {
-	rm -rf "$fake" "$out" "$data" "$data.old"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
+tmp=$(mktemp -d /tmp/__perf_test.pmu_attr_format.XXXXX)
+fake=$tmp/sysfs
+devices=$fake/bus/event_source/devices
+out=$tmp/out
+data=$tmp/perf.data
+auxsample_test_traps
 
 # PMU types no kernel hands out, so that nothing real is opened.
 type=4242
 bad_type=4243
 
 make_pmu() {
-	local dir=$fake/bus/event_source/devices/$1
+	local dir=$devices/$1
 
 	mkdir -p "$dir/format" "$dir/events"
 	echo "$2" > "$dir/type"
@@ -42,18 +40,13 @@ make_pmu persistent $type format/persistent attr5:23 format/inh attr5:1 \
 	format/wakeup attr6:0-31 events/mce_record persistent,config=106
 make_pmu badpmu $bad_type format/zero attr0:0-7 format/past attr17:0 format/ok attr6:0-3
 
+# fail WHY: the library's, with all of $out between rules.
 fail() {
 	echo "FAIL: $*"
 	echo "---- output ----"
 	cat "$out"
 	echo "----------------"
 	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
 }
 
 # perf_fake ARGS...: perf on the fake sysfs, its output in $out; its exit
@@ -123,7 +116,7 @@ test_errors() {
 		grep -qF -- "$want" "$out" || fail "'$spec': no error saying '$want'"
 	done <<-EOT
 	badpmu/zero=1/|attr0 holds the type and size of struct perf_event_attr
-	badpmu/zero=1/|PMU 'badpmu' format 'zero' ($fake/bus/event_source/devices/badpmu/format/zero)
+	badpmu/zero=1/|PMU 'badpmu' format 'zero' ($devices/badpmu/format/zero)
 	badpmu/past=1/|attr17 is past the end of struct perf_event_attr
 	badpmu/ok=16/|value too big for format (ok), maximum is 15
 	persistent/persistent=2/|value too big for format (persistent), maximum is 1

@@ -13,18 +13,15 @@
 
 set -u
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.aux_group.XXXXX)
 out=$tmp/out
 data=$tmp/perf.data
+auxsample_test_traps
 
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
+# shellcheck source=lib/fake_sysfs.sh
 . "$(dirname "$0")"/lib/fake_sysfs.sh
 
 fake_intel_pt "$tmp/nopt" 4244
@@ -33,18 +30,13 @@ fake_pmu "$tmp/nopt" notaux 4246 format/event config:0-7
 fake_intel_pt "$tmp/swpt" 1
 fake_pmu "$tmp/noaux" notaux 4246 format/event config:0-7
 
+# fail WHY: the library's, with more of $out between rules.
 fail() {
 	echo "FAIL: $*"
 	echo "---- output ----"
 	head -c 4000 "$out"
 	echo "----------------"
 	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
 }
 
 # run TREE perf-args...: perf with SYSFS_PATH=TREE, output in $out; its
@@ -75,7 +67,9 @@ attr_of() {
 
 # open_of N: the sys_perf_event_open line after the Nth attr dump.
 open_of() {
-	awk -v n="$1" '/^perf_event_attr:/ { i++ } i == n && /^sys_perf_event_open:/ { print; exit }' "$out"
+	awk -v n="$1" '
+		/^perf_event_attr:/ { i++ }
+		i == n && /^sys_perf_event_open:/ { print; exit }' "$out"
 }
 
 expect_attr() {
@@ -91,7 +85,8 @@ test_seed_cycles() {
 	run nopt record -v --dry-run -o "$data" -Aintel_pt \
 		-e 'cycles,instructions,branch-misses' true ||
 		fail "$what: dry run failed"
-	expect_group "$what" "intel_pt// leads 3 events: cycles, instructions, branch-misses; sample size default"
+	expect_group "$what" \
+		"intel_pt// leads 3 events: cycles, instructions, branch-misses; sample size default"
 
 	# The AUX event: first, sample mode (psb_period forced to 0), traces
 	# user and kernel as the members count both.
@@ -156,7 +151,8 @@ test_options() {
 	what="user groups and order"
 	run nopt record -v --dry-run -o "$data" -e cpu-clock -Aintel_pt \
 		-e '{task-clock,page-faults}' -e minor-faults true || fail "$what: failed"
-	expect_group "$what" "intel_pt// leads 4 events: cpu-clock, task-clock, page-faults, minor-faults"
+	expect_group "$what" \
+		"intel_pt// leads 4 events: cpu-clock, task-clock, page-faults, minor-faults"
 
 	what="-A alone"
 	run nopt record -v --dry-run -o "$data" -A true || fail "$what: failed"
@@ -196,7 +192,8 @@ test_cs_etm_full_trace() {
 	grep -q 'AUX sampling group' "$out" && fail "$what: made an AUX sampling group"
 
 	run nopt --debug perf-event-open record -o "$data" -Acs_etm -e cycles:u true
-	[ "$(attr_of 1 type)" = "4245 (cs_etm)" ] || fail "$what: the first event opened is not cs_etm"
+	[ "$(attr_of 1 type)" = "4245 (cs_etm)" ] ||
+		fail "$what: the first event opened is not cs_etm"
 	# format/timestamp is config:28; :u members make it trace user space only.
 	[ "$(attr_of 1 config)" = 0x10000000 ] || fail "$what: timestamps are not on"
 	[ "$(attr_of 1 exclude_kernel)" = 1 ] || fail "$what: it traces the kernel too"
@@ -206,30 +203,39 @@ test_cs_etm_full_trace() {
 	attr_of 1 sample_type | grep -q CPU || fail "$what: samples do not say their CPU"
 }
 
-test_errors() {
-	local tree args want
+# refused TREE ARGS WANT: perf record ARGS with SYSFS_PATH=TREE is
+# refused with an error that says WANT.
+refused() {
+	local tree=$1 args=$2 want=$3
 
-	while IFS='|' read -r tree args want; do
-		# shellcheck disable=SC2086
-		if run "$tree" record --dry-run -o "$data" $args true; then
-			fail "'$args' was accepted"
-		fi
-		grep -qF -- "$want" "$out" || fail "'$args': no error saying '$want'"
-	done <<-'EOT'
-	nopt|-Anotaux -e cycles|-A: notaux is not an AUX area PMU (AUX area PMUs here: cs_etm, intel_pt)
-	nopt|-Anosuch -e cycles|there is no 'nosuch' PMU on this machine
-	nopt|-Aintel_pt -Aintel_pt -e cycles|-A may be given once
-	nopt|-Aintel_pt -e intel_pt//u -e cycles|remove intel_pt//u from -e
-	nopt|-Aintel_pt,70000 -e cycles|AUX area sample size 70000 too big, max. 61440
-	nopt|-Aintel_pt,1024 -e cycles|is below the intel_pt sync point (PSB) period of 2048 bytes
-	nopt|-Aintel_pt/psb_period=3/,8192 -e cycles|below the intel_pt sync point (PSB) period of 16384 bytes
-	nopt|-Aintel_pt,8192 --aux-sample=4096 -e cycles|-A gives the AUX sample size 8192 and --aux-sample 4096
-	nopt|-Aintel_pt -e {cycles,instructions}:S,branches|put all events in one {...}:S group
-	noaux|-A -e cycles|Looked for: intel_pt (Intel Processor Trace)
-	noaux|-A -e cycles|AUX area PMUs here: none
-	noaux|-A -e cycles|'perf auxsample simulate -- <command>' records the Intel PT AUX samples
-	noaux|-Aintel_pt -e cycles|'perf auxsample simulate -- <command>' records the Intel PT AUX samples
-	EOT
+	# shellcheck disable=SC2086
+	if run "$tree" record --dry-run -o "$data" $args true; then
+		fail "'$args' was accepted"
+	fi
+	grep -qF -- "$want" "$out" || fail "'$args': no error saying '$want'"
+}
+
+test_errors() {
+	refused nopt "-Anotaux -e cycles" \
+		"-A: notaux is not an AUX area PMU (AUX area PMUs here: cs_etm, intel_pt)"
+	refused nopt "-Anosuch -e cycles" "there is no 'nosuch' PMU on this machine"
+	refused nopt "-Aintel_pt -Aintel_pt -e cycles" "-A may be given once"
+	refused nopt "-Aintel_pt -e intel_pt//u -e cycles" "remove intel_pt//u from -e"
+	refused nopt "-Aintel_pt,70000 -e cycles" "AUX area sample size 70000 too big, max. 61440"
+	refused nopt "-Aintel_pt,1024 -e cycles" \
+		"is below the intel_pt sync point (PSB) period of 2048 bytes"
+	refused nopt "-Aintel_pt/psb_period=3/,8192 -e cycles" \
+		"below the intel_pt sync point (PSB) period of 16384 bytes"
+	refused nopt "-Aintel_pt,8192 --aux-sample=4096 -e cycles" \
+		"-A gives the AUX sample size 8192 and --aux-sample 4096"
+	refused nopt "-Aintel_pt -e {cycles,instructions}:S,branches" \
+		"put all events in one {...}:S group"
+	refused noaux "-A -e cycles" "Looked for: intel_pt (Intel Processor Trace)"
+	refused noaux "-A -e cycles" "AUX area PMUs here: none"
+	refused noaux "-A -e cycles" \
+		"'perf auxsample simulate -- <command>' records the Intel PT AUX samples"
+	refused noaux "-Aintel_pt -e cycles" \
+		"'perf auxsample simulate -- <command>' records the Intel PT AUX samples"
 
 	# A size that leaves room for a PSB is fine.
 	run nopt record --dry-run -o "$data" -Aintel_pt/psb_period=2/,8192 -e cycles true ||

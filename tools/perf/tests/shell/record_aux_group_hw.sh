@@ -13,23 +13,13 @@ if [ ! -d "$pmu" ]; then
 	exit 2
 fi
 
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 tmp=$(mktemp -d /tmp/__perf_test.aux_group_hw.XXXXX)
 data=$tmp/perf.data
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
+auxsample_test_traps
 
 # Samples of the event carry AUX data: 'perf report -D' shows their size.
 check_aux_samples() {

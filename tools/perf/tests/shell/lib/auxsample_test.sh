@@ -35,3 +35,16 @@ fail() {
 killed() {
 	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
 }
+
+# brstack_from_to [FILE]: perf script -F ip,brstack lines with each
+# branch entry cut to its from/to, which every perf version prints alike.
+brstack_from_to() {
+	awk '{
+		printf "%s", $1
+		for (i = 2; i <= NF; i++) {
+			split($i, f, "/")
+			printf " %s/%s", f[1], f[2]
+		}
+		print ""
+	}' "$@"
+}
