@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# What the perf auxsample shell tests share: their temporary directory,
-# its removal however they end, and how they report a failure.
+# What our shell tests share (perf auxsample's, perf record -A's,
+# persistent events' and the attr<index> formats'): their temporary
+# directory, its removal however they end, and how they report a failure.
 # shellcheck disable=SC2154 # tmp and out are the sourcing test's
 
 # auxsample_test_traps: the test's temporary directory $tmp goes when
