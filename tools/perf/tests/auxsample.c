@@ -31,7 +31,7 @@
 #include <auxsample/auxsample.h>
 #include "auxsample.h"
 #include "auxsample-place.h"
-#include "auxsample-script.h"
+#include "auxsample-stat.h"
 
 #define HELLO_DIR	"pt/dynamorio-drpt2trace/v2022-06-glibc-static/test_simple.tracedir"
 #define HELLO_PID	4242
