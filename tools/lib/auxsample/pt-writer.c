@@ -10,7 +10,6 @@
 #include <string.h>
 #include <intel-pt.h>
 #include <auxsample/pt-writer.h>
-#include "internal.h"
 
 #define TNT8_MAX	6
 #define RETSTACK	64	/* the hardware's return compression stack */
