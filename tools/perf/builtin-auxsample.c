@@ -162,7 +162,7 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_script__run(&opts) ? 1 : 0;
 #else
-	pr_err("perf auxsample %s needs perf built with libipt and libopencsd (perf check feature auxsample)\n",
+	pr_err("perf auxsample %s needs perf built with libipt or libopencsd (perf check feature auxsample)\n",
 	       stat ? "stat" : "script");
 	return 1;
 #endif
@@ -760,7 +760,7 @@ static int auxsample_inject__setup_decoder(struct auxsample_inject *inject)
 	if (inject->windows)
 		return auxsample_inject__check_windows(inject);
 	if (!inject->session->auxtrace) {
-		pr_err("perf auxsample inject needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+		pr_err("perf auxsample inject needs perf built with libipt or libopencsd (perf check feature auxsample)\n");
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -980,7 +980,7 @@ static int cmd_auxsample_report(int argc, const char **argv)
 #ifdef HAVE_AUXSAMPLE_SUPPORT
 	return auxsample_hot__run(&opts) ? 1 : 0;
 #else
-	pr_err("perf auxsample report needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+	pr_err("perf auxsample report needs perf built with libipt or libopencsd (perf check feature auxsample)\n");
 	return 1;
 #endif
 }
@@ -1124,7 +1124,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	}
 	return ret ? -1 : 0;
 #else
-	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt and libopencsd (perf check feature auxsample)\n");
+	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt (perf check feature libipt)\n");
 	return -1;
 #endif
 }

@@ -17,22 +17,25 @@ static void auxsample_decoder__stream_end(struct auxsample_decoder *dec)
 }
 
 AUXSAMPLE_API struct auxsample_decoder *
-auxsample_decoder__new(const struct auxsample_config *config)
+auxsample_decoder__new(const struct auxsample_config *config, int *errp)
 {
 	const struct auxsample_backend *backend;
 	struct auxsample_decoder *dec;
 	size_t size;
 	int err;
 
+	err = -AUXSAMPLE_ERR_INVALID;
 	if (!config || config->size < offsetof(struct auxsample_config, context) +
 				       sizeof(config->context) || !config->read_memory)
 		goto out_err;
 	if (config->type != AUXSAMPLE_TRACE_INTEL_PT && config->type != AUXSAMPLE_TRACE_ETM)
 		goto out_err;
+	err = -AUXSAMPLE_ERR_NOT_BUILT;
 	backend = auxsample_backend__find(config->type);
 	if (!backend)
 		goto out_err;
 
+	err = -AUXSAMPLE_ERR_NOMEM;
 	dec = calloc(1, sizeof(*dec));
 	if (!dec)
 		goto out_err;
@@ -49,12 +52,16 @@ auxsample_decoder__new(const struct auxsample_config *config)
 		goto out_free;
 	/* The caller's, not to be kept: the backend has what it needs of them. */
 	dec->config.etm.sources = NULL;
+	if (errp)
+		*errp = 0;
 	return dec;
 
 out_free:
 	auxsample_image__put(dec->config.image);
 	free(dec);
 out_err:
+	if (errp)
+		*errp = err;
 	return NULL;
 }
 
@@ -71,6 +78,11 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
 	free(dec->stack);
 	free(dec->chain);
 	free(dec);
+}
+
+AUXSAMPLE_API int auxsample_supports(enum auxsample_trace_type type)
+{
+	return auxsample_backend__find(type) != NULL;
 }
 
 static int auxsample_decoder__reset(struct auxsample_decoder *dec, size_t len,
@@ -225,6 +237,7 @@ AUXSAMPLE_API const char *auxsample_strerror(int error)
 		"no memory image at a traced address",	/* AUXSAMPLE_ERR_NOMAP */
 		"not supported",			/* AUXSAMPLE_ERR_UNSUPPORTED */
 		"the hardware lost trace (overflow)",	/* AUXSAMPLE_ERR_OVERFLOW */
+		"decoder not built in",			/* AUXSAMPLE_ERR_NOT_BUILT */
 	};
 	_Static_assert(ARRAY_SIZE(msgs) == AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE,
 		       "a message for each error, in enum order");

@@ -337,6 +337,7 @@ static struct auxsample_decoder *fulltrace__decoder(struct auxsample_fulltrace *
 	struct auxsample_config cfg = *config;
 	struct auxsample_decoder *dec;
 	unsigned int i, n = 0;
+	int err;
 
 	src = calloc(etm->nr_sources, sizeof(*src));
 	if (!src)
@@ -371,10 +372,10 @@ static struct auxsample_decoder *fulltrace__decoder(struct auxsample_fulltrace *
 	cfg.etm.sources = src;
 	cfg.etm.nr_sources = cfg.etm.formatted ? n : 1;
 	cfg.flags |= AUXSAMPLE_CFG_WHOLE_SNIPPET;
-	dec = auxsample_decoder__new(&cfg);
+	dec = auxsample_decoder__new(&cfg, &err);
 	if (!dec)
-		pr_err("cannot set up an ETM decoder for CPU %d (trace ID %#x)\n", cpu,
-		       src[0].trace_id);
+		pr_err("cannot set up an ETM decoder for CPU %d (trace ID %#x): %s\n", cpu,
+		       src[0].trace_id, auxsample_strerror(err));
 	free(src);
 	return dec;
 
@@ -1105,9 +1106,10 @@ static int window_cpu__scan_etm(struct auxsample_windows *ws, struct auxsample_f
 	cfg.read_memory = window__no_code;
 	cfg.flow = window__etm_flow;
 	cfg.flow_context = &scan;
-	dec = auxsample_decoder__new(&cfg);
+	dec = auxsample_decoder__new(&cfg, &err);
 	if (!dec) {
-		pr_err("cannot set up an ETM decoder for CPU %d\n", c->cpu);
+		pr_err("cannot set up an ETM decoder for CPU %d: %s\n", c->cpu,
+		       auxsample_strerror(err));
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < nr && !scan.err; i++) {

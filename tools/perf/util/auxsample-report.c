@@ -128,6 +128,10 @@ static int auxsample_report__auxtrace_info(struct perf_session *session,
 			   event->auxtrace_info.type);
 		return 0;
 	}
+	if (err == -AUXSAMPLE_ERR_NOT_BUILT) {
+		pr_warning("virtual LBR: %s\n", auxsample__not_built(&r->config));
+		return 0;
+	}
 	if (err)
 		return err;
 	r->have_config = true;
@@ -676,7 +680,8 @@ static int prepass__auxtrace_info(struct perf_session *session, union perf_event
 	struct report_prepass *p = container_of(session->tool, struct report_prepass, tool);
 	int err = auxsample_config__from_auxtrace_info(&p->config, session, event, &p->pmu_type);
 
-	if (err == -EOPNOTSUPP)
+	/* Not decoded: the main pass says so. */
+	if (err == -EOPNOTSUPP || err == -AUXSAMPLE_ERR_NOT_BUILT)
 		return 0;
 	if (err)
 		return err;

@@ -206,6 +206,7 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 	pid_t pid = thread__pid(thread);
 	struct auxsample_config cfg = *config;
 	struct auxsample_proc_entry *e;
+	int err;
 
 	if (!image)
 		return NULL;
@@ -227,7 +228,9 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 	cfg.image = e->image;
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &proc->mem;
-	e->dec = auxsample_decoder__new(&cfg);
+	e->dec = auxsample_decoder__new(&cfg, &err);
+	if (!e->dec)
+		pr_err("cannot set up an AUX sample decoder: %s\n", auxsample_strerror(err));
 	return e->dec;
 }
 
@@ -280,9 +283,16 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
 	const char *cpuid = perf_env__cpuid(&session->header.env);
 	unsigned int family, model, stepping;
+	int err;
 
-	if (info->type == PERF_AUXTRACE_CS_ETM)
-		return auxsample_config__from_cs_etm(config, event, pmu_type);
+	if (info->type == PERF_AUXTRACE_CS_ETM) {
+		err = auxsample_config__from_cs_etm(config, event, pmu_type);
+		if (!err && !auxsample_supports(config->type)) {
+			auxsample_config__exit(config);
+			return -AUXSAMPLE_ERR_NOT_BUILT;
+		}
+		return err;
+	}
 	if (info->type != PERF_AUXTRACE_INTEL_PT)
 		return -EOPNOTSUPP;
 	if (nr <= INTEL_PT_PMU_TYPE) {
@@ -308,7 +318,15 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	}
 	config->pt.cyc = auxsample_config__pt_cyc(session, info, nr);
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
-	return 0;
+	return auxsample_supports(config->type) ? 0 : -AUXSAMPLE_ERR_NOT_BUILT;
+}
+
+/* Each decoder of libauxsample is built only when its library was found. */
+const char *auxsample__not_built(const struct auxsample_config *config)
+{
+	if (config->type == AUXSAMPLE_TRACE_ETM)
+		return "CoreSight ETM trace is not decoded: perf was built without libopencsd (CORESIGHT=1)";
+	return "Intel PT trace is not decoded: perf was built without libipt";
 }
 
 void auxsample_config__exit(struct auxsample_config *config)
@@ -461,11 +479,14 @@ static void auxsample_worker__exit(struct auxsample_worker *wk)
 	wk->shared = NULL;
 }
 
+/* The worker's decoder, or NULL and why in *@err. */
 static struct auxsample_decoder *auxsample_worker__decoder(struct auxsample_worker *wk,
-							    struct auxsample_image *shared)
+							    struct auxsample_image *shared,
+							    int *err)
 {
 	struct auxsample_config cfg = wk->pool->config;
 
+	*err = -AUXSAMPLE_ERR_NOMEM;
 	if (wk->shared != shared) {
 		auxsample_worker__exit(wk);
 		wk->image = auxsample_image__clone(shared);
@@ -478,17 +499,18 @@ static struct auxsample_decoder *auxsample_worker__decoder(struct auxsample_work
 	cfg.image = wk->image;
 	cfg.read_memory = auxsample_worker__read_memory;
 	cfg.context = wk;
-	wk->dec = auxsample_decoder__new(&cfg);
+	wk->dec = auxsample_decoder__new(&cfg, err);
 	return wk->dec;
 }
 
 static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsample_job *job)
 {
-	struct auxsample_decoder *dec = auxsample_worker__decoder(wk, job->image);
+	struct auxsample_decoder *dec;
 	int nr;
 
+	dec = auxsample_worker__decoder(wk, job->image, &nr);
 	if (!dec) {
-		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
+		auxsample_job__fail(job, nr);
 		return;
 	}
 	wk->mem.machine = job->machine;
