@@ -113,9 +113,11 @@ ifdef SANITIZE
 endif
 	@$(MAKE) --no-print-directory -j$(JOBS) -C $(TREE)/tools/perf $(PERF_FLAGS)
 
-libauxsample:
+# Built in the assembled tree, as perf builds it: tools/build does the work.
+libauxsample: $(BUILD)/assembled
+	@scripts/overlay $(BUILD)
 	@mkdir -p $(OUT)/auxsample
-	@$(MAKE) --no-print-directory -s -C tools/lib/auxsample O=$(OUT)/auxsample \
+	@$(MAKE) --no-print-directory -s -C $(TREE)/tools/lib/auxsample O=$(OUT)/auxsample \
 		CC="$(CCACHE)$(CC)" EXTRA_CFLAGS="$(SAN_CFLAGS) $(EXTRA_CFLAGS)" \
 		EXTRA_LDFLAGS="$(SAN_CFLAGS) $(EXTRA_LDFLAGS)" tests
 
@@ -131,6 +133,7 @@ FUZZ_HARNESS	?=
 fuzz-build: perf
 	@mkdir -p $(FUZZ_OUT)
 	@$(MAKE) --no-print-directory -C fuzz O=$(FUZZ_OUT) PERF_OUT=$(PERF_OUT) \
+		LIBDIR=$(TREE)/tools/lib/auxsample \
 		PERF_SRC=$(TREE)/tools/perf PERF_LINK_FLAGS='$(PERF_CONFIG)'
 
 fuzz: fuzz-build
