@@ -434,7 +434,7 @@ static int report__run(const struct report_opts *opts)
 #else
 static int report__run(const struct report_opts *opts __maybe_unused)
 {
-	pr_err("perf auxsample report needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+	pr_err("perf auxsample report needs perf built with libipt or libopencsd (perf check feature auxsample)\n");
 	return -1;
 }
 #endif

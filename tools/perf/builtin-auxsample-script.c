@@ -149,7 +149,7 @@ static int script__run(const struct script_opts *opts)
 #else
 static int script__run(const struct script_opts *opts)
 {
-	pr_err("perf auxsample %s needs perf built with libipt and libopencsd (perf check feature auxsample)\n",
+	pr_err("perf auxsample %s needs perf built with libipt or libopencsd (perf check feature auxsample)\n",
 	       opts->stat ? "stat" : "script");
 	return -1;
 }

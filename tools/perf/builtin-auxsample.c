@@ -314,7 +314,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	}
 	return ret ? -1 : 0;
 #else
-	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt and libopencsd (perf check feature auxsample)\n");
+	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt (perf check feature libipt)\n");
 	return -1;
 #endif
 }

@@ -169,9 +169,16 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	size_t nr = (info->header.size - sizeof(*info)) / sizeof(u64);
 	const char *cpuid = perf_env__cpuid(&session->header.env);
 	unsigned int family, model, stepping;
+	int err;
 
-	if (info->type == PERF_AUXTRACE_CS_ETM)
-		return auxsample_config__from_cs_etm(config, event, pmu_type);
+	if (info->type == PERF_AUXTRACE_CS_ETM) {
+		err = auxsample_config__from_cs_etm(config, event, pmu_type);
+		if (!err && !auxsample_supports(config->type)) {
+			auxsample_config__exit(config);
+			return -AUXSAMPLE_ERR_NOT_BUILT;
+		}
+		return err;
+	}
 	if (info->type != PERF_AUXTRACE_INTEL_PT)
 		return -EOPNOTSUPP;
 	if (nr <= INTEL_PT_PMU_TYPE) {
@@ -197,7 +204,15 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	}
 	config->pt.cyc = auxsample_config__pt_cyc(session, info, nr);
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
-	return 0;
+	return auxsample_supports(config->type) ? 0 : -AUXSAMPLE_ERR_NOT_BUILT;
+}
+
+/* Each decoder of libauxsample is built only when its library was found. */
+const char *auxsample__not_built(const struct auxsample_config *config)
+{
+	if (config->type == AUXSAMPLE_TRACE_ETM)
+		return "CoreSight ETM trace is not decoded: perf was built without libopencsd (CORESIGHT=1)";
+	return "Intel PT trace is not decoded: perf was built without libipt";
 }
 
 void auxsample_config__exit(struct auxsample_config *config)

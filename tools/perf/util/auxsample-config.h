@@ -13,13 +13,16 @@ union perf_event;
  * The trace configuration from an AUXTRACE_INFO event (Intel PT: and the
  * header's cpuid; CoreSight ETM/ETE: the per-CPU ID registers), and the
  * PMU type of its events.  -EOPNOTSUPP for other AUX area data, -EINVAL
- * for a short or malformed event.  auxsample_config__exit() frees what it
+ * for a short or malformed event, -AUXSAMPLE_ERR_NOT_BUILT when this perf's
+ * libauxsample lacks the trace's decoder (auxsample__not_built() says
+ * which library it needs).  auxsample_config__exit() frees what it
  * allocated.
  */
 int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 					 struct perf_session *session,
 					 union perf_event *event, u64 *pmu_type);
 void auxsample_config__exit(struct auxsample_config *config);
+const char *auxsample__not_built(const struct auxsample_config *config);
 
 /*
  * CoreSight ETMv4/ETE trace configuration from perf's cs_etm AUXTRACE_INFO

@@ -219,6 +219,7 @@ static struct auxsample_decoder *fulltrace__decoder(struct auxsample_fulltrace *
 	struct auxsample_config cfg = *config;
 	struct auxsample_decoder *dec;
 	unsigned int i, n = 0;
+	int err;
 
 	src = calloc(etm->nr_sources, sizeof(*src));
 	if (!src)
@@ -253,10 +254,10 @@ static struct auxsample_decoder *fulltrace__decoder(struct auxsample_fulltrace *
 	cfg.etm.sources = src;
 	cfg.etm.nr_sources = cfg.etm.formatted ? n : 1;
 	cfg.flags |= AUXSAMPLE_CFG_WHOLE_SNIPPET;
-	dec = auxsample_decoder__new(&cfg);
+	dec = auxsample_decoder__new(&cfg, &err);
 	if (!dec)
-		pr_err("cannot set up an ETM decoder for CPU %d (trace ID %#x)\n", cpu,
-		       src[0].trace_id);
+		pr_err("cannot set up an ETM decoder for CPU %d (trace ID %#x): %s\n", cpu,
+		       src[0].trace_id, auxsample_strerror(err));
 	free(src);
 	return dec;
 

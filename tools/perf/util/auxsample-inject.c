@@ -584,7 +584,7 @@ static int auxsample_inject__setup_decoder(struct auxsample_inject *inject)
 	if (inject->windows)
 		return auxsample_inject__check_windows(inject);
 	if (!inject->session->auxtrace) {
-		pr_err("perf auxsample inject needs perf built with libipt and libopencsd (perf check feature auxsample)\n");
+		pr_err("perf auxsample inject needs perf built with libipt or libopencsd (perf check feature auxsample)\n");
 		return -EOPNOTSUPP;
 	}
 	return 0;

@@ -171,11 +171,14 @@ static void auxsample_worker__exit(struct auxsample_worker *wk)
 	wk->shared = NULL;
 }
 
+/* The worker's decoder, or NULL and why in *@err. */
 static struct auxsample_decoder *auxsample_worker__decoder(struct auxsample_worker *wk,
-							    struct auxsample_image *shared)
+							    struct auxsample_image *shared,
+							    int *err)
 {
 	struct auxsample_config cfg = wk->pool->config;
 
+	*err = -AUXSAMPLE_ERR_NOMEM;
 	if (wk->shared != shared) {
 		auxsample_worker__exit(wk);
 		wk->image = auxsample_image__clone(shared);
@@ -188,17 +191,18 @@ static struct auxsample_decoder *auxsample_worker__decoder(struct auxsample_work
 	cfg.image = wk->image;
 	cfg.read_memory = auxsample_worker__read_memory;
 	cfg.context = wk;
-	wk->dec = auxsample_decoder__new(&cfg);
+	wk->dec = auxsample_decoder__new(&cfg, err);
 	return wk->dec;
 }
 
 static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsample_job *job)
 {
-	struct auxsample_decoder *dec = auxsample_worker__decoder(wk, job->image);
+	struct auxsample_decoder *dec;
 	int nr;
 
+	dec = auxsample_worker__decoder(wk, job->image, &nr);
 	if (!dec) {
-		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
+		auxsample_job__fail(job, nr);
 		return;
 	}
 	wk->mem.machine = job->machine;

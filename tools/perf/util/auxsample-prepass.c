@@ -39,7 +39,8 @@ static int prepass__auxtrace_info(struct perf_session *session, union perf_event
 	struct report_prepass *p = container_of(session->tool, struct report_prepass, tool);
 	int err = auxsample_config__from_auxtrace_info(&p->config, session, event, &p->pmu_type);
 
-	if (err == -EOPNOTSUPP)
+	/* Not decoded: the main pass says so. */
+	if (err == -EOPNOTSUPP || err == -AUXSAMPLE_ERR_NOT_BUILT)
 		return 0;
 	if (err)
 		return err;

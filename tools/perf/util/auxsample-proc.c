@@ -144,6 +144,7 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 	pid_t pid = thread__pid(thread);
 	struct auxsample_config cfg = *config;
 	struct auxsample_proc_entry *e;
+	int err;
 
 	if (!image)
 		return NULL;
@@ -165,7 +166,9 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 	cfg.image = e->image;
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &proc->mem;
-	e->dec = auxsample_decoder__new(&cfg);
+	e->dec = auxsample_decoder__new(&cfg, &err);
+	if (!e->dec)
+		pr_err("cannot set up an AUX sample decoder: %s\n", auxsample_strerror(err));
 	return e->dec;
 }
 

@@ -126,6 +126,10 @@ static int auxsample_report__auxtrace_info(struct perf_session *session,
 			   event->auxtrace_info.type);
 		return 0;
 	}
+	if (err == -AUXSAMPLE_ERR_NOT_BUILT) {
+		pr_warning("virtual LBR: %s\n", auxsample__not_built(&r->d.config));
+		return 0;
+	}
 	if (err)
 		return err;
 	r->d.have_config = true;

@@ -488,9 +488,9 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &run->mem;
 	cfg.flow = NULL;
-	run->dec = auxsample_decoder__new(&cfg);
+	run->dec = auxsample_decoder__new(&cfg, &err);
 	if (!run->dec)
-		return -ENOMEM;
+		return err;
 	run->image = auxsample_image__get(image);
 	err = auxsample_decoder__stream_begin(run->dec, run->trace, run->len, depth);
 	return err < 0 ? err : 0;

@@ -57,6 +57,11 @@ static int auxsample_walk__auxtrace_info(struct perf_session *session,
 	if (err == -EOPNOTSUPP)
 		pr_err("perf auxsample %s: AUX area data of type %u: only Intel PT and CoreSight ETMv4/ETE are decoded so far\n",
 		       w->cmd, event->auxtrace_info.type);
+	/* perf's session prints what it gets back: an errno it knows. */
+	if (err == -AUXSAMPLE_ERR_NOT_BUILT) {
+		pr_err("perf auxsample %s: %s\n", w->cmd, auxsample__not_built(&w->d.config));
+		err = -EOPNOTSUPP;
+	}
 	if (err)
 		return err;
 	w->d.have_config = true;

@@ -414,9 +414,10 @@ static int window_cpu__scan_etm(struct auxsample_windows *ws, struct auxsample_f
 	cfg.read_memory = window__no_code;
 	cfg.flow = window__etm_flow;
 	cfg.flow_context = &scan;
-	dec = auxsample_decoder__new(&cfg);
+	dec = auxsample_decoder__new(&cfg, &err);
 	if (!dec) {
-		pr_err("cannot set up an ETM decoder for CPU %d\n", c->cpu);
+		pr_err("cannot set up an ETM decoder for CPU %d: %s\n", c->cpu,
+		       auxsample_strerror(err));
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < nr && !scan.err; i++) {
