@@ -5,6 +5,7 @@
 #
 #   make                 assemble build/linux, overlay, patch, build build/perf/perf
 #   make check           build, then run all our tests (one closing summary line)
+#   make check-long      the suites too long for make check (tests/perf-suites-long)
 #   make check SANITIZE=address,undefined
 #                        the same, perf and libauxsample built with those
 #                        sanitizers in build/sanitize-address-undefined/
@@ -184,6 +185,11 @@ fuzz: fuzz-build
 check: perf libauxsample fuzz-build
 	@FUZZ_CHECK_TIME=$(FUZZ_CHECK_TIME) scripts/run-tests $(OUT)
 
+# The suites too long for every check (tests/perf-suites-long), alone.
+check-long: perf libauxsample
+	@PERF_SUITES=$(CURDIR)/tests/perf-suites-long scripts/run-tests $(OUT) \
+		"perf auxsample simulate: truth on programs"
+
 demo: perf
 	@scripts/demo $(BUILD)
 
@@ -210,5 +216,5 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf vgtool libauxsample fuzz-build fuzz check demo patches install clean \
+.PHONY: all assemble perf vgtool libauxsample fuzz-build fuzz check check-long demo patches install clean \
 	distclean FORCE

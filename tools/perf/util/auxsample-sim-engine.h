@@ -37,16 +37,15 @@ int auxsample_sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip);
 /*
  * @t executed the instruction at @ip and went to @next: @insn (perf's
  * decoding of it) for the one that ends a run of straight-line code, NULL
- * for the others, which cannot branch.  Counts it for the sample period
- * and takes the sample where it ends.
+ * for the others, which cannot branch.  Back from the kernel (a syscall,
+ * a signal), @ip is where user code goes on: a TIP.PGE, after the time
+ * of the instruction as for a step.  Counts it for the sample period and
+ * takes the sample where it ends.
  */
 int auxsample_sim__retire(struct sim *sim, struct sim_thread *t, u64 ip,
 			  const struct intel_pt_insn *insn, u64 next);
-/*
- * User code goes on at @ip: after the kernel (syscall, signal), a TIP.PGE
- * and 1; 0 when @t was in user code already.
- */
-int auxsample_sim__user_again(struct sim *sim, struct sim_thread *t, u64 ip);
+/* Whether @t is in the kernel: its next instruction comes with a TIP.PGE. */
+bool auxsample_sim__in_kernel(const struct sim_thread *t);
 /* A signal interrupts @t at @ip: FUP, TIP.PGD; its handler comes next. */
 int auxsample_sim__signal(struct sim *sim, struct sim_thread *t, u64 ip);
 /* @t ended: EXIT, its trace written; @t is freed. */
@@ -58,6 +57,8 @@ int auxsample_sim__thread_stop(struct sim *sim, struct sim_thread *t, u64 ip);
 void auxsample_sim__child(struct sim *sim);
 /* After some work: stop now (signal, bounds)?  Shows progress. */
 bool auxsample_sim__check(struct sim *sim);
+/* Stopping: whether a further stop signal came, which ends the waiting. */
+bool auxsample_sim__stop_again(struct sim *sim);
 /* How long the stop module lets a stop wait: 0 or a negative errno. */
 int auxsample_sim__wait(struct sim *sim, int timeout_ms);
 

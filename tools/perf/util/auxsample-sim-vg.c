@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <subcmd/exec-cmd.h>
 
 #include "auxsample-sim-engine.h"
@@ -97,6 +98,8 @@ struct vg {
 	struct sim		*sim;
 	int			fd;
 	pid_t			pid;
+	bool			started;	/* a program started */
+	bool			stopping;
 	bool			reaped;
 	int			status;
 	char			dir[64];
@@ -155,6 +158,28 @@ static bool vg__on_path(const char *prog)
 		path += len + !!path[len];
 	}
 	return false;
+}
+
+/* 0 if execvp() would find @prog and may run it, else its errno. */
+static int vg__findable(const char *prog)
+{
+	const char *path = getenv("PATH") ?: "/usr/bin:/bin";
+	char buf[PATH_MAX];
+	int err = ENOENT;
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) ? errno : 0;
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, path, prog);
+		if (!access(buf, X_OK))
+			return 0;
+		if (errno == EACCES)
+			err = EACCES;
+		path += len + !!path[len];
+	}
+	return err;
 }
 
 bool auxsample_sim_vg__available(const char **why)
@@ -292,6 +317,7 @@ static int vg__start(struct vg *vg, pid_t pid, const u64 *w, size_t nr)
 		if (!p)
 			return -E2BIG;
 	}
+	vg->started = true;
 	memcpy(p->comm, &w[2], AVG_COMM_LEN);
 	p->comm[AVG_COMM_LEN - 1] = '\0';
 	thr = vg__thr(vg, pid);
@@ -437,17 +463,15 @@ static int vg__define(struct vg *vg, struct vg_proc *p, const u64 *w, size_t nr)
 static int vg__enter(struct vg *vg, struct vg_thr *thr, struct vg_sb *sb)
 {
 	u64 start = sb->addr[0];
-	int err;
 
 	if (!thr->started) {
 		thr->started = true;
 		thr->pos = start;
 		return auxsample_sim__trace_from(vg->sim, thr->t, start);
 	}
-	/* 1: back from the kernel, where user code goes on anywhere. */
-	err = auxsample_sim__user_again(vg->sim, thr->t, start);
-	if (err || thr->pos == start)
-		return err < 0 ? err : 0;
+	/* From the kernel user code goes on anywhere: the PGE says where. */
+	if (auxsample_sim__in_kernel(thr->t) || thr->pos == start)
+		return 0;
 	/*
 	 * Valgrind went elsewhere without a branch of the program (a
 	 * function it redirects): the trace says so as an interrupt, so
@@ -455,8 +479,7 @@ static int vg__enter(struct vg *vg, struct vg_thr *thr, struct vg_sb *sb)
 	 */
 	pr_debug("perf auxsample simulate: thread %d: %#" PRIx64 " -> %#" PRIx64 " without a branch\n",
 		 thr->tid, thr->pos, start);
-	return auxsample_sim__signal(vg->sim, thr->t, thr->pos) ?:
-	       auxsample_sim__user_again(vg->sim, thr->t, start);
+	return auxsample_sim__signal(vg->sim, thr->t, thr->pos);
 }
 
 static int vg__exit(struct vg *vg, struct vg_proc *p, u64 rec, u64 target)
@@ -491,12 +514,12 @@ static int vg__exit(struct vg *vg, struct vg_proc *p, u64 rec, u64 target)
 	    x->decoded.op == INTEL_PT_OP_OTHER)
 		return 0;
 	if (!x->decoded.length) {
-		/* Bytes perf cannot decode: only where they went is known. */
-		err = auxsample_sim__retire(vg->sim, thr->t, sb->addr[k], NULL, target);
-		if (!err && target != sb->addr[k] + 1)
-			err = auxsample_sim__signal(vg->sim, thr->t, target) ?:
-			      auxsample_sim__user_again(vg->sim, thr->t, target);
-		return err;
+		/*
+		 * Bytes perf cannot decode: only where they went is known, as
+		 * an interrupt there and the PGE of the next instruction (not
+		 * counted: no decoder could tell it from the trace either).
+		 */
+		return auxsample_sim__signal(vg->sim, thr->t, sb->addr[k]);
 	}
 	return auxsample_sim__retire(vg->sim, thr->t, sb->addr[k], &x->decoded, target);
 }
@@ -656,6 +679,11 @@ static int vg__consume(struct vg *vg)
 			break;
 		err = vg__chunk(vg, (const u64 *)(vg->buf + off + 8), bytes / 8 - 1, header >> 32);
 		off += bytes;
+		/* A stop (signal, bound) takes effect a chunk at most later. */
+		if (!err && auxsample_sim__check(vg->sim)) {
+			vg->stopping = true;
+			break;
+		}
 	}
 	memmove(vg->buf, vg->buf + off, vg->have - off);
 	vg->have -= off;
@@ -673,7 +701,13 @@ static int vg__spawn(struct vg *vg, const char **argv)
 
 	if (!vg__tool_dir(tool_dir, sizeof(tool_dir)))
 		return -ENOENT;
-	strcpy(vg->dir, "/tmp/perf-auxsample-vg-XXXXXX");
+	/* What execvp() would say, before Valgrind says it in its own words. */
+	err = vg__findable(argv[0]);
+	if (err) {
+		pr_err("cannot run %s: %s\n", argv[0], strerror(err));
+		return -ECHILD;
+	}
+	snprintf(vg->dir, sizeof(vg->dir), "/tmp/perf-auxsample-vg-XXXXXX");
 	if (!mkdtemp(vg->dir)) {
 		pr_err("perf auxsample simulate: cannot make a directory in /tmp: %s\n",
 		       strerror(errno));
@@ -733,8 +767,43 @@ static int vg__spawn(struct vg *vg, const char **argv)
 	return 0;
 }
 
+/*
+ * After a stop: the program, sent SIGTERM, runs on untraced until it ends,
+ * as perf record's workload does; what the tool still writes is read and
+ * dropped (a closed FIFO would kill it with SIGPIPE before its SIGTERM
+ * handler runs).  After 5 s (perf record's wait, as the ptrace engine's)
+ * or at a further stop signal it is killed.
+ */
+static void vg__drain(struct vg *vg, const char *name)
+{
+	struct pollfd pfd = { .fd = vg->fd, .events = POLLIN };
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!vg->reaped) {
+		while (read(vg->fd, vg->buf, VG_READ_SIZE) > 0)
+			;
+		if (waitpid(vg->pid, &vg->status, WNOHANG) == vg->pid) {
+			vg->reaped = true;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= 5 || auxsample_sim__stop_again(vg->sim)) {
+			pr_warning("perf auxsample simulate: %s (pid %d) did not end on SIGTERM: killed\n",
+				   name, vg->pid);
+			kill(vg->pid, SIGKILL);
+			waitpid(vg->pid, &vg->status, 0);
+			vg->reaped = true;
+			break;
+		}
+		if (poll(&pfd, 1, 10) < 0 && errno != EINTR)
+			break;
+		auxsample_sim__wait(vg->sim, 0);
+	}
+}
+
 /* A stop: every thread's trace ends where it is; the program gets SIGTERM. */
-static int vg__stop(struct vg *vg)
+static int vg__stop(struct vg *vg, const char *name)
 {
 	int err = 0;
 
@@ -746,11 +815,9 @@ static int vg__stop(struct vg *vg)
 		err = auxsample_sim__thread_stop(vg->sim, thr->t, thr->started ? thr->pos : 0) ?: err;
 		thr->t = NULL;
 	}
-	/* Valgrind's writes fail from here on: the program runs on untraced. */
-	close(vg->fd);
-	vg->fd = -1;
 	if (!vg->reaped)
 		kill(vg->pid, SIGTERM);
+	vg__drain(vg, name);
 	return err;
 }
 
@@ -794,13 +861,17 @@ int auxsample_sim_vg__trace(struct sim *sim, const char **argv, pid_t *pid)
 		*pid = vg->pid;
 	while (!err) {
 		err = vg__read(vg);
-		if (!err && auxsample_sim__check(sim)) {
-			err = vg__stop(vg);
+		if (!err && (vg->stopping || auxsample_sim__check(sim))) {
+			err = vg__stop(vg, argv[0]);
 			break;
 		}
 	}
 	if (err == 1)
 		err = 0;
+	if (!err && !vg->started) {
+		pr_err("cannot run %s under valgrind (see its message above)\n", argv[0]);
+		err = -ECHILD;
+	}
 	/* Threads whose end was never said (killed): they end here. */
 	for (int i = 0; i < VG_MAX_THREADS; i++) {
 		if (vg->thrs[i].t) {

@@ -1243,6 +1243,11 @@ int auxsample_sim__retire(struct sim *sim, struct sim_thread *t, u64 ip,
 	sim->tsc += SIM_TSC_PER_INSN;
 	err = auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
 	      auxsample_pt_writer__maybe_psb(t->pt, ip);
+	/* Back from the kernel: the TIP.PGE after this time, as for a step. */
+	if (!err && t->in_kernel) {
+		t->in_kernel = false;
+		err = auxsample_pt_writer__resume(t->pt, ip);
+	}
 	if (!err && insn)
 		err = sim__model(sim, t, ip, insn, next);
 	if (err)
@@ -1253,12 +1258,15 @@ int auxsample_sim__retire(struct sim *sim, struct sim_thread *t, u64 ip,
 	return 0;
 }
 
-int auxsample_sim__user_again(struct sim *sim __maybe_unused, struct sim_thread *t, u64 ip)
+/* A stop signal after the one that stopped it: no more waiting. */
+bool auxsample_sim__stop_again(struct sim *sim)
 {
-	if (!t->in_kernel)
-		return 0;
-	t->in_kernel = false;
-	return auxsample_pt_writer__resume(t->pt, ip) ?: 1;
+	return sim->stop.nr_signals > sim->stop_signals;
+}
+
+bool auxsample_sim__in_kernel(const struct sim_thread *t)
+{
+	return t->in_kernel;
 }
 
 int auxsample_sim__signal(struct sim *sim __maybe_unused, struct sim_thread *t, u64 ip)
