@@ -110,6 +110,68 @@ grep -q 'PERF_RECORD_MMAP2 .*libc.so' "$out" || fail "sh -c: no MMAP2 of libc"
 grep -q 'PERF_RECORD_MMAP2 .*<[0-9a-f]\{40\}>.*/bin/dash\|PERF_RECORD_MMAP2 .*<[0-9a-f]\{40\}>.*/bin/sh' "$out" ||
 	fail "sh -c: the shell's MMAP2 has no build-id"
 
+# Stops, as for the ptrace engine (its suite has the details): the
+# program gets SIGTERM and its handler runs, the files are whole.
+cat > "$tmp/blocker.c" <<'EOF'
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static void on_term(int sig)
+{
+	close(open("got-sigterm", O_WRONLY | O_CREAT, 0644));
+	_exit(sig);
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGTERM, argc > 1 && !strcmp(argv[1], "deaf") ? SIG_IGN : on_term);
+	if (write(1, "ready\n", 6) != 6)
+		return 1;
+	for (;;)
+		pause();
+}
+EOF
+cc -O1 -static -o "$tmp/blocker" "$tmp/blocker.c" > "$out" 2>&1 || fail "cannot build the blocker"
+
+# stopped SIGNAL EXIT [deaf]: the blocker under the Valgrind engine, stopped
+# by SIGNAL once it is ready; perf dies of it, the files are whole.
+stopped() {
+	local sig=$1 want=$2 pid rc
+
+	shift 2
+	rm -f "$tmp/got-sigterm" "$tmp/stdout"
+	(cd "$tmp" && exec perf auxsample simulate --engine=valgrind -c 500 -o "$data" \
+		-- "$tmp/blocker" "$@") > "$tmp/stdout" 2> "$out" &
+	pid=$!
+	for _ in $(seq 600); do
+		grep -q ready "$tmp/stdout" 2> /dev/null && break
+		sleep 0.1
+	done
+	kill -"$sig" $pid
+	wait $pid
+	rc=$?
+	[ $rc = "$want" ] || fail "SIG$sig: perf exited $rc, not $want"
+	python3 "$lib/auxsample_truth.py" --auxsample "$data" 64 perf > "$tmp/cmp" 2>&1 ||
+		fail "SIG$sig: the files are not whole or not the truth: $(cat "$tmp/cmp")"
+	echo "valgrind, stopped by SIG$sig: $(tail -1 "$tmp/cmp")"
+}
+stopped TERM 143
+[ -e "$tmp/got-sigterm" ] || fail "SIGTERM: the program did not get SIGTERM"
+stopped HUP 129 deaf
+grep -q "did not end on SIGTERM: killed" "$out" ||
+	fail "SIGHUP: no word on the program that ignored SIGTERM"
+
+# A bound: within a chunk of the tool's records of it, the files whole.
+perf auxsample simulate --engine=valgrind -o "$data" --max-instructions 20000 -- \
+	"$wl" branches 400 > /dev/null 2> "$out" || fail "--max-instructions: failed"
+n=$(sed -n 's/.*stopped at --max-instructions 20000 after \([0-9]*\) instructions.*/\1/p' "$out")
+[ "${n:-0}" -ge 20000 ] && [ "${n:-0}" -lt 40000 ] ||
+	fail "--max-instructions 20000: stopped after ${n:-no} instructions"
+python3 "$lib/auxsample_truth.py" --auxsample "$data" 64 perf > "$out" 2>&1 ||
+	fail "--max-instructions: not the truth"
+
 # A program that is not there: perf's message, nothing written.
 rm -f "$data" "$data.truth"
 perf auxsample simulate -o "$data" -- "$tmp/no-such-program" > "$out" 2>&1
