@@ -727,6 +727,11 @@ static int vg__spawn(struct vg *vg, const char **argv)
 	args[nargs++] = "-q";
 	/* A superblock ends at its first branch. */
 	args[nargs++] = "--vex-guest-chase=no";
+	/*
+	 * Nor does it unroll a loop into copies of its body: each copy's
+	 * branch but the last would be none of the superblock's exits.
+	 */
+	args[nargs++] = "--vex-iropt-unroll-thresh=0";
 	args[nargs++] = "--trace-children=yes";
 	args[nargs++] = "--vgdb=no";
 	args[nargs++] = fifo_opt;
