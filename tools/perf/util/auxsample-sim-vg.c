@@ -653,8 +653,11 @@ static int vg__chunk(struct vg *vg, const u64 *w, size_t nr, pid_t pid)
 
 	while (!err && i < nr) {
 		size = vg__record_size(&w[i], nr - i);
-		if (!size)
+		if (!size) {
+			pr_err("perf auxsample simulate: record %#" PRIx64 " at word %zu of %zu of pid %d's chunk\n",
+			       w[i], i, nr, pid);
 			return vg__bad("record size");
+		}
 		err = vg__record(vg, pid, &w[i], size);
 		i += size;
 	}
