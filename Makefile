@@ -5,6 +5,7 @@
 #
 #   make                 assemble build/linux, overlay, patch, build build/perf/perf
 #   make check           build, then run all our tests (one closing summary line)
+#   make check-long      the suites too long for make check (tests/perf-suites-long)
 #   make check SANITIZE=address,undefined
 #                        the same, perf and libauxsample built with those
 #                        sanitizers in build/sanitize-address-undefined/
@@ -137,6 +138,51 @@ ifneq ($(OUT),$(BUILD))
 	@ln -sfn ../linux $(OUT)/linux
 endif
 	@$(MAKE) --no-print-directory -j$(JOBS) -C $(TREE)/tools/perf $(PERF_FLAGS)
+	@$(MAKE) --no-print-directory vgtool
+
+# perf auxsample simulate's fast engine: a Valgrind tool, built where
+# Valgrind's tool interface is installed (Debian's valgrind package: its
+# pkg-config file, pub_tool_*.h and the static libcoregrind/libvex), as
+# perf's feature checks find a library; without it, simulate has only its
+# ptrace engine.  The tool goes to $(PERF_OUT)/auxsample-vg, beside
+# perf, with links to the Valgrind files its core loads from VALGRIND_LIB.
+VG_PC_OK	:= $(shell pkg-config --exists valgrind 2>/dev/null && echo y)
+ifeq ($(VG_PC_OK),y)
+VG_INC		:= $(shell pkg-config --variable=includedir valgrind)
+VG_LIBDIR	:= $(shell pkg-config --variable=libdir valgrind)/valgrind
+VG_LOAD		:= $(shell pkg-config --variable=valt_load_address valgrind)
+VG_PKGLIB	:= $(firstword $(wildcard /usr/libexec/valgrind /usr/lib/valgrind \
+		   /usr/lib/x86_64-linux-gnu/valgrind))
+HAVE_VG		:= $(and $(wildcard $(VG_INC)/pub_tool_tooliface.h),\
+		   $(wildcard $(VG_LIBDIR)/libcoregrind-amd64-linux.a),\
+		   $(wildcard $(VG_PKGLIB)/vgpreload_core-amd64-linux.so))
+endif
+VG_DIR		:= $(PERF_OUT)/auxsample-vg
+VG_TOOL		:= $(VG_DIR)/auxsample-amd64-linux
+VG_SRC		:= tools/perf/auxsample-vg/auxsample-vg.c tools/perf/auxsample-vg/auxsample-vg-proto.h
+VG_CFLAGS	:= -O2 -g -m64 -fno-pie -fno-stack-protector -fno-builtin \
+		   -fno-strict-aliasing -Wall -Werror -Wno-unused-parameter \
+		   -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
+		   -DVGPV_amd64_linux_vanilla=1 -I$(VG_INC)
+VG_LDFLAGS	:= -m64 -static -nodefaultlibs -nostartfiles -u _start -no-pie \
+		   -Wl,--build-id=none -Wl,-Ttext-segment=$(VG_LOAD)
+
+ifneq ($(HAVE_VG),)
+vgtool: $(VG_TOOL)
+$(VG_TOOL): $(VG_SRC) Makefile
+	@mkdir -p $(VG_DIR)
+	@echo '  CC+LD   $@'
+	@$(CC) $(VG_CFLAGS) -c -o $(VG_DIR)/auxsample-vg.o $<
+	@$(CC) $(VG_LDFLAGS) -o $@ $(VG_DIR)/auxsample-vg.o \
+		$(VG_LIBDIR)/libcoregrind-amd64-linux.a $(VG_LIBDIR)/libvex-amd64-linux.a \
+		$(wildcard $(VG_LIBDIR)/libgcc-sup-amd64-linux.a) -lgcc
+	@for f in vgpreload_core-amd64-linux.so default.supp; do \
+		ln -sfn $(VG_PKGLIB)/$$f $(VG_DIR)/$$f; done
+else
+vgtool:
+	@echo '  SKIP    auxsample Valgrind tool: no Valgrind tool interface (pkg-config valgrind); simulate uses ptrace'
+	@rm -rf $(VG_DIR)
+endif
 
 # Built in the assembled tree, as perf builds it: tools/build does the work.
 libauxsample: $(BUILD)/assembled
@@ -179,6 +225,11 @@ check-decoders:
 	@$(MAKE) --no-print-directory libauxsample DECODERS=etm
 	@AUXSAMPLE_DATA=$(CURDIR)/../shared/data $(BUILD)/decoders-etm/auxsample/tests/auxsample-tests
 
+# The suites too long for every check (tests/perf-suites-long), alone.
+check-long: perf libauxsample
+	@PERF_SUITES=$(CURDIR)/tests/perf-suites-long scripts/run-tests $(OUT) \
+		"perf auxsample simulate: truth on programs"
+
 demo: perf
 	@scripts/demo $(BUILD)
 
@@ -201,6 +252,12 @@ install: perf
 		DESTDIR=$(DESTDIR) install-bin
 	@PATH=/usr/bin:$$PATH $(MAKE) --no-print-directory -C $(TREE)/tools/perf \
 		$(PERF_FLAGS) DESTDIR=$(DESTDIR) install-man
+ifneq ($(HAVE_VG),)
+	@install -d $(DESTDIR)$(PREFIX)/libexec/perf-core/auxsample-vg
+	@install -m 755 $(VG_TOOL) $(DESTDIR)$(PREFIX)/libexec/perf-core/auxsample-vg/
+	@for f in vgpreload_core-amd64-linux.so default.supp; do \
+		ln -sfn $(VG_PKGLIB)/$$f $(DESTDIR)$(PREFIX)/libexec/perf-core/auxsample-vg/$$f; done
+endif
 
 clean:
 	rm -rf $(PERF_OUT)
@@ -208,5 +265,5 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf libauxsample fuzz-build fuzz check check-decoders demo patches \
-	series series-check install clean distclean FORCE
+.PHONY: all assemble perf vgtool libauxsample fuzz-build fuzz check check-decoders check-long \
+	demo patches series series-check install clean distclean FORCE

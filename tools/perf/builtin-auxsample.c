@@ -221,6 +221,23 @@ static int parse_duration(const struct option *opt, const char *str, int unset)
 	return 0;
 }
 
+static int parse_engine(const struct option *opt, const char *str, int unset)
+{
+	int *engine = opt->value;
+
+	if (unset || !strcmp(str, "default"))
+		*engine = SIM_ENGINE_DEFAULT;
+	else if (!strcmp(str, "ptrace"))
+		*engine = SIM_ENGINE_PTRACE;
+	else if (!strcmp(str, "valgrind"))
+		*engine = SIM_ENGINE_VALGRIND;
+	else {
+		pr_err("--engine is ptrace or valgrind, not '%s'\n", str);
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_auxsample_simulate(int argc, const char **argv)
 {
 	u64 aux_size = SIM_DEFAULT_AUX_SAMPLE_SIZE, psb_period = SIM_DEFAULT_PSB_PERIOD;
@@ -265,6 +282,9 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			     "stop after that many user instructions", parse_insns),
 		OPT_CALLBACK(0, "duration", &opts.duration, "time",
 			     "stop after that long (seconds, or with s, m, h, d)", parse_duration),
+		OPT_CALLBACK(0, "engine", &opts.engine, "ptrace|valgrind",
+			     "how the program runs (default: valgrind where installed)",
+			     parse_engine),
 		OPT_BOOLEAN_SET(0, "progress", &progress, &progress_set,
 				"show progress (default: on a terminal)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
