@@ -117,7 +117,8 @@ static void report__print_edges(struct auxsample_hot *h, struct auxsample_hot_it
 	int width = hot_items__width(items, nr, true, strlen("Source"));
 	int dso_width = hot_items__dso_width(items, nr);
 
-	printf("# Branch edges: %" PRIu64 " taken branches\n#\n", h->sections[AUXSAMPLE_HOT_EDGES].total);
+	printf("# Branch edges: %" PRIu64 " taken branches\n#\n",
+	       h->sections[AUXSAMPLE_HOT_EDGES].total);
 	printf("# %8s  %7s  %-8s  %-*s  %-*s  %s\n", "Count", "Percent", "Kind",
 	       dso_width, "Dso", width, "Source", "Target");
 	printf("# %.8s  %.7s  %.8s  %.*s  %.*s  %.6s\n", dots, dots, dots,
@@ -160,7 +161,8 @@ static void report__print_loops(struct auxsample_hot *h, struct auxsample_hot_it
 			scnprintf(most, sizeof(most), "%" PRIu64 "+", loop->loop.partial_max);
 		else
 			scnprintf(most, sizeof(most), "%" PRIu64, loop->loop.trips_max);
-		printf("  %8" PRIu64 "  %6.2f%%  %10" PRIu64 "  %6" PRIu64 "  %9s  %9s  %-*s  %s .. %s\n",
+		printf("  %8" PRIu64 "  %6.2f%%  %10" PRIu64 "  %6" PRIu64
+		       "  %9s  %9s  %-*s  %s .. %s\n",
 		       loop->count, auxsample_hot__percent(h, AUXSAMPLE_HOT_LOOPS, loop),
 		       loop->loop.back_edges, loop->loop.runs, avg, most, dso_width,
 		       hot_addr__dso_name(&loop->a), head, tail);
@@ -203,7 +205,8 @@ static void report__print_calls(struct auxsample_hot *h, struct auxsample_hot_it
 
 	printf("# Calls: %" PRIu64 " call branches; Samples: call chains with the call open\n",
 	       h->sections[AUXSAMPLE_HOT_CALLS].total);
-	printf("# Caller, callee: functions; [<offset>]: the call site, in code without symbols\n#\n");
+	printf("# Caller, callee: functions; [<offset>]: the call site, in code without symbols\n"
+	       "#\n");
 	printf("# %8s  %7s  %8s  %-*s  %-*s  %s\n", "Calls", "Percent", "Samples",
 	       dso_width, "Dso", width, "Caller", "Callee");
 	printf("# %.8s  %.7s  %.8s  %.*s  %.*s  %.6s\n", dots, dots, dots,
@@ -215,7 +218,8 @@ static void report__print_calls(struct auxsample_hot *h, struct auxsample_hot_it
 			hot_addr__name(&items[i]->a, false, NULL, caller, sizeof(caller));
 		hot_addr__name(&items[i]->b, false, &items[i]->a, callee, sizeof(callee));
 		printf("  %8" PRIu64 "  %6.2f%%  %8" PRIu64 "  %-*s  %-*s  %s\n", items[i]->count,
-		       auxsample_hot__percent(h, AUXSAMPLE_HOT_CALLS, items[i]), items[i]->call.samples,
+		       auxsample_hot__percent(h, AUXSAMPLE_HOT_CALLS, items[i]),
+		       items[i]->call.samples,
 		       dso_width, hot_addr__dso_name(&items[i]->a), width, caller, callee);
 	}
 }
@@ -224,8 +228,10 @@ static void report__json_item(struct auxsample_hot *h, enum auxsample_hot_sectio
 			      const struct auxsample_hot_item *item)
 {
 	static const char * const keys[AUXSAMPLE_HOT_NR_SECTIONS][2] = {
-		[AUXSAMPLE_HOT_EDGES] = { "from", "to" }, [AUXSAMPLE_HOT_LOOPS] = { "head", "tail" },
-		[AUXSAMPLE_HOT_BLOCKS] = { "start", "end" }, [AUXSAMPLE_HOT_CALLS] = { "caller", "callee" },
+		[AUXSAMPLE_HOT_EDGES] = { "from", "to" },
+		[AUXSAMPLE_HOT_LOOPS] = { "head", "tail" },
+		[AUXSAMPLE_HOT_BLOCKS] = { "start", "end" },
+		[AUXSAMPLE_HOT_CALLS] = { "caller", "callee" },
 	};
 
 	putchar('{');

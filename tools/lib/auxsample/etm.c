@@ -351,7 +351,8 @@ static void etm_source__context(struct etm_state *etm, struct etm_source_state *
 		return;
 	s->pid = flow.pid;
 	auxsample__flow(dec, &flow);
-	foreign = auxsample__thread(dec) >= 0 && flow.pid >= 0 && flow.pid != auxsample__thread(dec);
+	foreign = auxsample__thread(dec) >= 0 && flow.pid >= 0 &&
+		  flow.pid != auxsample__thread(dec);
 	if (foreign && !etm->foreign) {
 		/* Never a branch into another thread's code. */
 		etm_source__resolve(etm, s, 0);

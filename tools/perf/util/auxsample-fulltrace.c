@@ -151,7 +151,8 @@ s64 auxsample_fulltrace__queue(struct auxsample_fulltrace *ft, struct perf_sessi
 			return -errno;
 		/* The data is mapped from the file: all of it must be there. */
 		if (fstat(fd, &st) || data_offset + event->auxtrace.size > (u64)st.st_size) {
-			pr_err("PERF_RECORD_AUXTRACE at %#" PRIx64 " announces %#" PRIx64 " bytes of trace past the end of the file: it was cut short\n",
+			pr_err("PERF_RECORD_AUXTRACE at %#" PRIx64 " announces %#" PRIx64
+			       " bytes of trace past the end of the file: it was cut short\n",
 			       (u64)data_offset, (u64)event->auxtrace.size);
 			return -EINVAL;
 		}
@@ -492,12 +493,14 @@ static int fulltrace__check_missing(struct auxsample_fulltrace *ft, const char *
 		}
 	}
 	if (!held && announced) {
-		pr_err("%s: its PERF_RECORD_AUX records announce %" PRIu64 " bytes of trace, but it holds no trace data (no PERF_RECORD_AUXTRACE): the file is damaged or was cut short\n",
+		pr_err("%s: its PERF_RECORD_AUX records announce %" PRIu64
+		       " bytes of trace, but it holds no trace data (no PERF_RECORD_AUXTRACE): the file is damaged or was cut short\n",
 		       input, announced);
 		return -ENODATA;
 	}
 	if (*missing)
-		pr_warning("%s: %" PRIu64 " bytes of trace on %d CPUs are missing: decoding what is there\n",
+		pr_warning("%s: %" PRIu64
+			   " bytes of trace on %d CPUs are missing: decoding what is there\n",
 			   input, *missing, cpus);
 	return 0;
 }
@@ -579,7 +582,8 @@ int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session
 	if (opts->stat)
 		fulltrace__print_stat(ft, missing);
 	else
-		fprintf(stderr, "[ %" PRIu64 " trace buffers, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
+		fprintf(stderr, "[ %" PRIu64 " trace buffers, %" PRIu64 " branches, %" PRIu64
+			" without a sync point, %" PRIu64 " decode errors ]\n",
 			ft->stats.buffers, ft->stats.branches, ft->stats.nosync,
 			ft->stats.errors);
 	return 0;

@@ -304,7 +304,8 @@ static int auxsample_inject__sample(const struct perf_tool *tool, union perf_eve
 
 	size = perf_event__sample_event_size(&out, type, read_format);
 	if (size >= PERF_SAMPLE_MAX_SIZE) {
-		pr_err("perf auxsample inject: a sample with %" PRIu64 " branches does not fit in a perf event: use a smaller --depth\n",
+		pr_err("perf auxsample inject: a sample with %" PRIu64
+		       " branches does not fit in a perf event: use a smaller --depth\n",
 		       (u64)out.branch_stack->nr);
 		return -E2BIG;
 	}
@@ -376,7 +377,8 @@ static int auxsample_inject__check_input(struct auxsample_inject *inject)
 	if (fstat(perf_data__fd(session->data), &st))
 		return -errno;
 	if (header->data_offset + header->data_size > (u64)st.st_size) {
-		pr_err("perf auxsample inject: %s is truncated: it has %" PRIu64 " bytes, its header promises %" PRIu64 "\n",
+		pr_err("perf auxsample inject: %s is truncated: it has %" PRIu64
+		       " bytes, its header promises %" PRIu64 "\n",
 		       inject->input, (u64)st.st_size, header->data_offset + header->data_size);
 		return -EINVAL;
 	}
@@ -615,7 +617,8 @@ static int auxsample_inject__process(struct auxsample_inject *inject)
 		return -ENODATA;
 	}
 	if (!inject->decoded) {
-		pr_err("perf auxsample inject: none of the %" PRIu64 " %s of %s decoded into branches\n",
+		pr_err("perf auxsample inject: none of the %" PRIu64
+		       " %s of %s decoded into branches\n",
 		       inject->samples, auxsample_inject__what(inject), inject->input);
 		return -ENODATA;
 	}
@@ -628,10 +631,12 @@ static int auxsample_inject__process(struct auxsample_inject *inject)
 static void auxsample_inject__summary(struct auxsample_inject *inject)
 {
 	if (inject->profile)
-		fprintf(stderr, "[ perf auxsample inject: the virtual LBRs of %" PRIu64 " samples summed up in %s, %" PRIu64 " failed (empty branch stack) ]\n",
+		fprintf(stderr, "[ perf auxsample inject: the virtual LBRs of %" PRIu64
+			" samples summed up in %s, %" PRIu64 " failed (empty branch stack) ]\n",
 			inject->decoded, inject->output.path, inject->samples - inject->decoded);
 	else
-		fprintf(stderr, "[ perf auxsample inject: %" PRIu64 " samples written to %s, %" PRIu64 " decoded, %" PRIu64 " failed (empty branch stack) ]\n",
+		fprintf(stderr, "[ perf auxsample inject: %" PRIu64 " samples written to %s, %" PRIu64
+			" decoded, %" PRIu64 " failed (empty branch stack) ]\n",
 			inject->samples, inject->output.path, inject->decoded,
 			inject->samples - inject->decoded);
 }

@@ -220,7 +220,8 @@ void auxsample_print__json(FILE *fp, struct auxsample_symcache *cache, struct th
 	fprintf(fp, ",\"ip\":\"%#" PRIx64 "\",", sample->ip);
 	auxsample_print__json_where(fp, cache, thread, "", sample->ip);
 	fprintf(fp, ",\"sync\":%s,\"branches\":[", sync ? "true" : "false");
-	auxsample_print__json_branches(fp, cache, thread, res->branches, sync ? res->nr_branches : 0);
+	auxsample_print__json_branches(fp, cache, thread, res->branches,
+				       sync ? res->nr_branches : 0);
 	fprintf(fp, "],\"callchain\":[");
 	for (int i = 0; i < depth; i++) {
 		fprintf(fp, "%s{\"ip\":\"%#" PRIx64 "\",", i ? "," : "", chain[i]);

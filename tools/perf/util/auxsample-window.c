@@ -464,7 +464,8 @@ static int window_cpu__read(struct window_cpu *c, struct auxsample_fulltrace *ft
 				continue;
 			data = auxtrace_buffer__get_data(buffer, fd);
 			if (!data) {
-				pr_err("cannot read %zu bytes of trace at %#" PRIx64 " of the file\n",
+				pr_err("cannot read %zu bytes of trace at %#" PRIx64
+				       " of the file\n",
 				       buffer->size, (u64)buffer->data_offset);
 				return -EIO;
 			}

@@ -638,8 +638,9 @@ static int compare_branches(const struct expect *x, const struct auxsample_branc
 		    (e->known ? b->to == e->to && !b->flags : true))
 			continue;
 		if (bad++ < 5)
-			fprintf(stderr, "  ID %#x branch %zu: %#" PRIx64 " -> %#" PRIx64 " %s, expected %#"
-				PRIx64 " -> %#" PRIx64 " %s\n", id, j - 1, b->from, b->to,
+			fprintf(stderr, "  ID %#x branch %zu: %#" PRIx64 " -> %#" PRIx64
+				" %s, expected %#" PRIx64 " -> %#" PRIx64 " %s\n",
+				id, j - 1, b->from, b->to,
 				kind_name(b->kind), e ? e->from : 0, e ? e->to : 0,
 				e ? kind_name(e->kind) : "none");
 	}
@@ -1109,7 +1110,8 @@ static int test_windows_perfdata(void)
 	char name[64];
 
 	if (ret > 0) {
-		test_skip_reason = "no ../shared/data/" SIMPLEPERF "/perf_kernel.data (set AUXSAMPLE_DATA)";
+		test_skip_reason = "no ../shared/data/" SIMPLEPERF
+				   "/perf_kernel.data (set AUXSAMPLE_DATA)";
 		return TEST_SKIP;
 	}
 	if (ret || !nr) {
@@ -1257,8 +1259,9 @@ static int check_flow(struct snapshot *ss, unsigned int i)
 	ret = TEST_OK;
 	/* The LBR's branches, newest first, gap markers aside, are the flow's last. */
 	for (int k = 0, j = 0; k < n; k++) {
-		const struct auxsample_branch *f = &seen->last[(seen->branches - 1 - j) % FLOW_LAST];
+		const struct auxsample_branch *f;
 
+		f = &seen->last[(seen->branches - 1 - j) % FLOW_LAST];
 		if (br[k].kind == AUXSAMPLE_BR_GAP)
 			continue;
 		j++;
@@ -1589,13 +1592,15 @@ static int check_timestamps(const char *subdir, const char *name, const char *ex
 		    memcmp(ts->value, x->value, x->nr * sizeof(x->value[0])) ||
 		    memcmp(nocode->offset, x->offset, x->nr * sizeof(x->offset[0])) ||
 		    memcmp(nocode->value, x->value, x->nr * sizeof(x->value[0]))) {
-			fprintf(stderr, "  %s ID %#x: %u timestamps (%u without code), expected %u\n",
+			fprintf(stderr,
+				"  %s ID %#x: %u timestamps (%u without code), expected %u\n",
 				name, id, ts->nr, nocode->nr, x->nr);
 			goto out;
 		}
 		for (unsigned int k = 1; k < ts->nr; k++) {
 			if (ts->value[k] < ts->value[k - 1] || ts->offset[k] <= ts->offset[k - 1]) {
-				fprintf(stderr, "  %s ID %#x: timestamp %u goes back\n", name, id, k);
+				fprintf(stderr, "  %s ID %#x: timestamp %u goes back\n",
+					name, id, k);
 				goto out;
 			}
 		}

@@ -167,8 +167,9 @@ static int check_insns(const char *dir, uint64_t expected)
 		auxsample_decoder__decode(r.dec, r.pt, r.pt_size, 1024);
 		auxsample_decoder__stats(r.dec, &stats, sizeof(stats));
 		if (stats.insns != expected || stats.errors) {
-			fprintf(stderr, "  %s: %llu instructions, %llu errors; expected %llu\n", dir,
-				(unsigned long long)stats.insns, (unsigned long long)stats.errors,
+			fprintf(stderr, "  %s: %llu instructions, %llu errors; expected %llu\n",
+				dir, (unsigned long long)stats.insns,
+				(unsigned long long)stats.errors,
 				(unsigned long long)expected);
 			ret = TEST_FAIL;
 		}
@@ -251,7 +252,8 @@ static int check_windows(struct recording *r, size_t size, unsigned int *synced,
 		auxsample_decoder__stats(whole, &ps, sizeof(ps));
 		if (nw < 0 || np < nw || !same_branches(wb, pb, nw) || ws.end_ip != ps.end_ip ||
 		    ws.errors) {
-			fprintf(stderr, "  window [%zu, %zu): %d branches, whole decode %d, %llu errors\n",
+			fprintf(stderr,
+				"  window [%zu, %zu): %d branches, whole decode %d, %llu errors\n",
 				start, end, nw, np, (unsigned long long)ws.errors);
 			goto out;
 		}
