@@ -60,7 +60,8 @@ static int cs_etm_block__parse(const u64 *blk, size_t avail, u64 version,
 		return -EINVAL;
 
 	if (magic == __perf_cs_etmv3_magic) {
-		pr_err("CPU %" PRIu64 " has an ETMv3/PTM: libauxsample decodes ETMv4 and ETE only\n",
+		pr_err("CPU %" PRIu64
+		       " has an ETMv3/PTM: libauxsample decodes ETMv4 and ETE only\n",
 		       blk[CS_ETM_CPU]);
 		return -EOPNOTSUPP;
 	}
@@ -104,7 +105,8 @@ int auxsample_config__from_cs_etm(struct auxsample_config *config,
 		goto out_short;
 	version = priv[CS_HEADER_VERSION];
 	if (version > CS_HEADER_CURRENT_VERSION) {
-		pr_err("cs_etm AUXTRACE_INFO version %" PRIu64 " is newer than this perf knows (%d)\n",
+		pr_err("cs_etm AUXTRACE_INFO version %" PRIu64
+		       " is newer than this perf knows (%d)\n",
 		       version, CS_HEADER_CURRENT_VERSION);
 		return -EINVAL;
 	}

@@ -635,8 +635,8 @@ static void auxsample_inject__summary(struct auxsample_inject *inject)
 			" samples summed up in %s, %" PRIu64 " failed (empty branch stack) ]\n",
 			inject->decoded, inject->output.path, inject->samples - inject->decoded);
 	else
-		fprintf(stderr, "[ perf auxsample inject: %" PRIu64 " samples written to %s, %" PRIu64
-			" decoded, %" PRIu64 " failed (empty branch stack) ]\n",
+		fprintf(stderr, "[ perf auxsample inject: %" PRIu64 " samples written to %s, %"
+			PRIu64 " decoded, %" PRIu64 " failed (empty branch stack) ]\n",
 			inject->samples, inject->output.path, inject->decoded,
 			inject->samples - inject->decoded);
 }

@@ -113,7 +113,8 @@ int auxsample_session__check_size(struct perf_session *session, const char *who)
 	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
 	    !header->data_size || size >= end)
 		return 0;
-	pr_err("%s%s is truncated: %lu bytes where its header says %" PRIu64 "; copy or record it again\n",
+	pr_err("%s%s is truncated: %lu bytes where its header says %" PRIu64
+	       "; copy or record it again\n",
 	       who, session->data->path, size, end);
 	return -EIO;
 }
