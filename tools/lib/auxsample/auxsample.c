@@ -238,6 +238,7 @@ AUXSAMPLE_API const char *auxsample_strerror(int error)
 		"not supported",			/* AUXSAMPLE_ERR_UNSUPPORTED */
 		"the hardware lost trace (overflow)",	/* AUXSAMPLE_ERR_OVERFLOW */
 		"decoder not built in",			/* AUXSAMPLE_ERR_NOT_BUILT */
+		"not in the stream: decode alone",	/* AUXSAMPLE_ERR_NOT_IN_STREAM */
 	};
 	_Static_assert(ARRAY_SIZE(msgs) == AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE,
 		       "a message for each error, in enum order");

@@ -878,7 +878,7 @@ static int pt_decoder__stream_to(void *priv, uint64_t end)
 	/* The snippet must end at a trace stop: the stop's branches are its. */
 	target = pt_stream__stops_before(s, end);
 	if (!target || end > s->stops[target - 1].until || s->seen > target)
-		return -AUXSAMPLE_ERR_UNSUPPORTED;
+		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
 	status = pt_image__update(pd);
 	if (status)
 		return status;
@@ -908,7 +908,7 @@ static int pt_decoder__stream_to(void *priv, uint64_t end)
 	 * none at all): what the ring holds is an earlier snippet's.
 	 */
 	if (s->decoded != target)
-		return -AUXSAMPLE_ERR_UNSUPPORTED;
+		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
 	return 0;
 }
 

@@ -528,7 +528,7 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 	thread__put(run->mem.thread);
 	run->mem.thread = thread__get(ctx->thread);
 	nr = auxsample_decoder__stream_to(run->dec, cut->start, cut->end);
-	if (nr == -AUXSAMPLE_ERR_UNSUPPORTED)
+	if (nr == -AUXSAMPLE_ERR_NOT_IN_STREAM)
 		return AUXSAMPLE_STREAM_ALONE;
 	if (nr < 0) {
 		run->failed = true;

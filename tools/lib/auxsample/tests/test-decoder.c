@@ -408,10 +408,10 @@ static int test_stream(void)
 		T_ASSERT(!check_branch(&br[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP));
 	}
 	/* Behind the stream, or where the trace did not stop: not served. */
-	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[1]) == -AUXSAMPLE_ERR_UNSUPPORTED);
+	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[1]) == -AUXSAMPLE_ERR_NOT_IN_STREAM);
 	auxsample_decoder__stream_begin(dec, s.buf, s.len, 16);
 	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0] + 3) ==
-		 -AUXSAMPLE_ERR_UNSUPPORTED);
+		 -AUXSAMPLE_ERR_NOT_IN_STREAM);
 	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[2]) == 12);
 	/* A decode of a snippet ends the stream. */
 	auxsample_decoder__decode(dec, s.buf, ends[0], 16);
@@ -465,16 +465,16 @@ static int test_stream_lost(void)
 		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0]) == 4);
 		/* Lost at the error, their stops never seen: decode them alone. */
 		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[1]) ==
-			 -AUXSAMPLE_ERR_UNSUPPORTED);
+			 -AUXSAMPLE_ERR_NOT_IN_STREAM);
 		T_ASSERT(auxsample_decoder__errors(dec, &errs) == 1);
 		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[2]) ==
-			 -AUXSAMPLE_ERR_UNSUPPORTED);
+			 -AUXSAMPLE_ERR_NOT_IN_STREAM);
 		if (psb) {
 			/* Found again at the PSB+. */
 			T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) > 0);
 		} else {
 			T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) ==
-				 -AUXSAMPLE_ERR_UNSUPPORTED);
+				 -AUXSAMPLE_ERR_NOT_IN_STREAM);
 		}
 		pt_free_encoder(s.enc);
 		s.enc = NULL;

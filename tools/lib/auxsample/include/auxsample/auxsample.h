@@ -39,6 +39,7 @@ enum auxsample_error {
 	AUXSAMPLE_ERR_UNSUPPORTED,	/* trace type or feature not built in */
 	AUXSAMPLE_ERR_OVERFLOW,		/* the hardware lost trace (OVF) */
 	AUXSAMPLE_ERR_NOT_BUILT,	/* the trace type's decoder library was not found */
+	AUXSAMPLE_ERR_NOT_IN_STREAM,	/* a stream cannot serve it: decode the snippet alone */
 	AUXSAMPLE_ERR_END,		/* one past the last */
 };
 
@@ -250,7 +251,7 @@ AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
  * older than the snippet, calls made before it.  Its ends must come in
  * order.
  *
- * Returns what __decode() returns; -AUXSAMPLE_ERR_UNSUPPORTED where the
+ * Returns what __decode() returns; -AUXSAMPLE_ERR_NOT_IN_STREAM where the
  * stream cannot tell which branches came before @end: the trace did not
  * stop there (Intel PT: the PMI of a sample of user code stops it; kernel
  * trace goes on), or the stream is past it.  Decode that snippet on its
