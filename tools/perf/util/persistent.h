@@ -4,6 +4,7 @@
 
 #include <linux/types.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -251,5 +252,23 @@ int persistent_msg__send(int sock, const struct persistent_msg *msg, int fd);
 int persistent_msg__recv(int sock, struct persistent_msg *msg, int *fd);
 void persistent_msg__terminate(struct persistent_msg *msg);
 
+/* Data pages per CPU of a detached event, unless -m says otherwise. */
+#define PERSISTENT_PAGES_DEFAULT	32
+
+/*
+ * perf persistent attach: the records of the event called @spec go to
+ * @output, a perf.data file ('-': a pipe), or when NULL are printed live
+ * by perf script; until *@done, @duration seconds or the event's end.
+ * Errors are reported with pr_err(); returns 0 or a negative errno.
+ */
+struct persistent_attach_opts {
+	const char		*spec;
+	const char		*output;
+	unsigned int		duration;
+	bool			backlog;	/* start with what the buffers hold */
+	volatile sig_atomic_t	*done;
+};
+
+int persistent__attach(const struct persistent_attach_opts *opts);
 
 #endif /* __PERF_PERSISTENT_H */
