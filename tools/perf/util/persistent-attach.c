@@ -31,6 +31,7 @@
 #include "session.h"
 #include "synthetic-events.h"
 #include "tool.h"
+#include "trace-event.h"
 
 struct persistent_attach {
 	struct perf_tool	tool;

@@ -146,6 +146,9 @@ int persistent_conn__add_ids(struct persistent_conn *conn, struct evlist *evlist
 void persistent_conn__close(struct persistent_conn *conn);
 /* The holder's part of persistent_conn__open(), and the arrays of @cpus. */
 int persistent_conn__open_holder(struct persistent_conn *conn, const char *spec, bool backlog);
+/* The kernel's part, for event @id opened with @tmpl (NULL: its sysfs attr). */
+int persistent_conn__open_kernel(struct persistent_conn *conn, const char *spec, u32 id,
+				 const struct perf_event_attr *tmpl);
 int persistent_conn__alloc(struct persistent_conn *conn, struct perf_cpu_map *cpus);
 
 /* Holder protocol, client side. */
