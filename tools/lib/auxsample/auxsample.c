@@ -83,6 +83,7 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
 	free(dec->out);
 	free(dec->stack);
 	free(dec->chain);
+	auxsample_late__exit(dec);
 	free(dec);
 }
 
@@ -100,8 +101,6 @@ static int auxsample_decoder__reset(struct auxsample_decoder *dec, size_t len,
 		if (!out)
 			return -AUXSAMPLE_ERR_NOMEM;
 		dec->out = out;
-		if (auxsample_timing__ring(dec, max))
-			return -AUXSAMPLE_ERR_NOMEM;
 		dec->ring_cap = max;
 	}
 	dec->max = max;
@@ -117,12 +116,14 @@ void auxsample__restart(struct auxsample_decoder *dec)
 
 	dec->ring_next = 0;
 	dec->ring_count = 0;
+	dec->ring_pushed = 0;
 	dec->depth = 0;
 	dec->nr_errors = 0;
 	auxsample_timing__reset(dec);
 	memset(&dec->stats, 0, sizeof(dec->stats));
 	dec->stats.size = sizeof(dec->stats);
 	dec->stats.bytes = bytes;
+	auxsample_late__reset(dec);
 }
 
 /* One step of the flow, for a full-trace consumer. */
@@ -134,10 +135,40 @@ void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow)
 	dec->config.flow(flow, dec->config.flow_context);
 }
 
+void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br)
+{
+	dec->ring[dec->ring_next] = *br;
+	dec->ring_next = (dec->ring_next + 1) % dec->max;
+	if (dec->ring_count < dec->max)
+		dec->ring_count++;
+	dec->ring_pushed++;
+}
+
+/*
+ * The decode's @nr-th branch (from 1), where it is now: still waiting for
+ * the late-sample rule, or in the ring; NULL once the ring overwrote it.
+ * Every branch goes into the ring in order, through dec->late or not.
+ */
+struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uint64_t nr)
+{
+	uint64_t back;
+
+	if (!nr)
+		return NULL;
+	if (nr > dec->ring_pushed) {
+		nr -= dec->ring_pushed;
+		return nr <= dec->late.nr ? &dec->late.pending[nr - 1] : NULL;
+	}
+	back = dec->ring_pushed - nr;
+	if (back >= dec->ring_count)
+		return NULL;
+	return &dec->ring[(dec->ring_next + dec->max - 1 - back) % dec->max];
+}
+
 void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 			   uint64_t to, unsigned int kind, unsigned int flags)
 {
-	struct auxsample_branch *br;
+	struct auxsample_branch br = { from, to, kind, flags };
 
 	if (kind != AUXSAMPLE_BR_GAP) {
 		struct auxsample_flow flow = {
@@ -153,16 +184,11 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 	dec->stats.branches++;
 	if (!dec->max)
 		return;
-	br = &dec->ring[dec->ring_next];
-	br->from = from;
-	br->to = to;
-	br->kind = kind;
-	br->flags = flags;
-	br->reserved = 0;
-	auxsample_timing__branch(dec, dec->ring_next);
-	dec->ring_next = (dec->ring_next + 1) % dec->max;
-	if (dec->ring_count < dec->max)
-		dec->ring_count++;
+	auxsample_timing__branch(dec);
+	if (auxsample_late__active(dec))
+		auxsample_late__add(dec, &br);
+	else
+		auxsample__ring_push(dec, &br);
 }
 
 /* What lies between @from and @to is unknown: no call stack survives. */
@@ -176,6 +202,7 @@ void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 
 	auxsample__flow(dec, &flow);
 	dec->stats.gaps++;
+	auxsample_late__stack_op(dec, false, 1);
 	dec->depth = 0;
 	/* The time across the gap is no branch's. */
 	auxsample_timing__break(dec);
@@ -201,6 +228,7 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
 		memmove(dec->stack, dec->stack + STACK_MAX / 2,
 			STACK_MAX / 2 * sizeof(*dec->stack));
 		dec->depth = STACK_MAX / 2;
+		auxsample_late__stack_moved(dec);
 	}
 	if (dec->depth == dec->stack_cap) {
 		unsigned int cap = dec->stack_cap ? dec->stack_cap * 2 : STACK_INITIAL;
@@ -216,6 +244,7 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
 		dec->chain = chain;
 		dec->stack_cap = cap;
 	}
+	auxsample_late__stack_op(dec, true, 0);
 	dec->stack[dec->depth++] = ret_addr;
 	return 0;
 }
@@ -229,6 +258,7 @@ void auxsample__ret(struct auxsample_decoder *dec, uint64_t to)
 {
 	unsigned int i = dec->depth;
 
+	auxsample_late__stack_op(dec, false, 0);
 	while (i > 0) {
 		if (dec->stack[--i] == to) {
 			dec->depth = i;
@@ -259,6 +289,10 @@ void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 	e->lib_error = lib_error;
 }
 
+/*
+ * The results: the ring newest first, and the call chain, both at the
+ * sample point (the late branches waiting in dec->late are left out).
+ */
 static void auxsample_decoder__finish(struct auxsample_decoder *dec)
 {
 	unsigned int i, pos = dec->ring_next;
@@ -267,8 +301,8 @@ static void auxsample_decoder__finish(struct auxsample_decoder *dec)
 		pos = (pos + dec->max - 1) % dec->max;
 		dec->out[i] = dec->ring[pos];
 	}
-	for (i = 0; i < dec->depth; i++)
-		dec->chain[i] = dec->stack[dec->depth - 1 - i];
+	dec->chain_depth = auxsample_late__chain(dec);
+	dec->stats.late = dec->late.nr;
 }
 
 AUXSAMPLE_API int auxsample_decoder__decode(struct auxsample_decoder *dec,
@@ -310,6 +344,22 @@ AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
 }
 
 /*
+ * Whether the newest branch is one the late-sample rule keeps: a stream
+ * has no room for the rule's branches after the sample point.
+ */
+static bool auxsample_decoder__ends_at_sample(const struct auxsample_decoder *dec)
+{
+	const struct auxsample_branch *br = &dec->out[0];
+	uint64_t ks = dec->config.kernel_start;
+
+	if (!ks || !dec->sample_ip)
+		return true;
+	if (br->to && br->to < ks)
+		return true;
+	return dec->sample_ip >= ks && br->from < ks;
+}
+
+/*
  * The ring and the call stack go on from one end to the next; the
  * statistics and errors are the stretch's since the last, at offsets
  * into the snippet.
@@ -337,7 +387,17 @@ AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 		dec->errors[i].offset = dec->errors[i].offset > start ?
 					dec->errors[i].offset - start : 0;
 	auxsample_decoder__finish(dec);
+	if (dec->ring_count && !auxsample_decoder__ends_at_sample(dec))
+		return -AUXSAMPLE_ERR_UNSUPPORTED;
 	return dec->ring_count;
+}
+
+AUXSAMPLE_API int auxsample_decoder__set_sample_ip(struct auxsample_decoder *dec, uint64_t ip)
+{
+	if (!dec)
+		return -AUXSAMPLE_ERR_INVALID;
+	dec->sample_ip = ip;
+	return 0;
 }
 
 AUXSAMPLE_API int auxsample_decoder__set_thread(struct auxsample_decoder *dec, int64_t tid)
@@ -363,7 +423,7 @@ AUXSAMPLE_API int auxsample_decoder__callchain(const struct auxsample_decoder *d
 	if (!dec || !ips)
 		return -AUXSAMPLE_ERR_INVALID;
 	*ips = dec->chain;
-	return dec->depth;
+	return dec->chain_depth;
 }
 
 AUXSAMPLE_API int auxsample_decoder__errors(const struct auxsample_decoder *dec,

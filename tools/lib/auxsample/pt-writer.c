@@ -427,6 +427,13 @@ AUXSAMPLE_API int auxsample_pt_writer__indirect(struct auxsample_pt_writer *pt, 
 	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_tip, to, false);
 }
 
+AUXSAMPLE_API int auxsample_pt_writer__async(struct auxsample_pt_writer *pt, uint64_t from,
+					     uint64_t to)
+{
+	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_fup, from, false) ?:
+	       pt_writer__put_ip(pt, ppt_tip, to, false);
+}
+
 /* User code left by a far transfer: TIP.PGD without an IP. */
 AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *pt)
 {

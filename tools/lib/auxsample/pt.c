@@ -447,15 +447,18 @@ static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
 static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 {
 	struct auxsample_decoder *dec = f->dec;
+	uint64_t from;
 
 	switch (ev->type) {
 	case ptev_enabled:
 		dec->stats.end_ip = 0;
 		auxsample_timing__start(dec);
 		pt_flow__packet(f);
+		auxsample_late__boundary(dec, 0, ev->variant.enabled.ip);
 		break;
 	case ptev_disabled:
 		/* A branch out of the traced code, e.g. a syscall in //u trace. */
+		from = f->pending ? f->from : f->last_ip;
 		if (f->pending) {
 			dec->stats.end_ip = f->from;
 			if (ev->ip_suppressed)
@@ -465,6 +468,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 		}
 		pt_flow__packet(f);
 		auxsample_timing__stop(dec);
+		auxsample_late__boundary(dec, from, 0);
 		break;
 	case ptev_async_disabled:
 		/* Stopped at .at: an interrupt, in //u trace the sample's. */
@@ -472,6 +476,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 		dec->stats.end_ip = ev->variant.async_disabled.at;
 		pt_flow__packet(f);
 		auxsample_timing__stop(dec);
+		auxsample_late__boundary(dec, ev->variant.async_disabled.at, 0);
 		break;
 	case ptev_async_branch:
 		pt_flow__resolve(f, ev->variant.async_branch.from, 0);

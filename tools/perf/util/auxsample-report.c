@@ -254,6 +254,7 @@ static int auxsample_report__decode_stream(struct auxsample_report *r, struct ma
 		.machine	= machine,
 		.thread		= thread,
 		.depth		= r->depth,
+		.sample_ip	= sample->ip,
 		.fn		= auxsample_report__fill,
 		.arg		= &rs,
 	};
@@ -328,6 +329,7 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 
 			/* ETM: the trace of the sample's thread only. */
 			auxsample_decoder__set_thread(r->dec, sample->tid);
+			auxsample_decoder__set_sample_ip(r->dec, sample->ip);
 			nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
 							   sample->aux_sample.size, r->depth);
 

@@ -156,6 +156,7 @@ struct auxsample_script {
 	u64					syncs;
 	u64					overlap;
 	u64					gaps;
+	u64					late;
 	u64					errors_by_kind[AUXSAMPLE_ERR_END -
 								       AUXSAMPLE_ERR_BASE];
 	struct auxsample_prev			*prev;
@@ -200,6 +201,7 @@ static int auxsample_script__account(struct auxsample_script *s, struct perf_sam
 	s->bytes_before_sync += res->stats->bytes_before_sync;
 	s->syncs += res->stats->syncs;
 	s->gaps += res->stats->gaps;
+	s->late += res->stats->late;
 	for (int i = 0; i < res->nr_errors; i++)
 		s->errors_by_kind[auxsample__error_index(res->errors[i].error)]++;
 	if (sample->cpu >= STAT_MAX_CPUS)
@@ -246,6 +248,9 @@ static void auxsample_script__print_stat(struct auxsample_script *s)
 	printf("%12" PRIu64 "  taken branches (%.1f per sample)\n", s->branches,
 	       (double)s->branches / n);
 	printf("%12" PRIu64 "  trace gaps\n", s->gaps);
+	if (s->late)
+		printf("%12" PRIu64 "  branches after the sample point (perf's own, left out)\n",
+		       s->late);
 	printf("%12" PRIu64 "  decode errors\n", s->walk.errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(s->errors_by_kind); e++) {
 		if (s->errors_by_kind[e])
@@ -612,6 +617,7 @@ static int auxsample_walk__decode_claim(struct auxsample_walk *w,
 		.thread		= thread,
 		.image		= image,
 		.depth		= w->depth,
+		.sample_ip	= sample->ip,
 		.fn		= auxsample_walk__stream_deliver,
 		.arg		= &ws,
 	};
@@ -653,6 +659,7 @@ static int auxsample_walk__decode(struct auxsample_walk *w, struct perf_sample *
 		return -ENOMEM;
 	/* ETM: the trace of the sample's thread only. */
 	auxsample_decoder__set_thread(w->dec, sample->tid);
+	auxsample_decoder__set_sample_ip(w->dec, sample->ip);
 	nr = auxsample_decoder__decode(w->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       w->depth);
 	auxsample_result__init(&res, w->dec, nr, &stats);

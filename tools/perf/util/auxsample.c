@@ -272,6 +272,17 @@ static bool auxsample_config__pt_cyc(struct perf_session *session,
 	return false;
 }
 
+/*
+ * Where the kernel starts, as perf's own Intel PT decoder takes it, for
+ * the late-sample rule: a sample's branches end at the sample, not in
+ * perf's interrupt path (auxsample_decoder__set_sample_ip()).
+ */
+static void auxsample_config__kernel_start(struct auxsample_config *config,
+					   struct perf_session *session)
+{
+	config->kernel_start = machine__kernel_start(&session->machines.host);
+}
+
 int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 					 struct perf_session *session,
 					 union perf_event *event, u64 *pmu_type)
@@ -281,8 +292,14 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	const char *cpuid = perf_env__cpuid(&session->header.env);
 	unsigned int family, model, stepping;
 
-	if (info->type == PERF_AUXTRACE_CS_ETM)
-		return auxsample_config__from_cs_etm(config, event, pmu_type);
+	int err;
+
+	if (info->type == PERF_AUXTRACE_CS_ETM) {
+		err = auxsample_config__from_cs_etm(config, event, pmu_type);
+		if (!err)
+			auxsample_config__kernel_start(config, session);
+		return err;
+	}
 	if (info->type != PERF_AUXTRACE_INTEL_PT)
 		return -EOPNOTSUPP;
 	if (nr <= INTEL_PT_PMU_TYPE) {
@@ -308,6 +325,7 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	}
 	config->pt.cyc = auxsample_config__pt_cyc(session, info, nr);
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
+	auxsample_config__kernel_start(config, session);
 	return 0;
 }
 
@@ -494,6 +512,7 @@ static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsamp
 	wk->mem.machine = job->machine;
 	wk->mem.thread = job->thread;
 	auxsample_decoder__set_thread(dec, job->sample.tid);
+	auxsample_decoder__set_sample_ip(dec, job->sample.ip);
 	nr = auxsample_decoder__decode(dec, job->snippet, job->sample.aux_sample.size,
 				       job->depth);
 	if (auxsample_job__keep(job, dec, nr))

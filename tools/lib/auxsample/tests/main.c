@@ -48,6 +48,7 @@ int test_run_bounded(int (*fn)(void *arg), void *arg, unsigned int seconds)
 static const struct test *suites[] = {
 	tests_x86_branch,
 	tests_decoder,
+	tests_late,
 	tests_pt_real,
 	tests_etm_real,
 };

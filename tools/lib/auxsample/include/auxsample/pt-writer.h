@@ -68,6 +68,13 @@ AUXSAMPLE_API int auxsample_pt_writer__call(struct auxsample_pt_writer *w, uint6
 					    bool indirect, uint64_t to);
 AUXSAMPLE_API int auxsample_pt_writer__ret(struct auxsample_pt_writer *w, uint64_t to);
 AUXSAMPLE_API int auxsample_pt_writer__indirect(struct auxsample_pt_writer *w, uint64_t to);
+/*
+ * Kernel and user traced (no exclude_kernel): an interrupt or exception
+ * at @from goes to @to, FUP and TIP; PacketEn stays set.  Far branches
+ * (syscall, sysret, iret) are __indirect()s.
+ */
+AUXSAMPLE_API int auxsample_pt_writer__async(struct auxsample_pt_writer *w, uint64_t from,
+					     uint64_t to);
 /* Into the kernel by a syscall: TIP.PGD without IP. */
 AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *w);
 /* Interrupted at @ip: FUP, TIP.PGD. */
