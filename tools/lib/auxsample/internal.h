@@ -65,6 +65,7 @@ struct auxsample_late {
 	uint64_t			committed;	/* of them before the sample */
 	struct auxsample_branch		prev;		/* the last one added */
 	bool				have_prev;
+	bool				located;	/* a pending branch is from the IP */
 	bool				chain_lost;	/* the stack moved under the ops */
 };
 

@@ -45,6 +45,7 @@ void auxsample_late__reset(struct auxsample_decoder *dec)
 	late->committed = 0;
 	late->have_prev = false;
 	late->chain_lost = false;
+	late->located = false;
 }
 
 void auxsample_late__exit(struct auxsample_decoder *dec)
@@ -59,6 +60,8 @@ static void auxsample_late__drop_ops(struct auxsample_late *late)
 {
 	unsigned int i = 0;
 
+	if (!late->nr_ops)
+		return;
 	while (i < late->nr_ops && late->ops[i].seq <= late->committed)
 		i++;
 	memmove(late->ops, late->ops + i, (late->nr_ops - i) * sizeof(*late->ops));
@@ -74,6 +77,9 @@ static void auxsample_late__commit(struct auxsample_decoder *dec, unsigned int n
 		auxsample__ring_push(dec, &late->pending[i]);
 	memmove(late->pending, late->pending + n, (late->nr - n) * sizeof(*late->pending));
 	late->nr -= n;
+	late->located = false;
+	for (unsigned int i = 0; i < late->nr; i++)
+		late->located |= late->pending[i].from == dec->sample_ip;
 	late->committed = late->seq - late->nr;
 	auxsample_late__drop_ops(late);
 }
@@ -125,8 +131,15 @@ void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_b
 	late->seq++;
 	late->prev = *br;
 	late->have_prev = true;
+	late->located |= br->from == ip;
 
-	if (auxsample_late__starts(dec, br))
+	/*
+	 * The flow is lost (the kernel's code is not to be had, say) before
+	 * the sample's interrupt was seen: the sample point may be anywhere
+	 * after it.  What came before is not the newest before the sample:
+	 * the gap stays, the newest entry.
+	 */
+	if (auxsample_late__starts(dec, br) || (br->kind == AUXSAMPLE_BR_GAP && !late->located))
 		auxsample_late__commit(dec, late->nr);
 	else if (window)
 		auxsample_late__commit(dec, late->nr - 1);

@@ -268,7 +268,54 @@ static int test_user_sample_after_syscall(void)
 	return TEST_OK;
 }
 
+static int read_user_only(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return addr >= K ? -1 : read_code(buf, size, addr, context);
+}
+
+/*
+ * No kernel code to be had: the flow is lost at the interrupt.  If it is
+ * the sample's (from its IP), the branches before it are the sample's;
+ * if it is another's, the sample point may be anywhere after it, and the
+ * gap stays the newest entry.
+ */
+static int test_no_kernel_code(void)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.read_memory = read_user_only,
+		.kernel_start = KSTART,
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	struct auxsample_pt_writer *pt = new_writer();
+	const struct auxsample_branch *br;
+	const uint8_t *buf;
+	size_t len;
+
+	kernel_code__init();
+	T_ASSERT(dec && pt && !user_sample_stream(pt));
+	buf = auxsample_pt_writer__data(pt, &len);
+
+	auxsample_decoder__set_sample_ip(dec, USER + 0x10);
+	T_ASSERT(auxsample_decoder__decode(dec, buf, len, 64) == 2);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(!check(&br[0], USER + 5, USER + 0x10, AUXSAMPLE_BR_CALL));
+
+	/* A later sample, at 0x1011, whose snippet ends in the lost stretch. */
+	auxsample_decoder__set_sample_ip(dec, USER + 0x11);
+	T_ASSERT(auxsample_decoder__decode(dec, buf, len, 64) == 4);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(br[0].kind == AUXSAMPLE_BR_GAP);
+	T_ASSERT(!check(&br[1], USER + 0x10, K + 0x20, AUXSAMPLE_BR_INTR));
+	auxsample_pt_writer__delete(pt);
+	auxsample_decoder__delete(dec);
+	return TEST_OK;
+}
+
 const struct test tests_late[] = {
+	{ "late sample: without kernel code, a gap where the sample may be stays",
+	  test_no_kernel_code },
 	{ "late sample: the trace's begin after a syscall is a branch to user space",
 	  test_user_sample_after_syscall },
 	{ "late sample: a user sample ends at its last branch to user space", test_user_sample },
