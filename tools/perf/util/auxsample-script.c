@@ -286,6 +286,15 @@ static int auxsample_walk__auxtrace_info(struct perf_session *session,
 	return 0;
 }
 
+/* Kernel-traced snippets have kernel branches: their symbols are the kernel's. */
+static u8 auxsample_script__cpumode(struct thread *thread, u64 addr)
+{
+	struct machine *machine = maps__machine(thread__maps(thread));
+
+	return machine && machine__kernel_ip(machine, addr) ? PERF_RECORD_MISC_KERNEL :
+							       PERF_RECORD_MISC_USER;
+}
+
 /* The symbol at @addr and the offset into it, or NULL. */
 static const char *auxsample_script__sym(struct thread *thread, u64 addr, u64 *offset)
 {
@@ -293,7 +302,8 @@ static const char *auxsample_script__sym(struct thread *thread, u64 addr, u64 *o
 	const char *name = NULL;
 
 	addr_location__init(&al);
-	if (addr && thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al) && al.sym) {
+	if (addr && thread__find_symbol(thread, auxsample_script__cpumode(thread, addr), addr, &al) &&
+	    al.sym) {
 		name = al.sym->name;
 		*offset = map__map_ip(al.map, addr) - al.sym->start;
 	}
@@ -431,7 +441,7 @@ static void auxsample_script__json_where(struct thread *thread, const char *key,
 
 	addr_location__init(&al);
 	if (addr)
-		thread__find_symbol(thread, PERF_RECORD_MISC_USER, addr, &al);
+		thread__find_symbol(thread, auxsample_script__cpumode(thread, addr), addr, &al);
 	printf("\"%ssym\":", key);
 	if (al.sym)
 		json_sym(al.sym->name, map__map_ip(al.map, addr) - al.sym->start, true);
