@@ -1069,6 +1069,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
 			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
+		OPT_BOOLEAN(0, "kernel", &opts.kernel,
+			    "trace the simulated kernel too, as perf record does without :u"),
 		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
 			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
 		OPT_CALLBACK(0, "max-instructions", &opts.max_insns, "n",

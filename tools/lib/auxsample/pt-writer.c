@@ -28,6 +28,7 @@ struct auxsample_pt_writer {
 	unsigned int		nr_rets;
 	bool			enabled;	/* PacketEn: in traced (user) code */
 	bool			traceen;	/* TraceEn: timing packets flow */
+	bool			paused;		/* PacketEn was set at __stop_at() */
 	uint64_t		tsc;
 	uint64_t		mtc;		/* CTC >> mtc_period at the last MTC */
 	uint64_t		cyc_tsc;	/* TSC at the last CYC-eligible packet */
@@ -451,6 +452,29 @@ AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *pt,
 		err = pt_writer__put_ip(pt, ppt_fup, ip, false);
 	pt->enabled = false;
 	return err ?: pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err = pt_writer__flush_tnt(pt);
+
+	pt->paused = pt->enabled;
+	if (!err && pt->enabled)
+		err = pt_writer__put_ip(pt, ppt_fup, ip, false) ?:
+		      pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
+	pt->enabled = false;
+	pt->traceen = false;
+	return err;
+}
+
+AUXSAMPLE_API int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err = auxsample_pt_writer__restart(pt);
+
+	if (err || !pt->paused)
+		return err;
+	pt->paused = false;
+	return auxsample_pt_writer__resume(pt, ip);
 }
 
 /* Back in user code at @ip: TIP.PGE. */

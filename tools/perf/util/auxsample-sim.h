@@ -40,6 +40,13 @@ struct sim_opts {
 	u64			max_insns;	/* stop after that many, 0: no bound */
 	unsigned long		duration;	/* stop after so many seconds, 0: none */
 	int			progress;	/* enum auxsample_sim_progress_mode */
+	/*
+	 * Kernel and user traced, as perf record -Aintel_pt -e instructions
+	 * (no :u) as root: the simulated kernel's code (auxsample-sim-kernel.c)
+	 * is in the trace around syscalls and every PMI, its image is
+	 * <output>.vmlinux, in the build-id cache too.
+	 */
+	bool			kernel;
 };
 
 /*

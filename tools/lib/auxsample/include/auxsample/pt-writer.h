@@ -85,6 +85,14 @@ AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *w, 
  */
 AUXSAMPLE_API int auxsample_pt_writer__stop(struct auxsample_pt_writer *w);
 AUXSAMPLE_API int auxsample_pt_writer__restart(struct auxsample_pt_writer *w);
+/*
+ * The same in kernel-traced code: the WRMSR at @ip clears TraceEn, FUP
+ * @ip and TIP.PGD (an asynchronous disable, as both libipt and perf's
+ * decoder take it); set again by the WRMSR before @ip, the trace starts
+ * with the timing packets and a TIP.PGE at @ip.
+ */
+AUXSAMPLE_API int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *w, uint64_t ip);
+AUXSAMPLE_API int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *w, uint64_t ip);
 /* Back in user code at @ip: TIP.PGE. */
 AUXSAMPLE_API int auxsample_pt_writer__resume(struct auxsample_pt_writer *w, uint64_t ip);
 

@@ -1,0 +1,90 @@
+#!/bin/bash
+# perf auxsample simulate --kernel: kernel-traced samples end at the sample
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf record -Aintel_pt -e instructions without :u traces the kernel: each
+# snippet goes on past the sample through the PMI's NMI path to perf's AUX
+# copy.  The simulator's kernel (an image of its own, in the build-id
+# cache of a private HOME) is in the trace around syscalls and PMIs; the
+# virtual LBR of every sample must be the true branches before the sample
+# point, for perf auxsample script (libauxsample's late-sample rule) and
+# for perf's own decoder (--itrace=L, thread_stack__br_sample_late()).
+# Without the image the kernel stretches are gaps, counted by stat.
+
+set -u
+
+# shellcheck source=lib/auxsample_sim.sh
+. "$(dirname "$0")"/lib/auxsample_sim.sh
+auxsample_sim_check
+
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
+err=0
+lib=$(dirname "$0")/lib
+tmp=$(mktemp -d /tmp/__perf_test.auxsample_kernel.XXXXX)
+data=$tmp/perf.data
+out=$tmp/out
+auxsample_test_traps
+
+auxsample_sim_workload "$tmp/workload" "$out"
+wl=$tmp/workload
+# The build-id cache the simulator adds the image to, and perf reads.
+export HOME=$tmp/home
+mkdir -p "$HOME"
+
+# check WHAT SIMULATE-OPTIONS -- COMMAND: three ways equal at depth 64.
+check() {
+	local what=$1
+
+	shift
+	if ! perf auxsample simulate --kernel -o "$data" "$@" > "$out" 2>&1; then
+		fail "$what: simulate failed"
+		return 1
+	fi
+	perf script -i "$data" --itrace=e > "$out" 2>&1
+	if grep -q 'instruction trace error' "$out"; then
+		fail "$what: perf's decoder found errors"
+		return 1
+	fi
+	if ! python3 "$lib/auxsample_truth.py" --exact "$data" 64 perf > "$out" 2>&1; then
+		fail "$what: perf's virtual LBR does not end at the sample"
+		return 1
+	fi
+	echo "$what: perf: $(head -1 "$out")"
+	if ! python3 "$lib/auxsample_truth.py" --exact --auxsample "$data" 64 perf > "$out" 2>&1; then
+		fail "$what: perf auxsample script's virtual LBR does not end at the sample"
+		return 1
+	fi
+	echo "$what: perf auxsample script: $(head -1 "$out")"
+}
+
+check "branches, calls, jump table, recursion" -c 700 -- "$wl" branches 40
+check "signal handler" -c 700 -- "$wl" signal 20
+check "two threads, two CPUs" -c 700 -- "$wl" threads 20
+# Periods that end on syscalls: their PMI is taken at the syscall entry,
+# a kernel sample IP, and its branches end at the syscall.
+if check "periods ending on syscalls" -c 97 -- "$wl" syscalls 100; then
+	python3 "$lib/auxsample_truth.py" --dump "$data.truth" > "$out" 2>&1
+	grep -q '^sample .* ip 0xffffffff81' "$out" ||
+		fail "periods ending on syscalls: no sample taken in the kernel"
+fi
+
+# The kernel's code is read as perf reads a vmlinux: symbols too.
+perf script -i "$data" --itrace=b -F ip,sym > "$out" 2>&1
+for sym in entry_SYSCALL_64 asm_exc_nmi perf_prepare_sample pt_event_snapshot_aux; do
+	grep -q "$sym" "$out" || fail "perf's decoder shows no $sym"
+done
+perf auxsample script -i "$data" --depth 64 > "$out" 2>&1
+grep -q 'do_syscall_64' "$out" || fail "perf auxsample script shows no kernel symbol"
+
+# Without the image: the kernel stretches are gaps, counted; no kernel
+# branch is made up.
+HOME=$tmp/nowhere perf auxsample stat -i "$data" > "$out" 2>&1
+gaps=$(awk '/trace gaps/ { print $1 }' "$out")
+[ "${gaps:-0}" -gt 0 ] && grep -q 'no memory image' "$out" ||
+	fail "without the image: no gaps counted"
+HOME=$tmp/nowhere perf auxsample script -i "$data" --depth 64 > "$out" 2>&1
+grep -q 'ffffffff8[0-9a-f]* .*-> *ffffffff8' "$out" &&
+	fail "without the image: a branch within the kernel"
+
+exit $err
