@@ -144,6 +144,8 @@ static int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),
+		OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
+			   "vmlinux with the kernel's code and symbols, for kernel-traced samples"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -901,6 +903,8 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),
+		OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
+			   "vmlinux with the kernel's code and symbols, for kernel-traced samples"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -968,6 +972,8 @@ static int cmd_auxsample_report(int argc, const char **argv)
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),
+		OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
+			   "vmlinux with the kernel's code and symbols, for kernel-traced samples"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

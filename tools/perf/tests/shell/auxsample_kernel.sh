@@ -87,4 +87,11 @@ HOME=$tmp/nowhere perf auxsample script -i "$data" --depth 64 > "$out" 2>&1
 grep -q 'ffffffff8[0-9a-f]* .*-> *ffffffff8' "$out" &&
 	fail "without the image: a branch within the kernel"
 
+# The image named with --vmlinux, where the build-id cache has none.
+HOME=$tmp/nowhere python3 "$lib/auxsample_truth.py" --exact --auxsample "$data" 64 perf \
+	--vmlinux "$data.vmlinux" > "$out" 2>&1 ||
+	fail "--vmlinux: perf auxsample script's virtual LBR does not end at the sample"
+HOME=$tmp/nowhere perf auxsample stat -i "$data" --vmlinux "$data.vmlinux" > "$out" 2>&1
+grep -q 'no memory image' "$out" && fail "--vmlinux: the kernel's code is still missing"
+
 exit $err
