@@ -995,8 +995,10 @@ static int sim_thread__step_begin(struct sim *sim, struct sim_thread *t)
 		t->insn.length = 0;
 
 	sim->tsc += SIM_TSC_PER_INSN;
-	err = auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
-	      auxsample_pt_writer__maybe_psb(t->pt, t->ip);
+	err = auxsample_pt_writer__tick(t->pt, sim->tsc);
+	/* Kernel-traced, a syscall's kernel code is yet to come: no PSB+ at @ip. */
+	if (!err && !(sim->kernel && t->in_kernel))
+		err = auxsample_pt_writer__maybe_psb(t->pt, t->ip);
 	if (err)
 		return err;
 
