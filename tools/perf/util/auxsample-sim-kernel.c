@@ -36,6 +36,8 @@ enum kop_type {
 	K_RESTART,	/* wrmsr: TraceEn set again */
 	K_SAMPLE,	/* no code: perf_prepare_sample() reads the time here */
 	K_TP_SITE,	/* no code: the next K_ICALL is the tracepoint's call site */
+	K_SCHED_CALL,	/* jne over call rel32 to @arg: taken unless the syscall blocks */
+	K_TP_CALL,	/* jne over call rel32 to @arg: taken unless the tracepoint is on */
 };
 
 struct kop {
@@ -57,7 +59,8 @@ enum {
 static const struct kop op_entry_syscall[] = {
 	OP(NOP, 3), OP(CALL, F_DO_SYSCALL), OP(NOP, 1), OP(SYSRET, 0), END };
 static const struct kop op_do_syscall[] = {
-	OP(NOP, 2), OP(SKIP, 0), OP(ICALL, F_SYS_WORK), OP(RET, 0), END };
+	OP(NOP, 2), OP(SKIP, 0), OP(ICALL, F_SYS_WORK), OP(SCHED_CALL, F_SCHEDULE), OP(RET, 0),
+	END };
 static const struct kop op_sys_work[] = {
 	OP(LOOP, 3), OP(NOSKIP, 0), OP(JMP, 0), OP(RET, 0), END };
 static const struct kop op_nmi[] = {
@@ -79,7 +82,7 @@ static const struct kop op_aux_output[] = {
 static const struct kop op_snapshot[] = {
 	OP(NOP, 1), OP(STOP, 0), OP(NOP, 3), OP(RESTART, 0), OP(RET, 0), END };
 static const struct kop op_schedule[] = {
-	OP(NOP, 1), OP(CALL, F_PICK_NEXT), OP(NOSKIP, 0), OP(CALL, F_TRACEITER), OP(NOP, 1),
+	OP(NOP, 1), OP(CALL, F_PICK_NEXT), OP(NOSKIP, 0), OP(TP_CALL, F_TRACEITER), OP(NOP, 1),
 	OP(RET, 0), END };
 static const struct kop op_pick_next[] = {
 	OP(LOOP, 2), OP(IJMP, 0), OP(RET, 0), END };
@@ -121,7 +124,7 @@ struct sim_kernel {
 	size_t	size;
 	u64	addr[F_MAX];
 	u64	end[F_MAX];
-	u64	tp_site;
+	bool	tp_on;		/* perf samples the tracepoint */
 };
 
 /* --- the image --- */
@@ -193,9 +196,14 @@ static size_t kop__emit(struct sim_kernel *k, const struct kop *op, u64 pc, u8 *
 		p[0] = 0x0f;
 		p[1] = 0x30;
 		return 2;
-	case K_TP_SITE:
-		k->tp_site = pc;
-		return 0;
+	case K_SCHED_CALL:
+	case K_TP_CALL:
+		/* A static key would patch a NOP; a Jcc shows the same choice. */
+		p[0] = 0x75;
+		p[1] = 0x05;
+		p[2] = 0xe8;
+		put32(p + 3, (u32)(k->addr[op->arg] - (pc + 7)));
+		return 7;
 	case K_SAMPLE:
 	case K_END:
 	default:
@@ -232,6 +240,11 @@ struct sim_kernel *sim_kernel__new(void)
 	return k;
 }
 
+void sim_kernel__enable_tracepoint(struct sim_kernel *k)
+{
+	k->tp_on = true;
+}
+
 void sim_kernel__delete(struct sim_kernel *k)
 {
 	free(k);
@@ -246,11 +259,6 @@ const u8 *sim_kernel__text(const struct sim_kernel *k, size_t *size)
 u64 sim_kernel__syscall_entry(const struct sim_kernel *k)
 {
 	return k->addr[F_ENTRY_SYSCALL];
-}
-
-u64 sim_kernel__tracepoint_ip(const struct sim_kernel *k)
-{
-	return k->tp_site;
 }
 
 int sim_kernel__write_vmlinux(const struct sim_kernel *k, const char *path, u8 *build_id)
@@ -274,6 +282,7 @@ struct kwalk {
 	sim_kstep_fn		fn;
 	void			*arg;
 	u64			far_to;		/* where IRET/SYSRET go */
+	bool			blocks;		/* the syscall schedules */
 	unsigned int		depth;
 };
 
@@ -291,6 +300,7 @@ static int kwalk__func(struct kwalk *w, int f, u64 ret);
 
 static int kwalk__op(struct kwalk *w, const struct kop *op, u64 pc, u64 ret)
 {
+	bool on = op->type == K_SCHED_CALL ? w->blocks : w->k->tp_on;
 	u64 loop;
 	int err = 0;
 
@@ -325,6 +335,15 @@ static int kwalk__op(struct kwalk *w, const struct kop *op, u64 pc, u64 ret)
 		return kwalk__step(w, SIM_KSTEP_RESTART, pc, pc + 2, 0, true);
 	case K_SAMPLE:
 		return kwalk__step(w, SIM_KSTEP_SAMPLE, pc, 0, 0, true);
+	case K_TP_SITE:
+		return kwalk__step(w, SIM_KSTEP_TRACEPOINT, pc, 0, 0, true);
+	case K_SCHED_CALL:
+	case K_TP_CALL:
+		err = kwalk__step(w, SIM_KSTEP_COND, pc, pc + 7, 0, !on);
+		if (err || !on)
+			return err;
+		err = kwalk__step(w, SIM_KSTEP_CALL, pc + 2, w->k->addr[op->arg], pc + 7, true);
+		return err ?: kwalk__func(w, op->arg, pc + 7);
 	default:
 		return 0;
 	}
@@ -347,27 +366,23 @@ static int kwalk__func(struct kwalk *w, int f, u64 ret)
 	return err;
 }
 
-static int sim_kernel__walk(const struct sim_kernel *k, int f, u64 far_to, sim_kstep_fn fn,
-			    void *arg)
+static int sim_kernel__walk(const struct sim_kernel *k, int f, u64 far_to, bool blocks,
+			    sim_kstep_fn fn, void *arg)
 {
-	struct kwalk w = { .k = k, .fn = fn, .arg = arg, .far_to = far_to };
+	struct kwalk w = { .k = k, .fn = fn, .arg = arg, .far_to = far_to, .blocks = blocks };
 
 	return kwalk__func(&w, f, 0);
 }
 
-int sim_kernel__syscall(const struct sim_kernel *k, u64 ret_ip, sim_kstep_fn fn, void *arg)
+int sim_kernel__syscall(const struct sim_kernel *k, u64 ret_ip, bool blocks, sim_kstep_fn fn,
+			void *arg)
 {
-	return sim_kernel__walk(k, F_ENTRY_SYSCALL, ret_ip, fn, arg);
+	return sim_kernel__walk(k, F_ENTRY_SYSCALL, ret_ip, blocks, fn, arg);
 }
 
 int sim_kernel__pmi(const struct sim_kernel *k, u64 ip, sim_kstep_fn fn, void *arg)
 {
 	struct sim_kstep step = { SIM_KSTEP_ASYNC, ip, k->addr[F_NMI], 0, true };
 
-	return fn(arg, &step) ?: sim_kernel__walk(k, F_NMI, ip, fn, arg);
-}
-
-int sim_kernel__tracepoint(const struct sim_kernel *k, sim_kstep_fn fn, void *arg)
-{
-	return sim_kernel__walk(k, F_SCHEDULE, 0, fn, arg);
+	return fn(arg, &step) ?: sim_kernel__walk(k, F_NMI, ip, false, fn, arg);
 }

@@ -34,6 +34,7 @@ enum sim_kstep_type {
 	SIM_KSTEP_SAMPLE,	/* perf_prepare_sample() reads the time */
 	SIM_KSTEP_STOP,		/* TraceEn cleared; to: the next IP */
 	SIM_KSTEP_RESTART,	/* TraceEn set again; to: the next IP */
+	SIM_KSTEP_TRACEPOINT,	/* from: the tracepoint's call site, a sample's point */
 };
 
 struct sim_kstep {
@@ -50,26 +51,28 @@ struct sim_kernel;
 
 struct sim_kernel *sim_kernel__new(void);
 void sim_kernel__delete(struct sim_kernel *k);
+/* perf samples the tracepoint: __schedule() calls into it (a static key). */
+void sim_kernel__enable_tracepoint(struct sim_kernel *k);
 
 /* The image's code, and where it ends. */
 const u8 *sim_kernel__text(const struct sim_kernel *k, size_t *size);
 /* Where the PMI of a syscall is taken: the entry's first instruction. */
 u64 sim_kernel__syscall_entry(const struct sim_kernel *k);
-/* The tracepoint's call site, a sched_switch sample's IP. */
-u64 sim_kernel__tracepoint_ip(const struct sim_kernel *k);
 
 /* Write the image as an ELF vmlinux with symbols and @build_id (20 bytes). */
 int sim_kernel__write_vmlinux(const struct sim_kernel *k, const char *path, u8 *build_id);
 
 /*
  * The paths.  __syscall(): the syscall entry up to the SYSRET to @ret_ip
- * (the syscall's FAR branch into the entry is the caller's).  __pmi():
- * the PMI taken at @ip (user, or the syscall entry), through perf to the
- * AUX copy and back with IRET.  __tracepoint(): __schedule() from its
- * start to the tracepoint, perf's handling of the sample, and back.
+ * (the syscall's FAR branch into the entry is the caller's); a syscall
+ * that @blocks calls __schedule(), and with the tracepoint on that goes
+ * through the tracepoint's call site (SIM_KSTEP_TRACEPOINT) into perf's
+ * handling of its sample, to the AUX copy, and back.  __pmi(): the PMI
+ * taken at @ip (user, or the syscall entry), through perf to the AUX copy
+ * and back with IRET.
  */
-int sim_kernel__syscall(const struct sim_kernel *k, u64 ret_ip, sim_kstep_fn fn, void *arg);
+int sim_kernel__syscall(const struct sim_kernel *k, u64 ret_ip, bool blocks, sim_kstep_fn fn,
+			void *arg);
 int sim_kernel__pmi(const struct sim_kernel *k, u64 ip, sim_kstep_fn fn, void *arg);
-int sim_kernel__tracepoint(const struct sim_kernel *k, sim_kstep_fn fn, void *arg);
 
 #endif /* __PERF_AUXSAMPLE_SIM_KERNEL_H */

@@ -52,6 +52,7 @@
 #include "auxsample-sim-stop.h"
 #include "auxsample-sim-truth.h"
 #include "auxsample-sim-kernel.h"
+#include "auxsample-sim-tracing.h"
 #include "auxsample-sim-vmlinux.h"
 #include "auxtrace.h"
 #include "build-id.h"
@@ -128,6 +129,7 @@ struct sim_thread {
 	int			mem_fd;		/* /proc/<tid>/mem */
 	int			signal;		/* to deliver with the next step */
 	bool			in_kernel;	/* TIP.PGD sent, TIP.PGE not yet */
+	bool			blocked;	/* in a syscall that blocked */
 	bool			awaiting_stop;	/* new, its first stop not seen yet */
 	bool			injected;	/* a signal goes with this step */
 	u64			ip;		/* of the instruction being stepped */
@@ -285,19 +287,28 @@ static int sim__write_sideband(struct sim *sim, union perf_event *ev,
 	return 0;
 }
 
-static int sim__write_comm(struct sim *sim, struct sim_thread *t, bool exec)
+/* The thread's name, as the kernel has it; "" if it cannot be read. */
+static void sim_thread__comm(struct sim_thread *t, char comm[16])
 {
-	union perf_event *ev = sim->event;
-	char path[64], comm[16] = "";
+	char path[64];
 	FILE *f;
 
+	comm[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/comm", t->tid);
 	f = fopen(path, "r");
 	if (f) {
-		if (fgets(comm, sizeof(comm), f))
+		if (fgets(comm, 16, f))
 			comm[strcspn(comm, "\n")] = '\0';
 		fclose(f);
 	}
+}
+
+static int sim__write_comm(struct sim *sim, struct sim_thread *t, bool exec)
+{
+	union perf_event *ev = sim->event;
+	char comm[16];
+
+	sim_thread__comm(t, comm);
 	memset(ev, 0, sizeof(ev->comm));
 	ev->comm.header.type = PERF_RECORD_COMM;
 	ev->comm.header.misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
@@ -434,9 +445,21 @@ static int sim__write_sample(struct sim *sim, struct sim_thread *t, u64 ip)
 		.cpu = t->cpu, .period = sim->opts->period,
 		.id = sim->insn_evsel->core.id[t->cpu],
 	};
+	struct sim_sched_switch raw = {
+		.common_type = SIM_TP_SCHED_SWITCH_ID, .common_pid = t->tid,
+		.prev_pid = t->tid, .prev_prio = 120, .prev_state = 1 /* TASK_INTERRUPTIBLE */,
+		.next_pid = 0, .next_prio = 120,
+	};
 	union perf_event *ev;
 	int err;
 
+	if (type & PERF_SAMPLE_RAW) {
+		/* The thread blocks: the CPU's idle task comes next. */
+		sim_thread__comm(t, raw.prev_comm);
+		snprintf(raw.next_comm, sizeof(raw.next_comm), "swapper/%d", t->cpu);
+		sample.raw_data = &raw;
+		sample.raw_size = sizeof(raw);
+	}
 	/* Full trace: the sample carries no trace, its CPU's buffers do. */
 	if (type & PERF_SAMPLE_AUX) {
 		aux = zalloc(padded);
@@ -662,6 +685,11 @@ static int sim__kstep(void *arg, const struct sim_kstep *s)
 		auxsample_sim_truth_thread__mark(&t->truth, &c->mark);
 		sim_thread__branch(t, s->from, s->to, SB_INTR);
 		return auxsample_pt_writer__async(pt, s->from, s->to);
+	case SIM_KSTEP_TRACEPOINT:
+		/* The tracepoint's sample: its point is the call site. */
+		c->sample_ip = s->from;
+		auxsample_sim_truth_thread__mark(&t->truth, &c->mark);
+		return 0;
 	case SIM_KSTEP_SAMPLE:
 		return sim__pass_time(c->sim, t, SIM_PMI_TO_SAMPLE_TIME);
 	case SIM_KSTEP_STOP:
@@ -699,14 +727,47 @@ static int sim__sample_kernel(struct sim *sim, struct sim_thread *t, u64 ip)
 	       sim__pass_time(sim, t, SIM_PMI_RETURN_TIME);
 }
 
-/* Back to user code at @ip: from a syscall, through the kernel's code. */
+/*
+ * Whether the syscall of @regs (after it: orig_rax and the arguments)
+ * blocked, and so scheduled another task: sleeps, waits, futex waits,
+ * sched_yield, pause, poll and select.  Its sched_switch is what perf
+ * record -e sched:sched_switch samples.
+ */
+static bool sim__is_blocking_syscall(const struct user_regs_struct *regs)
+{
+	/* x86-64 syscall numbers: perf's own asm/unistd.h lists only a few. */
+	switch (regs->orig_rax) {
+	case 7:		/* poll */
+	case 23:	/* select */
+	case 24:	/* sched_yield */
+	case 34:	/* pause */
+	case 35:	/* nanosleep */
+	case 61:	/* wait4 */
+	case 230:	/* clock_nanosleep */
+	case 232:	/* epoll_wait */
+	case 247:	/* waitid */
+	case 270:	/* pselect6 */
+	case 271:	/* ppoll */
+	case 281:	/* epoll_pwait */
+		return true;
+	case 202:	/* futex: FUTEX_WAIT, FUTEX_WAIT_BITSET */
+		return (regs->rsi & 0x7f) == 0 || (regs->rsi & 0x7f) == 9;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Back to user code at @ip: from a syscall, through the kernel's code,
+ * and __schedule() where it blocked.
+ */
 static int sim__to_user(struct sim *sim, struct sim_thread *t, u64 ip, bool from_syscall)
 {
 	struct sim_kctx c = { .sim = sim, .t = t };
 
 	if (!sim->kernel || !from_syscall)
 		return auxsample_pt_writer__resume(t->pt, ip);
-	return sim_kernel__syscall(sim->kernel, ip, sim__kstep, &c);
+	return sim_kernel__syscall(sim->kernel, ip, t->blocked, sim__kstep, &c);
 }
 
 /*
@@ -1082,6 +1143,8 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 	}
 	if (err)
 		return err;
+	if (t->insn.op == INTEL_PT_OP_SYSCALL)
+		t->blocked = sim__is_blocking_syscall(&regs);
 	if (t->insn.op == INTEL_PT_OP_SYSCALL && sim__is_mapping_syscall(&regs)) {
 		err = sim__scan_maps(sim, t);
 		if (err)
@@ -1089,7 +1152,8 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 	}
 
 	sim->nr_insns++;
-	if (++t->insns >= sim->opts->period)
+	/* Tracepoint samples come from the kernel's code, not a period. */
+	if (++t->insns >= sim->opts->period && !sim->opts->tracepoint)
 		return sim__sample(sim, t, regs.rip);
 	return 0;
 }
@@ -1405,6 +1469,13 @@ static int sim__setup_evlist(struct sim *sim)
 		insn.sample_type &= ~PERF_SAMPLE_CPU;
 	if (sim->opts->kernel)
 		pt.exclude_kernel = insn.exclude_kernel = 0;
+	if (sim->opts->tracepoint) {
+		/* -e sched:sched_switch: each hit a sample, with its record. */
+		insn.type = PERF_TYPE_TRACEPOINT;
+		insn.config = SIM_TP_SCHED_SWITCH_ID;
+		insn.sample_period = 1;
+		insn.sample_type |= PERF_SAMPLE_RAW;
+	}
 	sim->evlist = evlist__new();
 	if (!sim->evlist)
 		return -ENOMEM;
@@ -1414,7 +1485,8 @@ static int sim__setup_evlist(struct sim *sim)
 	if (!sim->pt_evsel || !sim->insn_evsel || !sim->dummy_evsel)
 		return -ENOMEM;
 	sim->pt_evsel->name = strdup(sim->opts->kernel ? "intel_pt//" : "intel_pt//u");
-	sim->insn_evsel->name = strdup(sim->opts->kernel ? "instructions" : "instructions:u");
+	sim->insn_evsel->name = strdup(sim->opts->tracepoint ? "sched:sched_switch" :
+				       sim->opts->kernel ? "instructions" : "instructions:u");
 	sim->dummy_evsel->name = strdup("dummy:u");
 	if (!full_trace) {
 		evsel__set_leader(sim->insn_evsel, sim->pt_evsel);
@@ -1499,6 +1571,9 @@ static int sim__feat_copy(struct feat_copier *fc __maybe_unused, int feat,
 	case HEADER_NRCPUS:
 		err = fw->write(fw, nr_cpus, sizeof(nr_cpus));
 		break;
+	case HEADER_TRACING_DATA:	/* set for --tracepoint only */
+		err = auxsample_sim_tracing__write(fw);
+		break;
 	default:
 		return 0;
 	}
@@ -1528,6 +1603,8 @@ static int sim__write_kernel(struct sim *sim)
 	sim->kernel = sim_kernel__new();
 	if (!sim->kernel)
 		return -ENOMEM;
+	if (sim->opts->tracepoint)
+		sim_kernel__enable_tracepoint(sim->kernel);
 	snprintf(path, sizeof(path), "%s.vmlinux", sim->opts->output);
 	err = sim_kernel__write_vmlinux(sim->kernel, path, id);
 	if (err) {
@@ -1593,7 +1670,8 @@ static int sim__open_output(struct sim *sim)
 	perf_header__set_feat(&sim->session->header, HEADER_BUILD_ID);
 	for (int feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++)
 		perf_header__set_feat(&sim->session->header, feat);
-	perf_header__clear_feat(&sim->session->header, HEADER_TRACING_DATA);
+	if (!sim->opts->tracepoint)
+		perf_header__clear_feat(&sim->session->header, HEADER_TRACING_DATA);
 	perf_header__clear_feat(&sim->session->header, HEADER_BRANCH_STACK);
 	/* Full trace: the index of the trace buffers, as perf record writes. */
 	if (!sim->opts->full_trace)

@@ -47,6 +47,14 @@ struct sim_opts {
 	 * <output>.vmlinux, in the build-id cache too.
 	 */
 	bool			kernel;
+	/*
+	 * Tracepoint samples, as perf record -Aintel_pt -e sched:sched_switch
+	 * -a: the simulated kernel's sched_switch fires in every syscall that
+	 * blocks, and each hit is a sample (period 1, raw data, its IP the
+	 * tracepoint's call site) instead of an instructions sample.  Implies
+	 * @kernel.
+	 */
+	bool			tracepoint;
 };
 
 /*

@@ -94,4 +94,20 @@ HOME=$tmp/nowhere python3 "$lib/auxsample_truth.py" --exact --auxsample "$data" 
 HOME=$tmp/nowhere perf auxsample stat -i "$data" --vmlinux "$data.vmlinux" > "$out" 2>&1
 grep -q 'no memory image' "$out" && fail "--vmlinux: the kernel's code is still missing"
 
+# perf record -Aintel_pt -e 'sched:*' -a: sched_switch samples on two
+# CPUs, each at the tracepoint's call site in the kernel, with its raw
+# record; their virtual LBR is the kernel's path to the tracepoint.
+if check "sched_switch tracepoint, two CPUs" --tracepoint -- "$wl" sleeps 10; then
+	perf script -i "$data" --itrace=e -F cpu,event,ip,sym,trace > "$out" 2>&1
+	cpus=$(awk '$2 == "sched:sched_switch:" { print $1 }' "$out" | sort -u | wc -l)
+	[ "$cpus" -eq 2 ] || fail "tracepoint: samples on $cpus CPUs, not 2"
+	grep -q 'sched:sched_switch: prev_comm=workload prev_pid=[0-9]* .*==> next_comm=swapper/.* __traceiter_sched_switch$' "$out" ||
+		fail "tracepoint: no sample at the call site with its record"
+	perf report -i "$data" --stdio > "$out" 2>&1
+	grep -q "of event 'sched:sched_switch'" "$out" &&
+	grep -q '\[k\] __schedule  *\[k\] __traceiter_sched_switch' "$out" &&
+	grep -q '\[k\] do_syscall_64  *\[k\] __schedule' "$out" ||
+		fail "tracepoint: perf report shows no kernel branches to the tracepoint"
+fi
+
 exit $err

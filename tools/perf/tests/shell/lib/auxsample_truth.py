@@ -223,8 +223,10 @@ def read_auxsample(perf, data, depth, args):
         if not f:
             continue
         if not line.startswith('\t'):
-            # instructions:u, or instructions when the kernel is traced
-            ev = [x for x in f if x in ('instructions:u:', 'instructions:')]
+            # instructions:u, instructions when the kernel is traced,
+            # or the tracepoint's samples
+            ev = [x for x in f if x in ('instructions:u:', 'instructions:',
+                                        'sched:sched_switch:')]
             ip = f[f.index(ev[0]) + 1] if ev else '0'
             samples.append({'ip': int(ip, 16), 'br': []})
         elif f[0] == 'branch':
