@@ -68,6 +68,16 @@ static void auxsample_late__drop_ops(struct auxsample_late *late)
 	late->nr_ops -= i;
 }
 
+/*
+ * A branch from the sample's IP: the sample point is where it was taken.
+ * A gap's source is only the last code decoded before the flow was lost.
+ */
+static bool auxsample_late__from_ip(const struct auxsample_decoder *dec,
+				    const struct auxsample_branch *br)
+{
+	return br->kind != AUXSAMPLE_BR_GAP && br->from == dec->sample_ip;
+}
+
 /* The oldest @n waiting branches came before the sample: into the ring. */
 static void auxsample_late__commit(struct auxsample_decoder *dec, unsigned int n)
 {
@@ -79,7 +89,7 @@ static void auxsample_late__commit(struct auxsample_decoder *dec, unsigned int n
 	late->nr -= n;
 	late->located = false;
 	for (unsigned int i = 0; i < late->nr; i++)
-		late->located |= late->pending[i].from == dec->sample_ip;
+		late->located |= auxsample_late__from_ip(dec, &late->pending[i]);
 	late->committed = late->seq - late->nr;
 	auxsample_late__drop_ops(late);
 }
@@ -131,7 +141,7 @@ void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_b
 	late->seq++;
 	late->prev = *br;
 	late->have_prev = true;
-	late->located |= br->from == ip;
+	late->located |= auxsample_late__from_ip(dec, br);
 
 	/*
 	 * The flow is lost (the kernel's code is not to be had, say) before

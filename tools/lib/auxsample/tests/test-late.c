@@ -308,6 +308,18 @@ static int test_no_kernel_code(void)
 	auxsample_decoder__branches(dec, &br);
 	T_ASSERT(br[0].kind == AUXSAMPLE_BR_GAP);
 	T_ASSERT(!check(&br[1], USER + 0x10, K + 0x20, AUXSAMPLE_BR_INTR));
+
+	/*
+	 * One at 0x1005, the call: the gap is marked from the last code
+	 * decoded, the call too, and no branch from the sample's IP for all
+	 * that (perf auxsample simulate --kernel --psb-period 256 without
+	 * the image: a sample lost the gap and showed an older one's flow).
+	 */
+	auxsample_decoder__set_sample_ip(dec, USER + 5);
+	T_ASSERT(auxsample_decoder__decode(dec, buf, len, 64) == 4);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(br[0].kind == AUXSAMPLE_BR_GAP && br[0].from == USER + 5);
+	T_ASSERT(!check(&br[1], USER + 0x10, K + 0x20, AUXSAMPLE_BR_INTR));
 	auxsample_pt_writer__delete(pt);
 	auxsample_decoder__delete(dec);
 	return TEST_OK;
