@@ -214,7 +214,9 @@ def read_perf(perf, data, depth, args):
     return samples
 
 
-def read_auxsample(perf, data, depth, args):
+def read_auxsample(perf, data, depth, args, gaps=False):
+    """The branch stacks of perf auxsample script; with @gaps each entry
+    says whether it is a gap, (from, to, is_gap)."""
     cmd = [perf, 'auxsample', 'script', '-i', data, '--depth', str(depth)] + args
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     samples = []
@@ -232,7 +234,7 @@ def read_auxsample(perf, data, depth, args):
         elif f[0] == 'branch':
             arrow = f.index('->')
             addr = [0 if x == '?' else int(x, 16) for x in (f[1], f[arrow + 1])]
-            samples[-1]['br'].append(tuple(addr) + (f[-1] == 'gap',))
+            samples[-1]['br'].append(tuple(addr) + ((f[-1] == 'gap',) if gaps else ()))
     return samples
 
 
@@ -338,14 +340,11 @@ def main():
         print('%s.truth: %s' % (data, e))
         return 1
     if ours:
-        got = read_auxsample(perf, data, depth, args[3:])
+        got = read_auxsample(perf, data, depth, args[3:], gaps)
     else:
         got = read_perf(perf, data, depth * 2 if exact else depth, args[3:])
     if gaps:
         return compare_gaps(truth, got)
-    if ours:
-        for s in got:
-            s['br'] = [e[:2] for e in s['br']]
     if exact:
         return compare_exact(truth, got, depth)
     if len(truth) != len(got) or not truth:
