@@ -1079,6 +1079,8 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			    "trace the simulated kernel too, as perf record does without :u"),
 		OPT_BOOLEAN(0, "tracepoint", &opts.tracepoint,
 			    "sched:sched_switch samples, the kernel's tracepoint hits (implies --kernel)"),
+		OPT_BOOLEAN(0, "kcore", &opts.kcore,
+			    "the kernel's kcore in <output>/kcore_dir, as perf record --kcore (implies --kernel)"),
 		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
 			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
 		OPT_CALLBACK(0, "max-instructions", &opts.max_insns, "n",
@@ -1104,7 +1106,7 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 				       SIM_MAX_AUX_SAMPLE_SIZE);
 	if (psb_period < 256)
 		usage_with_options_msg(usage, options, "--psb-period must be at least 256 bytes");
-	if (opts.tracepoint)
+	if (opts.tracepoint || opts.kcore)
 		opts.kernel = true;
 	/* As intel_pt/tsc=0/ would, --no-tsc leaves the MTCs out unless asked. */
 	if (!opts.tsc && !mtc_set)

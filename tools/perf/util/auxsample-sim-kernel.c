@@ -10,6 +10,7 @@
  * the simulator writes is the code's.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/align.h>
@@ -273,6 +274,37 @@ int sim_kernel__write_vmlinux(const struct sim_kernel *k, const char *path, u8 *
 						      k->end[f] - k->addr[f], true };
 	syms[n++] = (struct sim_vmlinux_sym){ "_etext", SIM_KERNEL_BASE + k->size, 0, false };
 	return sim_vmlinux__write(path, SIM_KERNEL_BASE, k->text, k->size, syms, n, build_id);
+}
+
+/*
+ * What perf record --kcore copies into <output>/kcore_dir, for @k: its
+ * kallsyms, an empty modules list and the image as kcore (an ELF file
+ * whose PT_LOAD is the kernel's text at its address).
+ */
+int sim_kernel__write_kcore_dir(const struct sim_kernel *k, const char *dir)
+{
+	char path[4096];
+	u8 id[SIM_VMLINUX_BUILD_ID_SIZE];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%016llx T _text\n%016llx T _stext\n", SIM_KERNEL_BASE, SIM_KERNEL_BASE);
+	for (int fn = 0; fn < F_MAX; fn++)
+		fprintf(f, "%016llx T %s\n", (unsigned long long)k->addr[fn], kfuncs[fn].name);
+	fprintf(f, "%016llx T _etext\n", (unsigned long long)(SIM_KERNEL_BASE + k->size));
+	if (fclose(f))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	f = fopen(path, "w");
+	if (!f || fclose(f))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/kcore", dir);
+	err = sim_kernel__write_vmlinux(k, path, id);
+	return err;
 }
 
 /* --- the control flow --- */

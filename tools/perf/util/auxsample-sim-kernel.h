@@ -61,6 +61,8 @@ u64 sim_kernel__syscall_entry(const struct sim_kernel *k);
 
 /* Write the image as an ELF vmlinux with symbols and @build_id (20 bytes). */
 int sim_kernel__write_vmlinux(const struct sim_kernel *k, const char *path, u8 *build_id);
+/* Fill @dir as perf record --kcore fills <output>/kcore_dir. */
+int sim_kernel__write_kcore_dir(const struct sim_kernel *k, const char *dir);
 
 /*
  * The paths.  __syscall(): the syscall entry up to the SYSRET to @ret_ip

@@ -1584,7 +1584,8 @@ static int sim__feat_copy(struct feat_copier *fc __maybe_unused, int feat,
  * Kernel-traced: the simulated kernel published as perf record publishes
  * a real one, the [kernel.kallsyms]_text MMAP and its build-id in the
  * header; its image, <output>.vmlinux, is in the build-id cache as
- * 'perf buildid-cache --add' puts a vmlinux there.
+ * 'perf buildid-cache --add' puts a vmlinux there, or with --kcore its
+ * kallsyms and kcore are in <output>/kcore_dir instead.
  */
 static int sim__write_kernel(struct sim *sim)
 {
@@ -1631,6 +1632,15 @@ static int sim__write_kernel(struct sim *sim)
 		return -ENOMEM;
 	build_id__init(&bid, id, sizeof(id));
 	dso__set_build_id(dso, &bid);
+	if (sim->opts->kcore) {
+		/* As perf record --kcore: perf reads kcore_dir before any vmlinux. */
+		if (perf_data__make_kcore_dir(&sim->data, path, sizeof(path)) ||
+		    sim_kernel__write_kcore_dir(sim->kernel, path)) {
+			pr_err("cannot write %s/kcore_dir\n", sim->opts->output);
+			return -EIO;
+		}
+		return 0;
+	}
 	build_id__sprintf(&bid, sbuild_id);
 	if (build_id_cache__add_s(sbuild_id, path, NULL, false, false) < 0)
 		pr_warning("cannot add %s to the build-id cache\n", path);
@@ -1641,6 +1651,8 @@ static int sim__open_output(struct sim *sim)
 {
 	sim->data.path = sim->opts->output;
 	sim->data.mode = PERF_DATA_MODE_WRITE;
+	/* perf record --kcore writes a directory: <output>/data and kcore_dir. */
+	sim->data.is_dir = sim->opts->kcore;
 	perf_tool__init(&sim->tool, /*ordered_events=*/false);
 	/* perf.data goes to perf.data.old: its truth goes along. */
 	if (auxsample_sim_truth__rotate(sim->opts->output))

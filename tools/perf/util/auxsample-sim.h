@@ -55,6 +55,12 @@ struct sim_opts {
 	 * @kernel.
 	 */
 	bool			tracepoint;
+	/*
+	 * The output is a directory, as perf record --kcore makes it: the
+	 * simulated kernel's kallsyms and kcore in <output>/kcore_dir, and
+	 * not in the build-id cache.  Implies @kernel.
+	 */
+	bool			kcore;
 };
 
 /*

@@ -94,6 +94,34 @@ HOME=$tmp/nowhere python3 "$lib/auxsample_truth.py" --exact --auxsample "$data" 
 HOME=$tmp/nowhere perf auxsample stat -i "$data" --vmlinux "$data.vmlinux" > "$out" 2>&1
 grep -q 'no memory image' "$out" && fail "--vmlinux: the kernel's code is still missing"
 
+# Without the image, PSBs close together: each run of branches between
+# gaps true and in order, the newest the truth's newest; with it, three
+# ways equal.  (Small snippets: the truth holds 1024 branches a sample.)
+if check "without the image, a PSB every 256 bytes" -c 700 --psb-period 256 \
+	--aux-sample-size 1024 -- "$wl" branches 40; then
+	HOME=$tmp/nowhere python3 "$lib/auxsample_truth.py" --gaps "$data" 64 perf > "$out" 2>&1 ||
+		fail "without the image: not the true branches between the gaps"
+	echo "without the image: $(tail -1 "$out")"
+fi
+
+# perf record --kcore: the kernel's code from <output>/kcore_dir, which
+# perf takes before any vmlinux; no build-id cache to help.
+kd=$tmp/kcore.data
+if HOME=$tmp/nowhere perf auxsample simulate --kcore -o "$kd" -c 700 -- "$wl" branches 20 \
+	> "$out" 2>&1 && [ -f "$kd/kcore_dir/kcore" ] && [ -f "$kd/kcore_dir/kallsyms" ]; then
+	HOME=$tmp/nowhere python3 "$lib/auxsample_truth.py" --exact --auxsample "$kd" 64 perf \
+		> "$out" 2>&1 || fail "--kcore: perf auxsample script does not read kcore_dir"
+	HOME=$tmp/nowhere python3 "$lib/auxsample_truth.py" --exact "$kd" 64 perf > "$out" 2>&1 ||
+		fail "--kcore: perf's decoder does not read kcore_dir"
+	HOME=$tmp/nowhere perf auxsample stat -i "$kd" > "$out" 2>&1
+	grep -q 'no memory image' "$out" && fail "--kcore: the kernel's code is still missing"
+	HOME=$tmp/nowhere perf auxsample script -i "$kd" --depth 64 > "$out" 2>&1
+	grep -q 'perf_prepare_sample\|do_syscall_64\|asm_exc_nmi' "$out" ||
+		fail "--kcore: no kernel symbol from kallsyms"
+else
+	fail "--kcore: simulate wrote no kcore_dir"
+fi
+
 # perf record -Aintel_pt -e 'sched:*' -a: sched_switch samples on two
 # CPUs, each at the tracepoint's call site in the kernel, with its raw
 # record; their virtual LBR is the kernel's path to the tracepoint.
