@@ -104,6 +104,17 @@ if check "without the image, a PSB every 256 bytes" -c 700 --psb-period 256 \
 	echo "without the image: $(tail -1 "$out")"
 fi
 
+# Cycles (CYC packets) of the branches that the late-sample rule keeps:
+# timed while they wait, they are the instructions' between two branches
+# (the simulator's clock gives each the same cycles), as user-only.
+if check "cycle-accurate" -c 700 --cyc -- "$wl" branches 40; then
+	perf auxsample inject -i "$data" -o "$tmp/cyc.data" > "$out" 2>&1 || fail "cycles: inject failed"
+	perf script -i "$tmp/cyc.data" -F ip,brstack > "$tmp/cyc.brstack" 2> /dev/null
+	python3 "$lib/auxsample_cycles.py" "$wl" "$tmp/cyc.brstack" 15 > "$out" 2>&1 ||
+		fail "cycles: not those of the instructions run"
+	echo "cycles: $(cat "$out")"
+fi
+
 # perf record --kcore: the kernel's code from <output>/kcore_dir, which
 # perf takes before any vmlinux; no build-id cache to help.
 kd=$tmp/kcore.data
