@@ -5,6 +5,7 @@
 #
 #   make                 assemble build/linux, overlay, patch, build build/perf/perf
 #   make check           build, then run all our tests (one closing summary line)
+#   make check-long      the suites too long for make check (tests/perf-suites-long)
 #   make check SANITIZE=address,undefined
 #                        the same, perf and libauxsample built with those
 #                        sanitizers in build/sanitize-address-undefined/
@@ -12,6 +13,9 @@
 #                        each for FUZZ_TIME seconds (default 600); make check
 #                        runs each for FUZZ_CHECK_TIME (default 20)
 #   make libauxsample    build the decoding library and its unit tests
+#   make check-decoders  the one-decoder builds: perf without libopencsd
+#                        (DECODERS=pt, build/decoders-pt/) decoding Intel PT,
+#                        libauxsample without libipt (DECODERS=etm) decoding ETM
 #   make patches         export commits made in build/linux to patches/
 #   make series          write the upstream-ready series to build/series/patches
 #   make series-check    check that each prefix of it builds and passes checkpatch
@@ -42,6 +46,9 @@ ifdef SANITIZE
 OUT		:= $(BUILD)/sanitize-$(subst $(comma),-,$(SANITIZE))
 SAN_CFLAGS	:= -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 		   $(if $(findstring undefined,$(SANITIZE)),-fno-sanitize=alignment)
+else ifdef DECODERS
+OUT		:= $(BUILD)/decoders-$(DECODERS)
+SAN_CFLAGS	:=
 else
 OUT		:= $(BUILD)
 SAN_CFLAGS	:=
@@ -60,8 +67,23 @@ PERF		:= $(PERF_OUT)/perf
 PYTHON_CONFIG_SYS := $(wildcard /usr/bin/python3-config)
 PERF_PYTHON	:= $(if $(PYTHON_CONFIG_SYS),PYTHON=/usr/bin/python3 \
 		   PYTHON_CONFIG=/usr/bin/python3-config,NO_LIBPYTHON=1)
+#
+# DECODERS=pt builds perf as upstream does, without CORESIGHT=1: Intel PT
+# decoding only; DECODERS=etm leaves libipt out: CoreSight ETM only.
+ifeq ($(DECODERS),pt)
+CORESIGHT_CONFIG :=
+LIB_CONFIG	:= NO_OPENCSD=1
+else ifeq ($(DECODERS),etm)
+CORESIGHT_CONFIG := CORESIGHT=1 NO_LIBIPT=1
+LIB_CONFIG	:= NO_LIBIPT=1
+else ifeq ($(DECODERS),)
+CORESIGHT_CONFIG := CORESIGHT=1
+LIB_CONFIG	:=
+else
+$(error DECODERS=$(DECODERS): pt or etm)
+endif
 PERF_CONFIG	:= $(PERF_PYTHON) NO_LIBPERL=1 BUILD_BPF_SKEL=0 \
-		   PYTHON_WORD=python3 CORESIGHT=1 $(PERF_MAKE_FLAGS)
+		   PYTHON_WORD=python3 $(CORESIGHT_CONFIG) $(PERF_MAKE_FLAGS)
 PERF_FLAGS	:= O=$(PERF_OUT) $(PERF_CONFIG) prefix=$(PREFIX)
 # A CC given on the command line (or in the environment) is the compiler;
 # make's own default 'cc' becomes gcc, as before.
@@ -111,15 +133,64 @@ perf: $(BUILD)/assembled
 	@mkdir -p $(PERF_OUT)
 ifdef SANITIZE
 	@echo '$(SANITIZE)' | cmp -s - $(OUT)/sanitize || echo '$(SANITIZE)' > $(OUT)/sanitize
+endif
+ifneq ($(OUT),$(BUILD))
 	@ln -sfn ../linux $(OUT)/linux
 endif
 	@$(MAKE) --no-print-directory -j$(JOBS) -C $(TREE)/tools/perf $(PERF_FLAGS)
+	@$(MAKE) --no-print-directory vgtool
 
-libauxsample:
+# perf auxsample simulate's fast engine: a Valgrind tool, built where
+# Valgrind's tool interface is installed (Debian's valgrind package: its
+# pkg-config file, pub_tool_*.h and the static libcoregrind/libvex), as
+# perf's feature checks find a library; without it, simulate has only its
+# ptrace engine.  The tool goes to $(PERF_OUT)/auxsample-vg, beside
+# perf, with links to the Valgrind files its core loads from VALGRIND_LIB.
+VG_PC_OK	:= $(shell pkg-config --exists valgrind 2>/dev/null && echo y)
+ifeq ($(VG_PC_OK),y)
+VG_INC		:= $(shell pkg-config --variable=includedir valgrind)
+VG_LIBDIR	:= $(shell pkg-config --variable=libdir valgrind)/valgrind
+VG_LOAD		:= $(shell pkg-config --variable=valt_load_address valgrind)
+VG_PKGLIB	:= $(firstword $(wildcard /usr/libexec/valgrind /usr/lib/valgrind \
+		   /usr/lib/x86_64-linux-gnu/valgrind))
+HAVE_VG		:= $(and $(wildcard $(VG_INC)/pub_tool_tooliface.h),\
+		   $(wildcard $(VG_LIBDIR)/libcoregrind-amd64-linux.a),\
+		   $(wildcard $(VG_PKGLIB)/vgpreload_core-amd64-linux.so))
+endif
+VG_DIR		:= $(PERF_OUT)/auxsample-vg
+VG_TOOL		:= $(VG_DIR)/auxsample-amd64-linux
+VG_SRC		:= tools/perf/auxsample-vg/auxsample-vg.c tools/perf/auxsample-vg/auxsample-vg-proto.h
+VG_CFLAGS	:= -O2 -g -m64 -fno-pie -fno-stack-protector -fno-builtin \
+		   -fno-strict-aliasing -Wall -Werror -Wno-unused-parameter \
+		   -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
+		   -DVGPV_amd64_linux_vanilla=1 -I$(VG_INC)
+VG_LDFLAGS	:= -m64 -static -nodefaultlibs -nostartfiles -u _start -no-pie \
+		   -Wl,--build-id=none -Wl,-Ttext-segment=$(VG_LOAD)
+
+ifneq ($(HAVE_VG),)
+vgtool: $(VG_TOOL)
+$(VG_TOOL): $(VG_SRC) Makefile
+	@mkdir -p $(VG_DIR)
+	@echo '  CC+LD   $@'
+	@$(CC) $(VG_CFLAGS) -c -o $(VG_DIR)/auxsample-vg.o $<
+	@$(CC) $(VG_LDFLAGS) -o $@ $(VG_DIR)/auxsample-vg.o \
+		$(VG_LIBDIR)/libcoregrind-amd64-linux.a $(VG_LIBDIR)/libvex-amd64-linux.a \
+		$(wildcard $(VG_LIBDIR)/libgcc-sup-amd64-linux.a) -lgcc
+	@for f in vgpreload_core-amd64-linux.so default.supp; do \
+		ln -sfn $(VG_PKGLIB)/$$f $(VG_DIR)/$$f; done
+else
+vgtool:
+	@echo '  SKIP    auxsample Valgrind tool: no Valgrind tool interface (pkg-config valgrind); simulate uses ptrace'
+	@rm -rf $(VG_DIR)
+endif
+
+# Built in the assembled tree, as perf builds it: tools/build does the work.
+libauxsample: $(BUILD)/assembled
+	@scripts/overlay $(BUILD)
 	@mkdir -p $(OUT)/auxsample
-	@$(MAKE) --no-print-directory -s -C tools/lib/auxsample O=$(OUT)/auxsample \
+	@$(MAKE) --no-print-directory -s -C $(TREE)/tools/lib/auxsample O=$(OUT)/auxsample \
 		CC="$(CCACHE)$(CC)" EXTRA_CFLAGS="$(SAN_CFLAGS) $(EXTRA_CFLAGS)" \
-		EXTRA_LDFLAGS="$(SAN_CFLAGS) $(EXTRA_LDFLAGS)" tests
+		EXTRA_LDFLAGS="$(SAN_CFLAGS) $(EXTRA_LDFLAGS)" $(LIB_CONFIG) tests
 
 # The fuzz harnesses (fuzz/): the perf ones link this build's objects.
 # 'make fuzz' runs each for FUZZ_TIME seconds (FUZZ_HARNESS=pt,etm picks);
@@ -133,6 +204,7 @@ FUZZ_HARNESS	?=
 fuzz-build: perf
 	@mkdir -p $(FUZZ_OUT)
 	@$(MAKE) --no-print-directory -C fuzz O=$(FUZZ_OUT) PERF_OUT=$(PERF_OUT) \
+		LIBDIR=$(TREE)/tools/lib/auxsample \
 		PERF_SRC=$(TREE)/tools/perf PERF_LINK_FLAGS='$(PERF_CONFIG)'
 
 fuzz: fuzz-build
@@ -140,6 +212,23 @@ fuzz: fuzz-build
 
 check: perf libauxsample fuzz-build
 	@FUZZ_CHECK_TIME=$(FUZZ_CHECK_TIME) scripts/run-tests $(OUT)
+
+# perf without libopencsd, as upstream builds it, must decode Intel PT (the
+# library's tests and perf's test on a real recording), and refuse ETM
+# trace naming libopencsd; the library without libipt must decode ETM
+# (its unit tests, the consumer).  The ETM-only perf and the simulator's
+# suites are left out: CI's time (a perf build from cold is most of it).
+check-decoders:
+	@$(MAKE) --no-print-directory perf libauxsample DECODERS=pt
+	@scripts/run-tests $(BUILD)/decoders-pt libauxsample
+	@scripts/run-tests $(BUILD)/decoders-pt "CoreSight ETM full trace"
+	@$(MAKE) --no-print-directory libauxsample DECODERS=etm
+	@AUXSAMPLE_DATA=$(CURDIR)/../shared/data $(BUILD)/decoders-etm/auxsample/tests/auxsample-tests
+
+# The suites too long for every check (tests/perf-suites-long), alone.
+check-long: perf libauxsample
+	@PERF_SUITES=$(CURDIR)/tests/perf-suites-long scripts/run-tests $(OUT) \
+		"perf auxsample simulate: truth on programs"
 
 demo: perf
 	@scripts/demo $(BUILD)
@@ -163,6 +252,12 @@ install: perf
 		DESTDIR=$(DESTDIR) install-bin
 	@PATH=/usr/bin:$$PATH $(MAKE) --no-print-directory -C $(TREE)/tools/perf \
 		$(PERF_FLAGS) DESTDIR=$(DESTDIR) install-man
+ifneq ($(HAVE_VG),)
+	@install -d $(DESTDIR)$(PREFIX)/libexec/perf-core/auxsample-vg
+	@install -m 755 $(VG_TOOL) $(DESTDIR)$(PREFIX)/libexec/perf-core/auxsample-vg/
+	@for f in vgpreload_core-amd64-linux.so default.supp; do \
+		ln -sfn $(VG_PKGLIB)/$$f $(DESTDIR)$(PREFIX)/libexec/perf-core/auxsample-vg/$$f; done
+endif
 
 clean:
 	rm -rf $(PERF_OUT)
@@ -170,5 +265,5 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all assemble perf libauxsample fuzz-build fuzz check demo patches series \
-	series-check install clean distclean FORCE
+.PHONY: all assemble perf vgtool libauxsample fuzz-build fuzz check check-decoders check-long \
+	demo patches series series-check install clean distclean FORCE

@@ -2,17 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """Virtual LBR decoding speed: libauxsample against perf's own decoder.
 
-usage: bench/run.py [--runs N] [--out DIR] [--iterations N] [--threads LIST]
-                    [--perf PATH] [--files sparse,medium,dense]
+usage: bench/run.py [--runs N] [--out DIR] [--samples N] [--threads LIST]
+                    [--perf PATH] [--engine E] [--files sparse,medium,dense,mix]
 
-Records three simulated Intel PT sample-mode files once (perf auxsample
-simulate --mtc --cyc) of the tests' workload ('branches N', N from
---iterations, default 400: about 87k instructions; single-stepping runs
-at 15-25k instructions a second, so 4000 takes a minute or two a file):
-'sparse', one sample every 40000 instructions (disjoint 4 KiB snippets,
-which hold about 26000 instructions of this trace: the usual case at
-default sample rates), 'medium', one every 5000 (consecutive snippets
-overlap by about 80%), and 'dense', one every 200 (by 99%).  Then, on the same files, times
+Records simulated Intel PT sample-mode files once (perf auxsample
+simulate --mtc --cyc, with its default engine: Valgrind where installed)
+of the tests' workload ('branches N', about 133 instructions an
+iteration), each with about --samples samples (default 12000) and again
+with half as many: 'sparse', one sample every 40000 instructions
+(disjoint 4 KiB snippets, which hold about 26000 instructions of this
+trace: the usual case at default sample rates), 'medium', one every 5000
+(consecutive snippets overlap by about 80%), 'dense', one every 200 (by
+99%), and 'mix', two processes of the workload side by side (each on a
+CPU of its own), one sample every 5000.  Then, on the same files, times
 
   ours      perf auxsample script --depth 64 -j T > /dev/null
   upstream  perf script --itrace=L64 -F ip,brstack > /dev/null
@@ -25,7 +27,9 @@ for each T of --threads (default 1,2; 1 decodes inline, without threads;
 0 passes no -j, for builds without it), and prints medians of wall time,
 CPU time, ns per taken branch (CPU), samples per second (wall) and peak
 RSS, with the ratios upstream/ours of wall and of CPU time (above 1: ours
-is faster).  The runs of the commands compared take turns, so that other
+is faster).  The per-sample cost apart from start-up (loading perf, the
+dynamic linker, the session) is the slope between the two sizes: the
+difference of CPU time over the difference of samples, in microseconds.  The runs of the commands compared take turns, so that other
 work on the machine weighs on all of them alike.  --perf times another
 build (the same perf is upstream's).  Timings are this machine's: compare
 ratios, not seconds.
@@ -60,12 +64,22 @@ def run(cmd):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def record(out, name, period, iterations):
+INSNS_PER_ITERATION = 133
+PERIODS = {'sparse': 40000, 'medium': 5000, 'dense': 200, 'mix': 5000}
+
+
+def record(out, name, samples, engine):
+    """The file @name with about @samples samples, recorded once."""
+    period = PERIODS[name]
+    procs = 2 if name == 'mix' else 1
+    iterations = max(1, samples * period // INSNS_PER_ITERATION // procs)
     data = os.path.join(out, '%s-%d-c%d.data' % (name, iterations, period))
     if not os.path.exists(data):
+        wl = '%s branches %d' % (os.path.join(out, 'workload'), iterations)
+        cmd = ['/bin/sh', '-c', '%s & %s; wait' % (wl, wl)] if procs == 2 else wl.split()
         subprocess.run([PERF, 'auxsample', 'simulate', '--mtc', '--cyc', '-c', str(period),
-                        '-o', data, '--', os.path.join(out, 'workload'), 'branches',
-                        str(iterations)], check=True, capture_output=True)
+                        '-o', data] + (['--engine', engine] if engine else []) + ['--'] + cmd,
+                       check=True, capture_output=True)
     summary = subprocess.run([PERF, 'auxsample', 'script', '-i', data], check=True,
                              capture_output=True, text=True).stderr
     m = re.search(r'(\d+) AUX samples, (\d+) branches', summary)
@@ -76,10 +90,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--out', default=os.path.join(TOP, 'build', 'bench'))
-    ap.add_argument('--iterations', type=int, default=400)
+    ap.add_argument('--samples', type=int, default=12000)
+    ap.add_argument('--engine', default='')
     ap.add_argument('--threads', default='1,2')
     ap.add_argument('--perf', default=PERF)
-    ap.add_argument('--files', default='sparse,medium,dense')
+    ap.add_argument('--files', default='sparse,medium,dense,mix')
     args = ap.parse_args()
     perf = args.perf
     threads = [int(t) for t in args.threads.split(',')]
@@ -91,42 +106,58 @@ def main():
         subprocess.run(['cc', '-O1', '-static', '-o', wl, WORKLOAD, '-lpthread'], check=True)
 
     print('| file | samples | branches | tool | wall s | CPU s | ns/branch | samples/s | '
-          'peak RSS MiB | upstream/ours wall | upstream/ours CPU |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|')
-    periods = {'sparse': 40000, 'medium': 5000, 'dense': 200}
+          'peak RSS MiB | upstream/ours wall | upstream/ours CPU | us/sample (slope) |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
     for name in args.files.split(','):
-        period = periods[name]
-        data, samples, branches = record(args.out, name, period, args.iterations)
-        upstream_script = [PERF, 'script', '--itrace=L64', '-F', 'ip,brstack', '-i', data]
-        upstream_report = [PERF, 'report', '--stdio', '--itrace=L64', '-i', data]
-        groups = (
-            ('script', upstream_script,
-             [('auxsample script -j%d' % t,
-               [perf, 'auxsample', 'script', '--depth', '64'] + jobs(t) + ['-i', data])
-              for t in threads]),
-            ('report', upstream_report,
-             [('auxsample report -j%d' % t,
-               [perf, 'auxsample', 'report', '--depth', '64'] + jobs(t) + ['-i', data])
-              for t in threads] +
-             [('perf report', [perf, 'report', '--stdio', '-i', data])]),
-        )
-        for what, upstream, ours in groups:
-            cmds = [('upstream', upstream)] + ours
-            runs = {who: [] for who, _ in cmds}
-            for _ in range(args.runs):
-                for who, cmd in cmds:
-                    runs[who].append(run(cmd))
-            res = {who: [statistics.median(x) for x in zip(*r)] for who, r in runs.items()}
-            up = res['upstream']
-            for who, _ in ours + [('upstream', None)]:
-                wall, cpu, rss = res[who]
-                label = 'upstream %s' % what if who == 'upstream' else 'ours ' + who
-                ratios = ('%.2f | %.2f' % (up[0] / wall, up[1] / cpu)
-                          if who != 'upstream' else ' | ')
-                print('| %s | %d | %d | %s | %.3f | %.3f | %.0f | %.0f | %.1f | %s |' %
-                      (name, samples, branches, label, wall, cpu, 1e9 * cpu / branches,
-                       samples / wall, rss / 1024, ratios))
+        small = record(args.out, name, args.samples // 2, args.engine)
+        bench(args, perf, threads, name, small, None)
+        bench(args, perf, threads, name, record(args.out, name, args.samples, args.engine),
+              small)
     print('load average at end: %.2f %.2f %.2f' % os.getloadavg())
+
+
+def bench(args, perf, threads, name, recorded, small):
+    """Time the tools on @recorded; after @small (the half-size file,
+    timed first), the slope between the two."""
+    data, samples, branches = recorded
+    upstream_script = [PERF, 'script', '--itrace=L64', '-F', 'ip,brstack', '-i', data]
+    upstream_report = [PERF, 'report', '--stdio', '--itrace=L64', '-i', data]
+    groups = (
+        ('script', upstream_script,
+         [('auxsample script -j%d' % t,
+           [perf, 'auxsample', 'script', '--depth', '64'] + jobs(t) + ['-i', data])
+          for t in threads]),
+        ('report', upstream_report,
+         [('auxsample report -j%d' % t,
+           [perf, 'auxsample', 'report', '--depth', '64'] + jobs(t) + ['-i', data])
+          for t in threads] +
+         [('perf report', [perf, 'report', '--stdio', '-i', data])]),
+    )
+    for what, upstream, ours in groups:
+        cmds = [('upstream', upstream)] + ours
+        runs = {who: [] for who, _ in cmds}
+        for _ in range(args.runs):
+            for who, cmd in cmds:
+                runs[who].append(run(cmd))
+        res = {who: [statistics.median(x) for x in zip(*r)] for who, r in runs.items()}
+        up = res['upstream']
+        for who, _ in ours + [('upstream', None)]:
+            wall, cpu, rss = res[who]
+            label = 'upstream %s' % what if who == 'upstream' else 'ours ' + who
+            ratios = ('%.2f | %.2f' % (up[0] / wall, up[1] / cpu)
+                      if who != 'upstream' else ' | ')
+            slope = ''
+            key = (name, label)
+            if small is None:
+                SMALL[key] = (samples, cpu)
+            elif key in SMALL and samples > SMALL[key][0]:
+                slope = '%.1f' % (1e6 * (cpu - SMALL[key][1]) / (samples - SMALL[key][0]))
+            print('| %s | %d | %d | %s | %.3f | %.3f | %.0f | %.0f | %.1f | %s | %s |' %
+                  (name, samples, branches, label, wall, cpu, 1e9 * cpu / branches,
+                   samples / wall, rss / 1024, ratios, slope))
+
+
+SMALL = {}
 
 
 if __name__ == '__main__':

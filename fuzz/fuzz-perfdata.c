@@ -2,7 +2,8 @@
 /*
  * libFuzzer harness: a perf.data file through perf's session code and our
  * AUX-sample glue, as 'perf auxsample script', 'stat' and 'report' run it
- * (auxsample_script__run(), auxsample_hot__run()): header, features,
+ * (their commands, builtin-auxsample-*.c, as the command line calls
+ * them): header, features,
  * attrs, events, AUXTRACE_INFO to decoder configuration, AUX samples,
  * full-trace windows, decoding inline (one thread).
  *
@@ -11,17 +12,18 @@
  * hot-path report too.
  *
  * Built by scripts/fuzz-link-perf against perf's objects, with session.c,
- * header.c and util/auxsample*.c instrumented.  Leak detection is off for
+ * header.c, util/auxsample*.c and builtin-auxsample-*.c instrumented.  Leak detection is off for
  * this harness (scripts/fuzz): perf's error paths keep what they parsed.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <internal/lib.h>
 #include "debug.h"
-#include "auxsample-script.h"
+#include "builtin-auxsample.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,34 +51,29 @@ int LLVMFuzzerInitialize(int *argc __maybe_unused, char ***argv __maybe_unused)
 	return 0;
 }
 
+/* perf auxsample @argv[0] -i <input> --depth 16 -j 1 @argv[1..] */
+static void run(bool stat, const char *cmd, const char *opt)
+{
+	const char *argv[] = { cmd, "-i", path, "--depth", "16", "-j", "1", opt, NULL };
+	int argc = opt ? 8 : 7;
+
+	if (!strcmp(cmd, "report"))
+		cmd_auxsample_report(argc, argv);
+	else
+		cmd_auxsample_script(argc, argv, stat);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct auxsample_script_opts script = {
-		.input = path,
-		.depth = 16,
-		.threads = 1,
-		.reuse = true,
-		.window = 64 * 1024,
-		.json = size & 1,
-	};
-	struct auxsample_hot_opts hot = {
-		.input = path,
-		.depth = 16,
-		.threads = 1,
-		.reuse = true,
-		.window = 64 * 1024,
-	};
 	int fd = open(path, O_WRONLY | O_TRUNC);
 
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
 		abort();
 	close(fd);
 
-	auxsample_script__run(&script);
-	script.stat = true;
-	script.json = false;
-	auxsample_script__run(&script);
+	run(false, "script", size & 1 ? "--json" : NULL);
+	run(true, "stat", NULL);
 	if (!(size & 3))
-		auxsample_hot__run(&hot);
+		run(false, "report", NULL);
 	return 0;
 }

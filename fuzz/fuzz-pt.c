@@ -173,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		config.flow_context = &flow_sum;
 	}
 
-	dec = auxsample_decoder__new(&config);
+	dec = auxsample_decoder__new(&config, NULL);
 	if (!dec)
 		return 0;
 	switch (mode) {

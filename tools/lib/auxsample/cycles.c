@@ -45,9 +45,15 @@ void auxsample_timing__exit(struct auxsample_decoder *dec)
 	memset(&dec->timing, 0, sizeof(dec->timing));
 }
 
+/* The backend's trace times its packets (Intel PT with CYC). */
+void auxsample_timing__enable(struct auxsample_decoder *dec)
+{
+	dec->timing.enabled = true;
+}
+
 static bool auxsample_timing__on(const struct auxsample_decoder *dec)
 {
-	return dec->config.type == AUXSAMPLE_TRACE_INTEL_PT && dec->config.pt.cyc && dec->max;
+	return dec->timing.enabled && dec->max;
 }
 
 /* Time is lost here: nothing waiting can be timed, nothing after relates. */

@@ -24,7 +24,7 @@
 #include <opencsd/c_api/opencsd_c_api.h>
 #include <opencsd/etmv4/trc_pkt_types_etmv4.h>
 #include <opencsd/ete/trc_pkt_types_ete.h>
-#include "internal.h"
+#include "backend.h"
 
 #define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
@@ -97,9 +97,12 @@ struct etm_source_state {
 	int64_t			pid;		/* of the last context, -1 unknown */
 };
 
+/* A decoder's state (struct auxsample_backend's priv). */
 struct etm_state {
 	dcd_tree_handle_t	tree;
 	struct auxsample_decoder *dec;
+	const struct auxsample_config *config;
+	struct auxsample_etm_source *sources;	/* a copy of config->etm's */
 	const uint8_t		*buf;		/* the snippet being decoded */
 	bool			synced_once;
 	/* the trace is another thread's than the decoder's (set_thread) */
@@ -116,7 +119,7 @@ static bool etm_logger_silenced;
 static struct etm_source_state *etm_source(struct etm_state *etm, uint8_t chan_id)
 {
 	/* A single-source tree has no IDs: all it sees is its one source. */
-	if (!etm->dec->config.etm.formatted)
+	if (!etm->config->etm.formatted)
 		return &etm->src[0];
 	if (chan_id >= ETM_NR_IDS || etm->slot[chan_id] < 0)
 		return NULL;
@@ -133,7 +136,7 @@ static uint64_t etm_a64_direct_target(struct auxsample_decoder *dec, uint64_t pc
 	uint32_t insn;
 	int64_t off;
 
-	if (dec->config.read_memory(raw, sizeof(raw), pc, dec->config.context) < 4)
+	if (auxsample__read_memory(dec, raw, sizeof(raw), pc) < 4)
 		return 0;
 	insn = raw[0] | raw[1] << 8 | raw[2] << 16 | (uint32_t)raw[3] << 24;
 	if ((insn & 0x7c000000) == 0x14000000)		/* B, BL: imm26 */
@@ -166,7 +169,7 @@ static void etm_source__resolve(struct etm_state *etm, struct etm_source_state *
 	auxsample__add_branch(dec, s->from, to, s->kind, to ? 0 : AUXSAMPLE_BRF_TO_UNKNOWN);
 	if (to) {
 		s->end_ip = to;
-		dec->stats.end_ip = to;
+		auxsample__stats(dec)->end_ip = to;
 	}
 	if (!s->stack || pending != ETM_PENDING_BRANCH)
 		return;
@@ -175,8 +178,8 @@ static void etm_source__resolve(struct etm_state *etm, struct etm_source_state *
 			auxsample__error(dec, 0, -AUXSAMPLE_ERR_NOMEM, 0);
 	} else if (s->kind == AUXSAMPLE_BR_RET) {
 		/* Of an unknown return, all that is known is which frame it left. */
-		if (!to && dec->depth)
-			to = dec->stack[dec->depth - 1];
+		if (!to)
+			to = auxsample__stack_top(dec);
 		auxsample__ret(dec, to);
 	}
 }
@@ -244,9 +247,9 @@ static void etm_source__range(struct etm_state *etm, struct etm_source_state *s,
 
 	etm_source__resolve(etm, s, el->st_addr);
 	auxsample__flow(dec, &flow);
-	dec->stats.insns += el->num_instr_range;
+	auxsample__insns(dec, el->num_instr_range);
 	s->end_ip = el->en_addr;
-	dec->stats.end_ip = el->en_addr;
+	auxsample__stats(dec)->end_ip = el->en_addr;
 
 	if (!el->last_instr_exec ||
 	    (el->last_i_type != OCSD_INSTR_BR && el->last_i_type != OCSD_INSTR_BR_INDIRECT))
@@ -259,7 +262,7 @@ static void etm_source__range(struct etm_state *etm, struct etm_source_state *s,
 	s->indirect = el->last_i_type == OCSD_INSTR_BR_INDIRECT;
 	s->atom = index;
 	s->end_ip = last;
-	dec->stats.end_ip = last;
+	auxsample__stats(dec)->end_ip = last;
 }
 
 /* The flow of @s is lost: what was open goes where its packets say. */
@@ -284,7 +287,7 @@ static uint64_t etm_async_offset(struct etm_state *etm, struct etm_source_state 
 
 	if (s->async_seen && s->async <= index)
 		return s->async;
-	if (etm->dec->config.etm.formatted)
+	if (etm->config->etm.formatted)
 		return index;
 	while (i >= sizeof(async) - 1) {
 		if (!memcmp(etm->buf + i + 1 - sizeof(async), async, sizeof(async)))
@@ -298,16 +301,16 @@ static uint64_t etm_async_offset(struct etm_state *etm, struct etm_source_state 
 static void etm_source__synced(struct etm_state *etm, struct etm_source_state *s,
 			       ocsd_trc_index_t index)
 {
-	struct auxsample_decoder *dec = etm->dec;
+	struct auxsample_stats *stats = auxsample__stats(etm->dec);
 
 	if (s->synced)
 		return;
 	s->synced = true;
-	dec->stats.syncs++;
+	stats->syncs++;
 	if (etm->synced_once)
 		return;
 	etm->synced_once = true;
-	dec->stats.bytes_before_sync = etm_async_offset(etm, s, index);
+	stats->bytes_before_sync = etm_async_offset(etm, s, index);
 }
 
 static void etm_source__exception(struct etm_state *etm, struct etm_source_state *s,
@@ -324,7 +327,7 @@ static void etm_source__exception(struct etm_state *etm, struct etm_source_state
 	s->kind = AUXSAMPLE_BR_INTR;
 	s->from = at;
 	s->end_ip = at;
-	etm->dec->stats.end_ip = at;
+	auxsample__stats(etm->dec)->end_ip = at;
 }
 
 /*
@@ -348,12 +351,12 @@ static void etm_source__context(struct etm_state *etm, struct etm_source_state *
 		return;
 	s->pid = flow.pid;
 	auxsample__flow(dec, &flow);
-	foreign = dec->tid >= 0 && flow.pid >= 0 && flow.pid != dec->tid;
+	foreign = auxsample__thread(dec) >= 0 && flow.pid >= 0 && flow.pid != auxsample__thread(dec);
 	if (foreign && !etm->foreign) {
 		/* Never a branch into another thread's code. */
 		etm_source__resolve(etm, s, 0);
 		etm_source__lost(etm, s);
-		dec->stats.foreign++;
+		auxsample__stats(dec)->foreign++;
 	}
 	etm->foreign = foreign;
 }
@@ -408,7 +411,7 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 
 	if (!s)
 		return OCSD_RESP_CONT;
-	dec->flow_trace_id = chan_id;
+	auxsample__set_source(dec, chan_id);
 	if (el->elem_type == OCSD_GEN_TRC_ELEM_TIMESTAMP || el->has_ts)
 		etm_timestamp(etm, el, index);
 	switch (el->elem_type) {
@@ -455,7 +458,7 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 		/* The flow got here, and is lost until the next address. */
 		etm_source__resolve(etm, s, el->st_addr);
 		s->end_ip = el->st_addr;
-		dec->stats.end_ip = el->st_addr;
+		auxsample__stats(dec)->end_ip = el->st_addr;
 		auxsample__error(dec, index, -AUXSAMPLE_ERR_NOMAP, OCSD_ERR_MEM_NACC);
 		auxsample__gap(dec, el->st_addr, 0);
 		break;
@@ -584,14 +587,13 @@ static uint32_t etm_read_memory(const void *context, const ocsd_vaddr_t addr,
 				const ocsd_mem_space_acc_t space, const uint32_t size,
 				uint8_t *buf)
 {
-	struct auxsample_decoder *dec = (struct auxsample_decoder *)context;
-	struct etm_state *etm = dec->etm;
+	struct etm_state *etm = (struct etm_state *)context;
 	int n;
 
 	/* 0 is OpenCSD's "not accessible": an ADDR_NACC element, a gap. */
-	if (etm && etm->foreign)
+	if (etm->foreign)
 		return 0;
-	n = dec->config.read_memory(buf, size, addr, dec->config.context);
+	n = auxsample__read_memory(etm->dec, buf, size, addr);
 	if (n <= 0)
 		return 0;
 	return (uint32_t)n < size ? (uint32_t)n : size;
@@ -627,7 +629,7 @@ static void etm_ete_as_v4(const struct auxsample_etm_source *src, ocsd_etmv4_cfg
 
 static int etm_add_source(struct etm_state *etm, unsigned int i)
 {
-	const struct auxsample_etm_source *src = &etm->dec->etm_sources[i];
+	const struct auxsample_etm_source *src = &etm->sources[i];
 	struct etm_source_state *s = &etm->src[i];
 	unsigned char csid;
 	ocsd_etmv4_cfg v4 = {
@@ -669,8 +671,7 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 
 static int etm_tree_create(struct etm_state *etm)
 {
-	struct auxsample_decoder *dec = etm->dec;
-	bool formatted = dec->config.etm.formatted;
+	bool formatted = etm->config->etm.formatted;
 	int err = 0;
 
 	/*
@@ -689,19 +690,36 @@ static int etm_tree_create(struct etm_state *etm)
 	if (!err && ocsd_dt_set_gen_elem_outfn(etm->tree, etm_elem_in, etm))
 		err = -AUXSAMPLE_ERR_INVALID;
 	if (!err && ocsd_dt_add_callback_mem_acc(etm->tree, 0, ~0ULL, OCSD_MEM_SPACE_ANY,
-						 etm_read_memory, dec))
+						 etm_read_memory, etm))
 		err = -AUXSAMPLE_ERR_INVALID;
 	return err;
 }
 
-int auxsample_etm__init(struct auxsample_decoder *dec)
+static void etm_decoder__exit(void *priv)
 {
-	unsigned int nr = dec->config.etm.nr_sources;
+	struct etm_state *etm = priv;
+
+	if (etm->tree) {
+		pthread_mutex_lock(&etm_lock);
+		ocsd_destroy_dcd_tree(etm->tree);
+		pthread_mutex_unlock(&etm_lock);
+	}
+	free(etm->sources);
+	free(etm);
+}
+
+static int etm_decoder__init(struct auxsample_decoder *dec, const struct auxsample_config *config,
+			     void **priv)
+{
+	const struct auxsample_etm_config *cfg = &config->etm;
+	unsigned int nr = cfg->nr_sources;
 	struct etm_state *etm;
 	int err;
 
+	if (!nr || !cfg->sources)
+		return -AUXSAMPLE_ERR_INVALID;
 	/* A raw (unformatted) buffer is one source's, as TRBE writes it. */
-	if (!dec->config.etm.formatted && nr != 1)
+	if (!cfg->formatted && nr != 1)
 		return -AUXSAMPLE_ERR_INVALID;
 	if (nr > ETM_NR_IDS)
 		return -AUXSAMPLE_ERR_INVALID;
@@ -709,8 +727,15 @@ int auxsample_etm__init(struct auxsample_decoder *dec)
 	if (!etm)
 		return -AUXSAMPLE_ERR_NOMEM;
 	etm->dec = dec;
+	etm->config = config;
 	etm->nr_src = nr;
 	memset(etm->slot, -1, sizeof(etm->slot));
+	etm->sources = malloc(nr * sizeof(*etm->sources));
+	if (!etm->sources) {
+		free(etm);
+		return -AUXSAMPLE_ERR_NOMEM;
+	}
+	memcpy(etm->sources, cfg->sources, nr * sizeof(*etm->sources));
 
 	pthread_mutex_lock(&etm_lock);
 	if (!etm_logger_silenced) {
@@ -719,28 +744,13 @@ int auxsample_etm__init(struct auxsample_decoder *dec)
 		etm_logger_silenced = true;
 	}
 	err = etm_tree_create(etm);
-	if (err && etm->tree)
-		ocsd_destroy_dcd_tree(etm->tree);
 	pthread_mutex_unlock(&etm_lock);
 	if (err) {
-		free(etm);
+		etm_decoder__exit(etm);
 		return err;
 	}
-	dec->etm = etm;
+	*priv = etm;
 	return 0;
-}
-
-void auxsample_etm__exit(struct auxsample_decoder *dec)
-{
-	struct etm_state *etm = dec->etm;
-
-	if (!etm)
-		return;
-	pthread_mutex_lock(&etm_lock);
-	ocsd_destroy_dcd_tree(etm->tree);
-	pthread_mutex_unlock(&etm_lock);
-	free(etm);
-	dec->etm = NULL;
 }
 
 static void etm_state__reset(struct etm_state *etm)
@@ -803,13 +813,12 @@ static void etm_feed(struct etm_state *etm, const uint8_t *buf, size_t offset, s
 	}
 }
 
-int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len)
+static int etm_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 {
-	struct etm_state *etm = dec->etm;
+	struct etm_state *etm = priv;
+	struct auxsample_stats *stats = auxsample__stats(etm->dec);
 	size_t skip = 0, unit = 1;
 
-	if (!etm)
-		return -AUXSAMPLE_ERR_INVALID;
 	etm_state__reset(etm);
 	etm->buf = buf;
 	/*
@@ -817,7 +826,7 @@ int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, siz
 	 * write pointer, which is frame aligned (16-byte TPIU frames): a partial
 	 * frame can only be at its start.  It is not decoded.
 	 */
-	if (dec->config.etm.formatted) {
+	if (etm->config->etm.formatted) {
 		unit = ETM_FRAME;
 		skip = len % ETM_FRAME;
 	}
@@ -826,9 +835,17 @@ int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, siz
 	for (unsigned int i = 0; i < etm->nr_src; i++)
 		etm_source__resolve_stop(etm, &etm->src[i]);
 
-	if (!dec->stats.syncs) {
-		dec->stats.bytes_before_sync = len;
+	if (!stats->syncs) {
+		stats->bytes_before_sync = len;
 		return -AUXSAMPLE_ERR_NOSYNC;
 	}
 	return 0;
 }
+
+const struct auxsample_backend auxsample_etm_backend = {
+	.name		= "CoreSight ETM (OpenCSD)",
+	.type		= AUXSAMPLE_TRACE_ETM,
+	.init		= etm_decoder__init,
+	.exit		= etm_decoder__exit,
+	.decode		= etm_decoder__decode,
+};

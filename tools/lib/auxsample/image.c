@@ -1,52 +1,67 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Code images from files, through one libipt section cache shared by
- * every decoder and thread.  libipt forbids sharing a pt_image between
- * decoders, so each decoder keeps its own, rebuilt from the shared
- * sections when the image has grown since (libipt's doc/howto_libipt.md:
- * "an image must not be shared between decoders"; pt_iscache is).
+ * Code images from files, shared by every decoder and thread.  The image
+ * keeps the files in the order they were added; each backend that reads
+ * code from files keeps a cache of them here (its ->image_new()), which
+ * its decoders share: the Intel PT backend, libipt's section cache
+ * (libipt forbids sharing a pt_image between decoders, not a pt_iscache:
+ * each decoder rebuilds its own pt_image from the cache when the image
+ * has grown).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <intel-pt.h>
 #include "internal.h"
-
-#define IMAGE_CACHE_LIMIT	(256ULL << 20)	/* bytes of sections kept mapped */
-
-/* A file section as added, for clones. */
-struct image_file {
-	char		*filename;
-	uint64_t	offset;
-	uint64_t	size;
-	uint64_t	vaddr;
-};
 
 struct auxsample_image {
 	pthread_mutex_t			lock;
 	int				refcnt;
-	struct pt_image_section_cache	*iscache;
-	int				*isids;
-	struct image_file		*files;		/* isids[i] is files[i] */
+	struct auxsample_image_file	*files;
 	unsigned int			nr;
 	unsigned int			cap;
 	unsigned int			generation;	/* bumped by every add */
+	void				*caches[];	/* by auxsample_backends[] */
 };
+
+static unsigned int auxsample_image__nr_caches(void)
+{
+	/* Never a zero-length object, even with no backend at all. */
+	return auxsample_nr_backends ? auxsample_nr_backends : 1;
+}
+
+static void auxsample_image__delete(struct auxsample_image *image)
+{
+	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
+		if (image->caches[i])
+			auxsample_backends[i]->image_delete(image->caches[i]);
+	}
+	pthread_mutex_destroy(&image->lock);
+	for (unsigned int i = 0; i < image->nr; i++)
+		free(image->files[i].filename);
+	free(image->files);
+	free(image);
+}
 
 AUXSAMPLE_API struct auxsample_image *auxsample_image__new(void)
 {
-	struct auxsample_image *image = calloc(1, sizeof(*image));
+	struct auxsample_image *image;
 
+	image = calloc(1, sizeof(*image) + auxsample_image__nr_caches() * sizeof(void *));
 	if (!image)
 		return NULL;
-	image->iscache = pt_iscache_alloc("auxsample");
-	if (!image->iscache) {
-		free(image);
-		return NULL;
-	}
-	pt_iscache_set_limit(image->iscache, IMAGE_CACHE_LIMIT);
 	pthread_mutex_init(&image->lock, NULL);
 	image->refcnt = 1;
+	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
+		const struct auxsample_backend *b = auxsample_backends[i];
+
+		if (!b->image_new)
+			continue;
+		image->caches[i] = b->image_new();
+		if (!image->caches[i]) {
+			auxsample_image__delete(image);
+			return NULL;
+		}
+	}
 	return image;
 }
 
@@ -61,28 +76,17 @@ AUXSAMPLE_API void auxsample_image__put(struct auxsample_image *image)
 {
 	if (!image || __atomic_sub_fetch(&image->refcnt, 1, __ATOMIC_ACQ_REL))
 		return;
-	pt_iscache_free(image->iscache);
-	pthread_mutex_destroy(&image->lock);
-	for (unsigned int i = 0; i < image->nr; i++)
-		free(image->files[i].filename);
-	free(image->files);
-	free(image->isids);
-	free(image);
+	auxsample_image__delete(image);
 }
 
-/* Room for one more section; under image->lock. */
+/* Room for one more file; under image->lock. */
 static int auxsample_image__grow(struct auxsample_image *image)
 {
 	unsigned int cap = image->cap ? image->cap * 2 : 16;
-	struct image_file *files;
-	int *isids;
+	struct auxsample_image_file *files;
 
 	if (image->nr < image->cap)
 		return 0;
-	isids = realloc(image->isids, cap * sizeof(*isids));
-	if (!isids)
-		return -AUXSAMPLE_ERR_NOMEM;
-	image->isids = isids;
 	files = realloc(image->files, cap * sizeof(*files));
 	if (!files)
 		return -AUXSAMPLE_ERR_NOMEM;
@@ -91,31 +95,44 @@ static int auxsample_image__grow(struct auxsample_image *image)
 	return 0;
 }
 
+/* Into each backend's cache; under image->lock. */
+static int auxsample_image__add_caches(struct auxsample_image *image,
+				       const struct auxsample_image_file *file)
+{
+	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
+		int err;
+
+		if (!image->caches[i])
+			continue;
+		err = auxsample_backends[i]->image_add(image->caches[i], file);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
 					    const char *filename, uint64_t offset,
 					    uint64_t size, uint64_t vaddr)
 {
-	struct image_file file = { NULL, offset, size, vaddr };
-	int isid, ret;
+	struct auxsample_image_file file = { NULL, offset, size, vaddr };
+	int ret;
 
 	if (!image || !filename || !size)
 		return -AUXSAMPLE_ERR_INVALID;
-	isid = pt_iscache_add_file(image->iscache, filename, offset, size, vaddr);
-	if (isid < 0)
-		return pt_errcode(isid) == pte_nomem ? -AUXSAMPLE_ERR_NOMEM :
-						       -AUXSAMPLE_ERR_INVALID;
 	file.filename = strdup(filename);
 	if (!file.filename)
 		return -AUXSAMPLE_ERR_NOMEM;
 
 	pthread_mutex_lock(&image->lock);
 	ret = auxsample_image__grow(image);
+	if (!ret)
+		ret = auxsample_image__add_caches(image, &file);
 	if (ret) {
 		free(file.filename);
 		goto out;
 	}
-	image->files[image->nr] = file;
-	image->isids[image->nr++] = isid;
+	image->files[image->nr++] = file;
 	__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&image->lock);
@@ -123,9 +140,9 @@ out:
 }
 
 /*
- * The sections as of now, in a section cache of the clone's own: a
- * section's block cache and locks are shared by every decoder that reads
- * it through one cache, and decoders in other threads contend for them.
+ * The files as of now, in caches of the clone's own: a cache's locks
+ * (libipt: a section's block cache) are shared by every decoder that
+ * reads through it, and decoders in other threads contend for them.
  */
 AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image)
 {
@@ -140,7 +157,7 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_im
 		return NULL;
 	pthread_mutex_lock(&image->lock);
 	for (i = 0; i < image->nr && !err; i++) {
-		const struct image_file *f = &image->files[i];
+		const struct auxsample_image_file *f = &image->files[i];
 
 		err = auxsample_image__add_file(clone, f->filename, f->offset, f->size,
 						f->vaddr);
@@ -158,34 +175,20 @@ unsigned int auxsample_image__generation(struct auxsample_image *image)
 	return __atomic_load_n(&image->generation, __ATOMIC_ACQUIRE);
 }
 
-/*
- * Add the image's sections as of now to the empty @pti; *@generation says
- * which they are.  Later sections shadow earlier ones where they overlap,
- * as newer mappings do.
- */
-int auxsample_image__sync(struct auxsample_image *image, struct pt_image *pti,
-			  unsigned int *generation)
+void *auxsample_image__lock_cache(struct auxsample_image *image,
+				  const struct auxsample_backend *backend,
+				  unsigned int *generation)
 {
-	int ret = 0;
+	unsigned int i = 0;
 
+	while (i < auxsample_nr_backends && auxsample_backends[i] != backend)
+		i++;
 	pthread_mutex_lock(&image->lock);
-	for (unsigned int i = 0; i < image->nr; i++) {
-		ret = pt_image_add_cached(pti, image->iscache, image->isids[i], NULL);
-		if (ret < 0) {
-			ret = -AUXSAMPLE_ERR_NOMEM;
-			goto out;
-		}
-	}
 	*generation = image->generation;
-	ret = 0;
-out:
-	pthread_mutex_unlock(&image->lock);
-	return ret;
+	return i < auxsample_nr_backends ? image->caches[i] : NULL;
 }
 
-/* Code bytes of section @isid at @vaddr, as libipt reads them. */
-int auxsample_image__read(struct auxsample_image *image, uint8_t *buf, size_t size,
-			  int isid, uint64_t vaddr)
+void auxsample_image__unlock(struct auxsample_image *image)
 {
-	return pt_iscache_read(image->iscache, buf, size, isid, vaddr);
+	pthread_mutex_unlock(&image->lock);
 }

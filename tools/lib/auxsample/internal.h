@@ -2,18 +2,16 @@
 #ifndef __AUXSAMPLE_INTERNAL_H
 #define __AUXSAMPLE_INTERNAL_H
 
+/*
+ * The core's own: the decoder object and what only the core's files
+ * (auxsample.c, lbr.c, late.c, cycles.c, image.c) share.  Backends see
+ * backend.h alone.
+ */
 #include <stdbool.h>
 #include <auxsample/auxsample.h>
+#include "backend.h"
 
 #define AUXSAMPLE_MAX_ERRORS	16
-
-#ifndef ARRAY_SIZE
-#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
-#endif
-#define __maybe_unused		__attribute__((unused))
-
-struct pt_image;
-struct pt_stream;
 
 /*
  * A taken branch waiting for its time (cycles.c): its flow index, and its
@@ -43,6 +41,7 @@ struct auxsample_timing {
 	uint64_t			last_time;	/* of the last branch timed */
 	bool				last_valid;
 	uint32_t			stretch;	/* of the cycle count (pt.c) */
+	bool				enabled;	/* the backend times packets */
 };
 
 /* How to undo a change of the call stack (late.c). */
@@ -69,7 +68,7 @@ struct auxsample_late {
 	bool				chain_lost;	/* the stack moved under the ops */
 };
 
-/* What a decode produces, shared by the backends. */
+/* A decoder: its configuration, its backend, and what a decode produces. */
 struct auxsample_decoder {
 	struct auxsample_config		config;
 
@@ -96,31 +95,17 @@ struct auxsample_decoder {
 	struct auxsample_decode_error	errors[AUXSAMPLE_MAX_ERRORS];
 	unsigned int			nr_errors;
 
-	/* Intel PT backend */
-	struct pt_image			*image;
-	unsigned int			image_generation;	/* of config.image */
-	struct pt_insn_cache_entry	*insn_cache;		/* pt.c */
-	struct pt_stream		*stream;		/* pt.c, between stream calls */
-
 	struct auxsample_timing		timing;
 
 	/* The source whose elements are being decoded, for flow records. */
 	uint8_t				flow_trace_id;
 
-	/* CoreSight ETM backend (etm.c) */
-	struct auxsample_etm_source	*etm_sources;	/* copy of config.etm's */
-	void				*etm;		/* etm.c's own state */
+	const struct auxsample_backend	*backend;
+	void				*priv;		/* the backend's state */
+	bool				streaming;	/* between __stream_begin() and a __decode() */
 };
 
-void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
-			   uint64_t to, unsigned int kind, unsigned int flags);
-void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
-int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr);
-void auxsample__ret(struct auxsample_decoder *dec, uint64_t to);
-void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
-		      int lib_error);
-
-void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow);
+void auxsample__finish(struct auxsample_decoder *dec);
 void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br);
 struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uint64_t nr);
 
@@ -128,44 +113,13 @@ bool auxsample_late__active(const struct auxsample_decoder *dec);
 void auxsample_late__reset(struct auxsample_decoder *dec);
 void auxsample_late__exit(struct auxsample_decoder *dec);
 void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_branch *br);
-void auxsample_late__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
 void auxsample_late__stack_op(struct auxsample_decoder *dec, bool call, uint64_t seq_after);
 void auxsample_late__stack_moved(struct auxsample_decoder *dec);
 unsigned int auxsample_late__chain(struct auxsample_decoder *dec);
 
-void auxsample__restart(struct auxsample_decoder *dec);
-
 void auxsample_timing__reset(struct auxsample_decoder *dec);
 void auxsample_timing__exit(struct auxsample_decoder *dec);
-void auxsample_timing__break(struct auxsample_decoder *dec);
 void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n);
 void auxsample_timing__branch(struct auxsample_decoder *dec);
-void auxsample_timing__packet(struct auxsample_decoder *dec, uint64_t time, uint32_t stretch,
-			      bool exact);
-void auxsample_timing__stop(struct auxsample_decoder *dec);
-void auxsample_timing__start(struct auxsample_decoder *dec);
-
-unsigned int auxsample_image__generation(struct auxsample_image *image);
-int auxsample_image__read(struct auxsample_image *image, uint8_t *buf, size_t size,
-			  int isid, uint64_t vaddr);
-int auxsample_image__sync(struct auxsample_image *image, struct pt_image *pti,
-			  unsigned int *generation);
-
-int auxsample_pt__init(struct auxsample_decoder *dec);
-void auxsample_pt__exit(struct auxsample_decoder *dec);
-int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
-int auxsample_pt__stream_begin(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
-int auxsample_pt__stream_to(struct auxsample_decoder *dec, uint64_t end);
-void auxsample_pt__stream_end(struct auxsample_decoder *dec);
-
-/*
- * CoreSight ETM/ETE backend, on OpenCSD.  __init() may use
- * dec->config.etm (its sources copied to dec->etm_sources); __decode()
- * fills the same results as the PT backend through auxsample__add_branch()
- * and friends, and returns 0 or -AUXSAMPLE_ERR_*.
- */
-int auxsample_etm__init(struct auxsample_decoder *dec);
-void auxsample_etm__exit(struct auxsample_decoder *dec);
-int auxsample_etm__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len);
 
 #endif /* __AUXSAMPLE_INTERNAL_H */

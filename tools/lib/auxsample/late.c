@@ -32,7 +32,7 @@
 
 bool auxsample_late__active(const struct auxsample_decoder *dec)
 {
-	return dec->config.kernel_start && dec->sample_ip && dec->max && !dec->stream;
+	return dec->config.kernel_start && dec->sample_ip && dec->max && !dec->streaming;
 }
 
 void auxsample_late__reset(struct auxsample_decoder *dec)
@@ -160,7 +160,7 @@ void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_b
  * records these as branch entries (trace end, trace begin) that its rule
  * sees, and shows; here they only move the start.
  */
-void auxsample_late__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
+void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 {
 	struct auxsample_late *late = &dec->late;
 	struct auxsample_branch br = { .from = from, .to = to };

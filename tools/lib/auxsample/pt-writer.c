@@ -10,7 +10,6 @@
 #include <string.h>
 #include <intel-pt.h>
 #include <auxsample/pt-writer.h>
-#include "internal.h"
 
 #define TNT8_MAX	6
 #define RETSTACK	64	/* the hardware's return compression stack */
@@ -231,7 +230,7 @@ static int pt_writer__psb(struct auxsample_pt_writer *pt, uint64_t ip)
 	return err;
 }
 
-AUXSAMPLE_API struct auxsample_pt_writer *
+struct auxsample_pt_writer *
 auxsample_pt_writer__new(const struct auxsample_pt_writer_config *config)
 {
 	struct auxsample_pt_writer *pt;
@@ -258,7 +257,7 @@ auxsample_pt_writer__new(const struct auxsample_pt_writer_config *config)
 	return pt;
 }
 
-AUXSAMPLE_API void auxsample_pt_writer__delete(struct auxsample_pt_writer *pt)
+void auxsample_pt_writer__delete(struct auxsample_pt_writer *pt)
 {
 	if (!pt)
 		return;
@@ -267,14 +266,14 @@ AUXSAMPLE_API void auxsample_pt_writer__delete(struct auxsample_pt_writer *pt)
 	free(pt);
 }
 
-AUXSAMPLE_API const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt_writer *pt,
+const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt_writer *pt,
 						       size_t *len)
 {
 	*len = pt->len;
 	return pt->buf;
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__verify(const struct auxsample_pt_writer *pt,
+int auxsample_pt_writer__verify(const struct auxsample_pt_writer *pt,
 					      uint64_t *bad_offset)
 {
 	struct pt_packet_decoder *dec;
@@ -305,7 +304,7 @@ AUXSAMPLE_API int auxsample_pt_writer__verify(const struct auxsample_pt_writer *
 	return ret;
 }
 
-AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *pt)
+void auxsample_pt_writer__reset(struct auxsample_pt_writer *pt)
 {
 	pt->len = 0;
 	pt->nr_tnt = 0;
@@ -316,7 +315,7 @@ AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *pt)
 	pt->traceen = false;
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint64_t tsc)
+int auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint64_t tsc)
 {
 	struct pt_packet p = { .type = ppt_mtc };
 	uint64_t mtc;
@@ -340,7 +339,7 @@ AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *pt, uint
 	return pt_writer__flush_tnt(pt) ?: pt_writer__put(pt, &p);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *pt, uint64_t ip)
+int auxsample_pt_writer__start(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	pt->enabled = true;
 	pt->traceen = true;
@@ -353,7 +352,7 @@ AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *pt, uin
  * (pt_event_snapshot_aux()): buffered packets are flushed and nothing
  * more is written until auxsample_pt_writer__restart().
  */
-AUXSAMPLE_API int auxsample_pt_writer__stop(struct auxsample_pt_writer *pt)
+int auxsample_pt_writer__stop(struct auxsample_pt_writer *pt)
 {
 	int err = pt_writer__flush_tnt(pt);
 
@@ -368,7 +367,7 @@ AUXSAMPLE_API int auxsample_pt_writer__stop(struct auxsample_pt_writer *pt)
  * TraceEn"; "TSC Packet": sent on every TraceEn 0->1).  PacketEn stays as
  * it was: in the kernel, the TIP.PGE comes on the way back to user code.
  */
-AUXSAMPLE_API int auxsample_pt_writer__restart(struct auxsample_pt_writer *pt)
+int auxsample_pt_writer__restart(struct auxsample_pt_writer *pt)
 {
 	int err = 0;
 
@@ -381,19 +380,19 @@ AUXSAMPLE_API int auxsample_pt_writer__restart(struct auxsample_pt_writer *pt)
 	return err ?: pt_writer__put_cbr(pt);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *pt, uint64_t ip)
+int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	if (pt->len < pt->next_psb)
 		return 0;
 	return pt_writer__psb(pt, ip);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__cond(struct auxsample_pt_writer *pt, bool taken)
+int auxsample_pt_writer__cond(struct auxsample_pt_writer *pt, bool taken)
 {
 	return pt_writer__put_tnt(pt, taken);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__call(struct auxsample_pt_writer *pt, uint64_t ret_addr,
+int auxsample_pt_writer__call(struct auxsample_pt_writer *pt, uint64_t ret_addr,
 					    bool indirect, uint64_t to)
 {
 	if (pt->nr_rets == RETSTACK) {
@@ -410,7 +409,7 @@ AUXSAMPLE_API int auxsample_pt_writer__call(struct auxsample_pt_writer *pt, uint
  * A RET is a single taken TNT bit when its CALL came after the latest PSB
  * and it returns where that CALL would, else a TIP.
  */
-AUXSAMPLE_API int auxsample_pt_writer__ret(struct auxsample_pt_writer *pt, uint64_t to)
+int auxsample_pt_writer__ret(struct auxsample_pt_writer *pt, uint64_t to)
 {
 	bool compress = false;
 
@@ -423,20 +422,20 @@ AUXSAMPLE_API int auxsample_pt_writer__ret(struct auxsample_pt_writer *pt, uint6
 	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_tip, to, false);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__indirect(struct auxsample_pt_writer *pt, uint64_t to)
+int auxsample_pt_writer__indirect(struct auxsample_pt_writer *pt, uint64_t to)
 {
 	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_tip, to, false);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__async(struct auxsample_pt_writer *pt, uint64_t from,
-					     uint64_t to)
+int auxsample_pt_writer__async(struct auxsample_pt_writer *pt, uint64_t from,
+			       uint64_t to)
 {
 	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_fup, from, false) ?:
 	       pt_writer__put_ip(pt, ppt_tip, to, false);
 }
 
 /* User code left by a far transfer: TIP.PGD without an IP. */
-AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *pt)
+int auxsample_pt_writer__syscall(struct auxsample_pt_writer *pt)
 {
 	int err = pt_writer__flush_tnt(pt);
 
@@ -444,7 +443,7 @@ AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *pt)
 	return err ?: pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *pt, uint64_t ip)
+int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	int err = pt_writer__flush_tnt(pt);
 
@@ -454,7 +453,7 @@ AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *pt,
 	return err ?: pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *pt, uint64_t ip)
+int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	int err = pt_writer__flush_tnt(pt);
 
@@ -467,7 +466,7 @@ AUXSAMPLE_API int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *pt, u
 	return err;
 }
 
-AUXSAMPLE_API int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *pt, uint64_t ip)
+int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	int err = auxsample_pt_writer__restart(pt);
 
@@ -478,7 +477,7 @@ AUXSAMPLE_API int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *pt
 }
 
 /* Back in user code at @ip: TIP.PGE. */
-AUXSAMPLE_API int auxsample_pt_writer__resume(struct auxsample_pt_writer *pt, uint64_t ip)
+int auxsample_pt_writer__resume(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	pt->enabled = true;
 	return pt_writer__put_ip(pt, ppt_tip_pge, ip, false);

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <intel-pt.h>
-#include "internal.h"
+#include "backend.h"
+#include "pt-image.h"
 #include "x86-branch.h"
 
 /*
@@ -55,8 +56,23 @@ struct pt_cyc_cursor {
 #define PT_TNT8_BITS		6
 #define PT_TNT64_BITS		47
 
+struct pt_insn_cache_entry;
+struct pt_stream;
+
+/* A decoder's state (struct auxsample_backend's priv). */
+struct pt_decoder {
+	struct auxsample_decoder	*dec;
+	const struct auxsample_config	*config;
+	struct pt_image			*image;		/* the decoder's own */
+	unsigned int			image_generation;	/* of config->image */
+	struct pt_image_cache		*cache;		/* config->image's */
+	struct pt_insn_cache_entry	*insn_cache;
+	struct pt_stream		*stream;	/* between stream calls */
+};
+
 /* One decode of one snippet. */
 struct pt_flow {
+	struct pt_decoder		*pd;
 	struct auxsample_decoder	*dec;
 	struct pt_block_decoder		*blk;
 	bool				pending;	/* a branch awaits its target */
@@ -89,82 +105,69 @@ struct pt_insn_cache_entry {
 	uint8_t		mode;		/* enum pt_exec_mode */
 };
 
-static struct pt_insn_cache_entry *pt_insn_cache__slot(struct auxsample_decoder *dec,
-							uint64_t ip)
+static struct pt_insn_cache_entry *pt_insn_cache__slot(struct pt_decoder *pd, uint64_t ip)
 {
-	if (!dec->insn_cache) {
-		dec->insn_cache = calloc(PT_INSN_CACHE_SIZE, sizeof(*dec->insn_cache));
-		if (!dec->insn_cache)
+	if (!pd->insn_cache) {
+		pd->insn_cache = calloc(PT_INSN_CACHE_SIZE, sizeof(*pd->insn_cache));
+		if (!pd->insn_cache)
 			return NULL;
 	}
-	return &dec->insn_cache[(ip ^ (ip >> 13)) & (PT_INSN_CACHE_SIZE - 1)];
+	return &pd->insn_cache[(ip ^ (ip >> 13)) & (PT_INSN_CACHE_SIZE - 1)];
 }
 
-static void pt_insn_cache__clear(struct auxsample_decoder *dec)
+static void pt_insn_cache__clear(struct pt_decoder *pd)
 {
-	if (dec->insn_cache)
-		memset(dec->insn_cache, 0, PT_INSN_CACHE_SIZE * sizeof(*dec->insn_cache));
+	if (pd->insn_cache)
+		memset(pd->insn_cache, 0, PT_INSN_CACHE_SIZE * sizeof(*pd->insn_cache));
 }
 
 static int pt_read_memory(uint8_t *buffer, size_t size,
 			  const struct pt_asid *asid __maybe_unused,
 			  uint64_t ip, void *context)
 {
-	struct auxsample_decoder *dec = context;
-	int n = dec->config.read_memory(buffer, size, ip, dec->config.context);
+	struct pt_decoder *pd = context;
+	int n = auxsample__read_memory(pd->dec, buffer, size, ip);
 
 	return n > 0 ? n : -pte_nomap;
 }
 
-static struct pt_image *pt_image__new(struct auxsample_decoder *dec)
+static struct pt_image *pt_image__new(struct pt_decoder *pd)
 {
 	struct pt_image *pti = pt_image_alloc("auxsample");
 
-	if (pti && pt_image_set_callback(pti, pt_read_memory, dec) < 0) {
+	if (pti && pt_image_set_callback(pti, pt_read_memory, pd) < 0) {
 		pt_image_free(pti);
 		pti = NULL;
 	}
 	return pti;
 }
 
-int auxsample_pt__init(struct auxsample_decoder *dec)
+/* Take in the files added to the shared image since the last decode. */
+static int pt_image__update(struct pt_decoder *pd)
 {
-	dec->image = pt_image__new(dec);
-	if (!dec->image)
-		return -AUXSAMPLE_ERR_NOMEM;
-	/* Generation 0 is the empty image: sync on the first decode. */
-	dec->image_generation = 0;
-	return 0;
-}
-
-void auxsample_pt__exit(struct auxsample_decoder *dec)
-{
-	pt_image_free(dec->image);
-	dec->image = NULL;
-	free(dec->insn_cache);
-	dec->insn_cache = NULL;
-}
-
-/* Take in the sections added to the shared image since the last decode. */
-static int pt_image__update(struct auxsample_decoder *dec)
-{
-	struct auxsample_image *image = dec->config.image;
+	struct auxsample_image *image = pd->config->image;
+	struct pt_image_cache *cache;
+	unsigned int generation;
 	struct pt_image *pti;
 	int err;
 
-	if (!image || auxsample_image__generation(image) == dec->image_generation)
+	if (!image || auxsample_image__generation(image) == pd->image_generation)
 		return 0;
-	pti = pt_image__new(dec);
+	pti = pt_image__new(pd);
 	if (!pti)
 		return -AUXSAMPLE_ERR_NOMEM;
-	err = auxsample_image__sync(image, pti, &dec->image_generation);
+	cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
+	err = cache ? pt_image_cache__sync(cache, pti) : 0;
+	auxsample_image__unlock(image);
 	if (err) {
 		pt_image_free(pti);
 		return err;
 	}
-	pt_image_free(dec->image);
-	dec->image = pti;
-	pt_insn_cache__clear(dec);
+	pt_image_free(pd->image);
+	pd->image = pti;
+	pd->cache = cache;
+	pd->image_generation = generation;
+	pt_insn_cache__clear(pd);
 	return 0;
 }
 
@@ -274,7 +277,7 @@ static void pt_flow__packet(struct pt_flow *f)
 {
 	uint64_t offset;
 
-	if (!f->dec->config.pt.cyc || !f->cyc.pkt)
+	if (!f->pd->config->pt.cyc || !f->cyc.pkt)
 		return;
 	if (pt_blk_get_offset(f->blk, &offset) < 0)
 		return;
@@ -288,7 +291,7 @@ static void pt_flow__synced(struct pt_flow *f)
 	uint64_t sync;
 
 	auxsample_timing__break(f->dec);
-	if (f->dec->config.pt.cyc && !pt_blk_get_sync_offset(f->blk, &sync))
+	if (f->pd->config->pt.cyc && !pt_blk_get_sync_offset(f->blk, &sync))
 		pt_cyc_cursor__start(&f->cyc, f->cfg, sync);
 }
 
@@ -355,13 +358,13 @@ static enum x86_branch_class pt_iclass(enum pt_insn_class iclass)
 static int pt_flow__last_insn(struct pt_flow *f, const struct pt_block *b,
 			      struct x86_branch *br)
 {
-	struct auxsample_decoder *dec = f->dec;
+	struct pt_decoder *pd = f->pd;
 	struct pt_insn_cache_entry *slot = NULL;
 	uint8_t raw[pt_max_insn_size];
 	int n;
 
-	if (!b->truncated && b->isid > 0 && dec->config.image) {
-		slot = pt_insn_cache__slot(dec, b->end_ip);
+	if (!b->truncated && b->isid > 0 && pd->cache) {
+		slot = pt_insn_cache__slot(pd, b->end_ip);
 		if (slot && slot->isid == b->isid && slot->ip == b->end_ip &&
 		    slot->mode == b->mode) {
 			br->cls = slot->cls;
@@ -372,11 +375,10 @@ static int pt_flow__last_insn(struct pt_flow *f, const struct pt_block *b,
 	if (b->truncated) {
 		memcpy(raw, b->raw, b->size);
 		n = b->size;
-	} else if (b->isid > 0 && dec->config.image) {
-		n = auxsample_image__read(dec->config.image, raw, sizeof(raw), b->isid,
-					  b->end_ip);
+	} else if (b->isid > 0 && pd->cache) {
+		n = pt_image_cache__read(pd->cache, raw, sizeof(raw), b->isid, b->end_ip);
 	} else {
-		n = dec->config.read_memory(raw, sizeof(raw), b->end_ip, dec->config.context);
+		n = auxsample__read_memory(pd->dec, raw, sizeof(raw), b->end_ip);
 	}
 	if (n <= 0)
 		return -1;
@@ -420,9 +422,8 @@ static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
 
 	if (!b->ninsn)
 		return;
-	f->dec->stats.insns += b->ninsn;
 	pt_flow__resolve(f, b->ip, 0);
-	auxsample_timing__insns(f->dec, b->ninsn);
+	auxsample__insns(f->dec, b->ninsn);
 	f->last_ip = b->end_ip;
 
 	if (cls == X86_BR_NONE)
@@ -451,16 +452,16 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 
 	switch (ev->type) {
 	case ptev_enabled:
-		dec->stats.end_ip = 0;
+		auxsample__stats(dec)->end_ip = 0;
 		auxsample_timing__start(dec);
 		pt_flow__packet(f);
-		auxsample_late__boundary(dec, 0, ev->variant.enabled.ip);
+		auxsample__boundary(dec, 0, ev->variant.enabled.ip);
 		break;
 	case ptev_disabled:
 		/* A branch out of the traced code, e.g. a syscall in //u trace. */
 		from = f->pending ? f->from : f->last_ip;
 		if (f->pending) {
-			dec->stats.end_ip = f->from;
+			auxsample__stats(dec)->end_ip = f->from;
 			if (ev->ip_suppressed)
 				pt_flow__resolve(f, 0, AUXSAMPLE_BRF_TO_UNKNOWN);
 			else
@@ -468,15 +469,15 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 		}
 		pt_flow__packet(f);
 		auxsample_timing__stop(dec);
-		auxsample_late__boundary(dec, from, 0);
+		auxsample__boundary(dec, from, 0);
 		break;
 	case ptev_async_disabled:
 		/* Stopped at .at: an interrupt, in //u trace the sample's. */
 		pt_flow__resolve(f, ev->variant.async_disabled.at, 0);
-		dec->stats.end_ip = ev->variant.async_disabled.at;
+		auxsample__stats(dec)->end_ip = ev->variant.async_disabled.at;
 		pt_flow__packet(f);
 		auxsample_timing__stop(dec);
-		auxsample_late__boundary(dec, ev->variant.async_disabled.at, 0);
+		auxsample__boundary(dec, ev->variant.async_disabled.at, 0);
 		break;
 	case ptev_async_branch:
 		pt_flow__resolve(f, ev->variant.async_branch.from, 0);
@@ -543,6 +544,7 @@ static void pt_config__fill(struct pt_config *cfg, const struct auxsample_pt_con
 static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 {
 	struct auxsample_decoder *dec = f->dec;
+	struct auxsample_stats *stats = auxsample__stats(dec);
 	uint64_t sync;
 	int status;
 
@@ -552,8 +554,8 @@ static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 		status = pt_blk_sync_forward(f->blk);
 
 	while (status >= 0) {
-		if (!dec->stats.syncs++ && !pt_blk_get_sync_offset(f->blk, &sync))
-			dec->stats.decode_start = sync;
+		if (!stats->syncs++ && !pt_blk_get_sync_offset(f->blk, &sync))
+			stats->decode_start = sync;
 		pt_flow__synced(f);
 
 		status = pt_flow__run(f, status);
@@ -567,7 +569,7 @@ static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 	}
 	if (status != -pte_eos)
 		pt_flow__error(f, status);
-	return dec->stats.syncs ? 0 : -AUXSAMPLE_ERR_NOSYNC;
+	return stats->syncs ? 0 : -AUXSAMPLE_ERR_NOSYNC;
 }
 
 #define PT_PSB_CANDIDATES	32
@@ -608,39 +610,40 @@ static int pt_flow__decode(struct pt_flow *f, const uint8_t *buf, size_t len)
 	unsigned int nr = pt_find_psbs(buf, len, &first, psbs);
 	int err = -AUXSAMPLE_ERR_NOSYNC;
 
-	if (dec->config.flags & AUXSAMPLE_CFG_WHOLE_SNIPPET)
+	if (f->pd->config->flags & AUXSAMPLE_CFG_WHOLE_SNIPPET)
 		nr = 0;
 	for (int k = nr - 1; k >= -1; k--) {
 		auxsample__restart(dec);
 		f->pending = false;
 		err = pt_flow__decode_from(f, k >= 0 ? (int64_t)psbs[k] : -1);
-		if (!err && dec->ring_count >= dec->max && dec->max)
+		if (!err && auxsample__enough(dec))
 			break;
 		if (k == 0 && psbs[0] == first)
 			break;		/* the start has nothing more */
 	}
-	dec->stats.bytes_before_sync = first;
+	auxsample__stats(dec)->bytes_before_sync = first;
 	return err;
 }
 
-int auxsample_pt__decode(struct auxsample_decoder *dec, const uint8_t *buf, size_t len)
+static int pt_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 {
+	struct pt_decoder *pd = priv;
 	struct pt_config cfg;
-	struct pt_flow f = { .dec = dec, .cfg = &cfg };
+	struct pt_flow f = { .pd = pd, .dec = pd->dec, .cfg = &cfg };
 	int status;
 
 	if (!len) {
-		dec->stats.bytes_before_sync = 0;
+		auxsample__stats(pd->dec)->bytes_before_sync = 0;
 		return -AUXSAMPLE_ERR_NOSYNC;
 	}
-	status = pt_image__update(dec);
+	status = pt_image__update(pd);
 	if (status)
 		return status;
-	pt_config__fill(&cfg, &dec->config.pt, buf, len);
+	pt_config__fill(&cfg, &pd->config->pt, buf, len);
 	f.blk = pt_blk_alloc_decoder(&cfg);
 	if (!f.blk)
 		return -AUXSAMPLE_ERR_NOMEM;
-	status = pt_blk_set_image(f.blk, dec->image);
+	status = pt_blk_set_image(f.blk, pd->image);
 	if (status < 0)
 		status = pt_error(status);
 	else
@@ -769,10 +772,12 @@ static void pt_stream__free(struct pt_stream *s)
 	free(s);
 }
 
-void auxsample_pt__stream_end(struct auxsample_decoder *dec)
+static void pt_decoder__stream_end(void *priv)
 {
-	pt_stream__free(dec->stream);
-	dec->stream = NULL;
+	struct pt_decoder *pd = priv;
+
+	pt_stream__free(pd->stream);
+	pd->stream = NULL;
 }
 
 /* Synced at a PSB: the stops before it are behind, decoded or lost. */
@@ -781,29 +786,31 @@ static void pt_stream__synced(struct pt_stream *s, int status)
 	uint64_t sync = 0;
 
 	pt_blk_get_sync_offset(s->f.blk, &sync);
-	s->f.dec->stats.syncs++;
+	auxsample__stats(s->f.dec)->syncs++;
 	pt_flow__synced(&s->f);
 	s->seen = pt_stream__stops_before(s, sync);
 	s->status = status;
 }
 
-int auxsample_pt__stream_begin(struct auxsample_decoder *dec, const uint8_t *buf, size_t len)
+static int pt_decoder__stream_begin(void *priv, const uint8_t *buf, size_t len)
 {
+	struct pt_decoder *pd = priv;
 	struct pt_stream *s;
 	struct pt_config cfg;
 	int status;
 
-	auxsample_pt__stream_end(dec);
-	status = pt_image__update(dec);
+	pt_decoder__stream_end(pd);
+	status = pt_image__update(pd);
 	if (status)
 		return status;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -AUXSAMPLE_ERR_NOMEM;
-	s->f.dec = dec;
+	s->f.pd = pd;
+	s->f.dec = pd->dec;
 	s->buf = buf;
 	s->len = len;
-	pt_config__fill(&cfg, &dec->config.pt, buf, len);
+	pt_config__fill(&cfg, &pd->config->pt, buf, len);
 	status = pt_stream__scan(s, &cfg);
 	if (status)
 		goto out_free;
@@ -811,7 +818,7 @@ int auxsample_pt__stream_begin(struct auxsample_decoder *dec, const uint8_t *buf
 	s->f.blk = pt_blk_alloc_decoder(&cfg);
 	if (!s->f.blk)
 		goto out_free;
-	status = pt_blk_set_image(s->f.blk, dec->image);
+	status = pt_blk_set_image(s->f.blk, pd->image);
 	if (status < 0) {
 		status = pt_error(status);
 		goto out_free;
@@ -824,7 +831,7 @@ int auxsample_pt__stream_begin(struct auxsample_decoder *dec, const uint8_t *buf
 	s->f.cfg = &cfg;
 	pt_stream__synced(s, status);
 	s->f.cfg = NULL;
-	dec->stream = s;
+	pd->stream = s;
 	return 0;
 
 out_free:
@@ -863,9 +870,11 @@ static int pt_stream__run(struct pt_stream *s, uint64_t target)
 	}
 }
 
-int auxsample_pt__stream_to(struct auxsample_decoder *dec, uint64_t end)
+static int pt_decoder__stream_to(void *priv, uint64_t end)
 {
-	struct pt_stream *s = dec->stream;
+	struct pt_decoder *pd = priv;
+	struct auxsample_decoder *dec = pd->dec;
+	struct pt_stream *s = pd->stream;
 	uint64_t target;
 	int status;
 
@@ -875,10 +884,10 @@ int auxsample_pt__stream_to(struct auxsample_decoder *dec, uint64_t end)
 	target = pt_stream__stops_before(s, end);
 	if (!target || end > s->stops[target - 1].until || s->seen > target)
 		return -AUXSAMPLE_ERR_UNSUPPORTED;
-	status = pt_image__update(dec);
+	status = pt_image__update(pd);
 	if (status)
 		return status;
-	pt_blk_set_image(s->f.blk, dec->image);
+	pt_blk_set_image(s->f.blk, pd->image);
 
 	while (s->seen < target && !s->ended) {
 		status = pt_stream__run(s, target);
@@ -907,3 +916,49 @@ int auxsample_pt__stream_to(struct auxsample_decoder *dec, uint64_t end)
 		return -AUXSAMPLE_ERR_UNSUPPORTED;
 	return 0;
 }
+
+static int pt_decoder__init(struct auxsample_decoder *dec, const struct auxsample_config *config,
+			    void **priv)
+{
+	struct pt_decoder *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		return -AUXSAMPLE_ERR_NOMEM;
+	pd->dec = dec;
+	pd->config = config;
+	pd->image = pt_image__new(pd);
+	if (!pd->image) {
+		free(pd);
+		return -AUXSAMPLE_ERR_NOMEM;
+	}
+	/* Generation 0 is the empty image: sync on the first decode. */
+	pd->image_generation = 0;
+	if (config->pt.cyc)
+		auxsample_timing__enable(dec);
+	*priv = pd;
+	return 0;
+}
+
+static void pt_decoder__exit(void *priv)
+{
+	struct pt_decoder *pd = priv;
+
+	pt_decoder__stream_end(pd);
+	pt_image_free(pd->image);
+	free(pd->insn_cache);
+	free(pd);
+}
+
+const struct auxsample_backend auxsample_pt_backend = {
+	.name		= "Intel PT (libipt)",
+	.type		= AUXSAMPLE_TRACE_INTEL_PT,
+	.init		= pt_decoder__init,
+	.exit		= pt_decoder__exit,
+	.decode		= pt_decoder__decode,
+	.stream_begin	= pt_decoder__stream_begin,
+	.stream_to	= pt_decoder__stream_to,
+	.stream_end	= pt_decoder__stream_end,
+	.image_new	= pt_image_cache__new,
+	.image_delete	= pt_image_cache__delete,
+	.image_add	= pt_image_cache__add,
+};

@@ -31,7 +31,7 @@
 #include <auxsample/auxsample.h>
 #include "auxsample.h"
 #include "auxsample-place.h"
-#include "auxsample-script.h"
+#include "auxsample-stat.h"
 
 #define HELLO_DIR	"pt/dynamorio-drpt2trace/v2022-06-glibc-static/test_simple.tracedir"
 #define HELLO_PID	4242
@@ -129,7 +129,7 @@ static int test__auxsample_maps(struct test_suite *test __maybe_unused,
 	u8 byte;
 	int ret = TEST_FAIL;
 
-	if (!elf || !pt_path) {
+	if (!elf || !pt_path || !auxsample_supports(AUXSAMPLE_TRACE_INTEL_PT)) {
 		ret = TEST_SKIP;
 		goto out;
 	}
@@ -145,7 +145,7 @@ static int test__auxsample_maps(struct test_suite *test __maybe_unused,
 
 	TEST_ASSERT_VAL("no map at 0", auxsample_mem__read(&byte, 1, 0, &mem) < 0);
 
-	dec = auxsample_decoder__new(&config);
+	dec = auxsample_decoder__new(&config, NULL);
 	if (!dec)
 		goto out;
 	if (auxsample_decoder__decode(dec, pt, pt_size, 64) < 0)
@@ -165,7 +165,7 @@ out:
 	return ret;
 }
 
-#define MAPS_SKIP "no AUXSAMPLE_DATA=<shared/data> with DynamoRIO's glibc-static trace"
+#define MAPS_SKIP "no AUXSAMPLE_DATA=<shared/data> with DynamoRIO's glibc-static trace, or perf built without libipt"
 
 #define OVERLAP_SIZE	(2 * 1024 * 1024)
 #define OVERLAP_MAX_S	5.0	/* the byte-at-a-time walk took half a minute */
@@ -336,7 +336,7 @@ static int test__auxsample_maps(struct test_suite *test __maybe_unused,
 	return TEST_SKIP;
 }
 
-#define MAPS_SKIP "perf built without libauxsample (needs libipt and CORESIGHT=1)"
+#define MAPS_SKIP "perf built without libauxsample (needs libipt, or libopencsd with CORESIGHT=1)"
 
 static int test__auxsample_overlap(struct test_suite *test __maybe_unused,
 				   int subtest __maybe_unused)

@@ -19,9 +19,12 @@
 #include <auxsample/auxsample.h>
 
 #include "auxsample.h"
-#include "auxsample-etm.h"
+#include "auxsample-config.h"
+#include "auxsample-fulltrace.h"
 #include "auxsample-place.h"
 #include "auxsample-report.h"
+#include "auxsample-walk.h"
+#include "auxsample-window.h"
 #include "auxtrace.h"
 #include "branch.h"
 #include "callchain.h"
@@ -81,24 +84,19 @@ struct report_counts {
 
 struct auxsample_report {
 	struct auxtrace			auxtrace;
-	struct auxsample_config		config;
-	struct auxsample_decoder	*dec;	/* proc's, for the sample at hand */
-	struct auxsample_proc		proc;
-	struct auxsample_streams	*streams;	/* overlapping snippets */
 	/*
-	 * Samples decoded alone go to decoding threads and are delivered
-	 * again when decoded, in order; the events between them wait.
+	 * The walk's decoding (auxsample-walk.h): samples decoded alone go
+	 * to its decoding threads and are delivered again when decoded, in
+	 * order; the events between them wait.
 	 */
+	struct auxsample_decoding	d;
 	struct perf_session		*session;
-	struct auxsample_pool		*pool;
 	unsigned int			threads;	/* 0: one per online CPU */
 	bool				pool_tried;
 	struct branch_stack		*bs;
 	struct ip_callchain		*chain;		/* context, ip, callers */
 	unsigned int			chain_max;
-	unsigned int			depth;
 	u64				pmu_type;	/* of the AUX area events */
-	bool				have_config;
 	bool				warned;
 	/* Full trace: the windows of the samples beside it, in sample order. */
 	struct auxsample_windows	*windows;	/* holds the trace they point into */
@@ -120,7 +118,7 @@ static int auxsample_report__auxtrace_info(struct perf_session *session,
 					   union perf_event *event)
 {
 	struct auxsample_report *r = to_report(session);
-	int err = auxsample_config__from_auxtrace_info(&r->config, session, event,
+	int err = auxsample_config__from_auxtrace_info(&r->d.config, session, event,
 							&r->pmu_type);
 
 	if (err == -EOPNOTSUPP) {
@@ -128,9 +126,13 @@ static int auxsample_report__auxtrace_info(struct perf_session *session,
 			   event->auxtrace_info.type);
 		return 0;
 	}
+	if (err == -AUXSAMPLE_ERR_NOT_BUILT) {
+		pr_warning("virtual LBR: %s\n", auxsample__not_built(&r->d.config));
+		return 0;
+	}
 	if (err)
 		return err;
-	r->have_config = true;
+	r->d.have_config = true;
 	/* Report the sampled events on their own, not under intel_pt//. */
 	unleader_auxtrace(session);
 	return 0;
@@ -237,39 +239,6 @@ static enum report_outcome auxsample_report__outcome(const struct auxsample_resu
 	return nocode ? REPORT_NO_CODE : REPORT_NO_BRANCH;
 }
 
-static int auxsample_report__fill(void *arg, const struct auxsample_result *res);
-
-/*
- * In this thread: 0 when filled in, AUXSAMPLE_STREAM_ALONE to decode the
- * sample alone.
- * @claimed: the sample's place in its stream, found already, or NULL.
- */
-static int auxsample_report__decode_stream(struct auxsample_report *r, struct machine *machine,
-					   struct thread *thread, struct perf_sample *sample,
-					   struct evsel *evsel,
-					   const struct auxsample_stream_job *claimed)
-{
-	struct report_sample rs = { r, sample, evsel };
-	struct auxsample_stream_ctx ctx = {
-		.machine	= machine,
-		.thread		= thread,
-		.depth		= r->depth,
-		.sample_ip	= sample->ip,
-		.fn		= auxsample_report__fill,
-		.arg		= &rs,
-	};
-	struct auxsample_stream_job job;
-
-	if (claimed)
-		job = *claimed;
-	else if (!auxsample_streams__claim(r->streams, sample, &job))
-		return AUXSAMPLE_STREAM_ALONE;
-	ctx.image = auxsample_proc__image(&r->proc, machine, thread);
-	if (!ctx.image)
-		return -ENOMEM;
-	return auxsample_stream_job__decode(&job, &r->config, &ctx);
-}
-
 static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 {
 	struct report_sample *rs = arg;
@@ -297,7 +266,7 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 		memset(e, 0, sizeof(*e));
 		e->from = br[i].from;
 		e->to = br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br[i].to;
-		e->flags.type = auxsample_report__br_type(&br[i], r->config.type);
+		e->flags.type = auxsample_report__br_type(&br[i], r->d.config.type);
 		/* Where the trace has CYC packets: LBR's cycles, else 0 (unknown). */
 		e->flags.cycles = br[i].cycles;
 	}
@@ -312,33 +281,14 @@ static int auxsample_report__decode(struct auxsample_report *r, struct perf_sess
 {
 	struct machine *machine = &session->machines.host;
 	struct report_sample rs = { r, sample, evsel };
-	struct auxsample_result res;
-	struct auxsample_stats stats;
 	struct thread *thread;
-	int err = AUXSAMPLE_STREAM_ALONE;
+	int err;
 
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
 	if (!thread)
 		return -ENOMEM;
-	if (r->streams)
-		err = auxsample_report__decode_stream(r, machine, thread, sample, evsel, claimed);
-	if (err == AUXSAMPLE_STREAM_ALONE) {
-		r->dec = auxsample_proc__decoder(&r->proc, config, machine, thread);
-		if (r->dec) {
-			int nr;
-
-			/* ETM: the trace of the sample's thread only. */
-			auxsample_decoder__set_thread(r->dec, sample->tid);
-			auxsample_decoder__set_sample_ip(r->dec, sample->ip);
-			nr = auxsample_decoder__decode(r->dec, sample->aux_sample.data,
-							   sample->aux_sample.size, r->depth);
-
-			auxsample_result__init(&res, r->dec, nr, &stats);
-			err = auxsample_report__fill(&rs, &res);
-		} else {
-			err = -ENOMEM;
-		}
-	}
+	err = auxsample_decoding__decode(&r->d, machine, thread, sample, config, claimed,
+					 auxsample_report__fill, &rs);
 	thread__put(thread);
 	return err;
 }
@@ -422,19 +372,19 @@ static int auxsample_report__deliver(void *arg, struct thread *thread __maybe_un
  */
 static void auxsample_report__start_pool(struct auxsample_report *r)
 {
-	long nr = r->threads ?: sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int nr = auxsample_decoding__nr_threads(&r->d, r->threads);
 
 	r->pool_tried = true;
-	if (r->config.type != AUXSAMPLE_TRACE_INTEL_PT)
+	if (r->d.config.type != AUXSAMPLE_TRACE_INTEL_PT)
 		return;
 	/* Windows of a full trace are cut apart already: no snippets overlap. */
 	if (!r->windows)
-		r->streams = auxsample_streams__new(r->session);
+		r->d.streams = auxsample_streams__new(r->session);
 	if (nr <= 1 || perf_data__is_pipe(r->session->data))
 		return;
-	r->pool = auxsample_pool__new(&r->config, min_t(long, nr, AUXSAMPLE_POOL_JOBS),
-				      AUXSAMPLE_POOL_JOBS, auxsample_report__deliver, r);
-	if (!r->pool)
+	r->d.pool = auxsample_pool__new(&r->d.config, nr, AUXSAMPLE_POOL_JOBS,
+					auxsample_report__deliver, r);
+	if (!r->d.pool)
 		pr_warning("virtual LBR: decoding without threads\n");
 }
 
@@ -450,7 +400,7 @@ static bool evsel__has_aux_samples(const struct evsel *evsel)
  */
 static bool auxsample_report__serves(const struct auxsample_report *r, struct evsel *evsel)
 {
-	if (!evsel || !r->have_config || evsel->core.attr.type == r->pmu_type ||
+	if (!evsel || !r->d.have_config || evsel->core.attr.type == r->pmu_type ||
 	    evsel__is_dummy_event(evsel))
 		return false;
 	return r->windows || evsel__has_aux_samples(evsel);
@@ -467,15 +417,15 @@ static int auxsample_report__submit(struct auxsample_report *r, union perf_event
 	int err;
 
 	/* The threads read code through perf's maps meanwhile. */
-	auxsample_pool__lock(r->pool);
+	auxsample_pool__lock(r->d.pool);
 	thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	image = thread ? auxsample_proc__image(&r->proc, machine, thread) : NULL;
-	auxsample_pool__unlock(r->pool);
-	err = image ? auxsample_pool__submit(r->pool, machine, thread, image, event, sample,
-					     evsel, r->depth) : -ENOMEM;
-	auxsample_pool__lock(r->pool);
+	image = thread ? auxsample_proc__image(&r->d.proc, machine, thread) : NULL;
+	auxsample_pool__unlock(r->d.pool);
+	err = image ? auxsample_pool__submit(r->d.pool, machine, thread, image, event, sample,
+					     evsel, r->d.depth) : -ENOMEM;
+	auxsample_pool__lock(r->d.pool);
 	thread__put(thread);
-	auxsample_pool__unlock(r->pool);
+	auxsample_pool__unlock(r->d.pool);
 	return err ?: 1;
 }
 
@@ -513,9 +463,9 @@ static int auxsample_report__process_event(struct perf_session *session,
 	if (!r->pool_tried)
 		auxsample_report__start_pool(r);
 	/* A stream's samples cost little each: here, after the ones before them. */
-	if (r->pool && !(w && w->config))
-		claimed = auxsample_streams__claim(r->streams, sample, &job);
-	if (r->pool && !(w && w->config) && !claimed) {
+	if (r->d.pool && !(w && w->config))
+		claimed = auxsample_streams__claim(r->d.streams, sample, &job);
+	if (r->d.pool && !(w && w->config) && !claimed) {
 		err = auxsample_report__submit(r, event, sample);
 		if (w) {
 			sample->aux_sample.data = NULL;
@@ -523,11 +473,11 @@ static int auxsample_report__process_event(struct perf_session *session,
 		}
 		return err;
 	}
-	err = auxsample_pool__flush(r->pool);
+	err = auxsample_pool__flush(r->d.pool);
 	if (err)
 		return err;
 	err = auxsample_report__decode(r, session, sample, evsel,
-				       w && w->config ? w->config : &r->config,
+				       w && w->config ? w->config : &r->d.config,
 				       claimed ? &job : NULL);
 	if (w) {
 		sample->aux_sample.data = NULL;
@@ -538,7 +488,7 @@ static int auxsample_report__process_event(struct perf_session *session,
 
 out_in_order:
 	/* The samples still decoding come first. */
-	return auxsample_pool__flush(r->pool);
+	return auxsample_pool__flush(r->d.pool);
 }
 
 /* Full trace: the windows were found on the first pass. */
@@ -552,14 +502,14 @@ static int auxsample_report__process_auxtrace_event(struct perf_session *session
 static int auxsample_report__flush_events(struct perf_session *session,
 					  const struct perf_tool *tool __maybe_unused)
 {
-	return auxsample_pool__flush(to_report(session)->pool);
+	return auxsample_pool__flush(to_report(session)->d.pool);
 }
 
 int auxsample_report__flush(struct perf_session *session)
 {
 	if (!session->auxtrace || session->auxtrace->flush_events != auxsample_report__flush_events)
 		return 0;
-	return auxsample_pool__flush(to_report(session)->pool);
+	return auxsample_pool__flush(to_report(session)->d.pool);
 }
 
 static struct auxsample_report *auxsample_report__of(struct perf_session *session)
@@ -625,11 +575,7 @@ static void auxsample_report__free(struct perf_session *session)
 	struct auxsample_report *r = to_report(session);
 
 	session->auxtrace = NULL;
-	/* Its jobs hold threads and images: first. */
-	auxsample_pool__delete(r->pool);
-	auxsample_streams__delete(r->streams);
-	auxsample_proc__exit(&r->proc);
-	auxsample_config__exit(&r->config);
+	auxsample_decoding__exit(&r->d);
 	auxsample_windows__delete(r->windows);
 	free(r->wins);
 	free(r->counts);
@@ -643,7 +589,7 @@ static bool auxsample_report__evsel_is_auxtrace(struct perf_session *session,
 {
 	struct auxsample_report *r = to_report(session);
 
-	return r->have_config && evsel->core.attr.type == r->pmu_type;
+	return r->d.have_config && evsel->core.attr.type == r->pmu_type;
 }
 
 static bool auxsample_report__has_aux_samples(struct evlist *evlist)
@@ -655,89 +601,6 @@ static bool auxsample_report__has_aux_samples(struct evlist *evlist)
 			return true;
 	}
 	return false;
-}
-
-/*
- * A first pass over a full-trace file: the trace buffers and the samples
- * beside them, and each sample's window (auxsample-etm.h).
- */
-struct report_prepass {
-	struct perf_tool		tool;
-	struct auxsample_config		config;
-	u64				pmu_type;
-	bool				have_config;
-	struct auxsample_fulltrace	*ft;
-	struct auxsample_windows	*ws;
-	/* samples without a CPU: where their threads ran */
-	struct auxsample_place		*place;
-	u64				unplaced;
-};
-
-static int prepass__auxtrace_info(struct perf_session *session, union perf_event *event)
-{
-	struct report_prepass *p = container_of(session->tool, struct report_prepass, tool);
-	int err = auxsample_config__from_auxtrace_info(&p->config, session, event, &p->pmu_type);
-
-	if (err == -EOPNOTSUPP)
-		return 0;
-	if (err)
-		return err;
-	p->have_config = true;
-	auxsample_windows__time_conv(p->ws, event);
-	return 0;
-}
-
-static s64 prepass__auxtrace(struct perf_session *session, union perf_event *event)
-{
-	struct report_prepass *p = container_of(session->tool, struct report_prepass, tool);
-
-	return auxsample_fulltrace__queue(p->ft, session, event);
-}
-
-/* ETM: a CPU's trace format (raw or formatted), and its trace ID. */
-static int prepass__aux(const struct perf_tool *tool, union perf_event *event,
-			struct perf_sample *sample, struct machine *machine __maybe_unused)
-{
-	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
-
-	auxsample_fulltrace__aux(p->ft, event, sample);
-	return 0;
-}
-
-static int prepass__aux_output_hw_id(const struct perf_tool *tool, union perf_event *event,
-				     struct perf_sample *sample,
-				     struct machine *machine __maybe_unused)
-{
-	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
-
-	return auxsample_fulltrace__hw_id(p->ft, event, sample);
-}
-
-/* Where threads run, for the samples without a CPU. */
-static int prepass__place(const struct perf_tool *tool, union perf_event *event,
-			  struct perf_sample *sample, struct machine *machine __maybe_unused)
-{
-	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
-
-	return auxsample_place__event(p->place, event, sample);
-}
-
-static int prepass__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
-			   struct perf_sample *sample, struct evsel *evsel,
-			   struct machine *machine __maybe_unused)
-{
-	struct report_prepass *p = container_of(tool, struct report_prepass, tool);
-	struct perf_sample placed = *sample;
-
-	if (!p->have_config || sample->aux_sample.size || evsel->core.attr.type == p->pmu_type)
-		return 0;
-	/* In the trace of the CPU its thread ran on, if the sideband says. */
-	if (!auxsample_place__has_cpu(evsel)) {
-		placed.cpu = auxsample_place__cpu(p->place, sample);
-		if (placed.cpu == (u32)-1)
-			p->unplaced++;
-	}
-	return auxsample_windows__add(p->ws, &placed, evsel, NULL);
 }
 
 static int prepass__window(struct perf_sample *sample, struct evsel *evsel __maybe_unused,
@@ -767,48 +630,17 @@ static int prepass__window(struct perf_sample *sample, struct evsel *evsel __may
 /* Full trace (Intel PT, CoreSight ETM) with samples beside it: every sample's window. */
 static int auxsample_report__windows(struct auxsample_report *r, struct perf_session *session)
 {
-	struct report_prepass p = {};
-	struct perf_data data = {
-		.path = session->data->path,
-		.mode = PERF_DATA_MODE_READ,
-	};
-	struct perf_session *ps;
-	int err = -ENOMEM;
+	struct auxsample_windows *ws = NULL;
+	u64 unplaced = 0;
+	int err = auxsample_windows__first_pass(session, AUXSAMPLE_REPORT_WINDOW_BYTES,
+						 prepass__window, r, &ws, &unplaced);
 
-	perf_tool__init(&p.tool, /*ordered_events=*/true);
-	p.tool.sample = prepass__sample;
-	p.tool.id_index = perf_event__process_id_index;
-	p.tool.auxtrace_info = prepass__auxtrace_info;
-	p.tool.auxtrace = prepass__auxtrace;
-	p.tool.aux = prepass__aux;
-	p.tool.aux_output_hw_id = prepass__aux_output_hw_id;
-	p.tool.itrace_start = prepass__place;
-	p.tool.context_switch = prepass__place;
-	p.ft = auxsample_fulltrace__new();
-	p.ws = auxsample_windows__new(AUXSAMPLE_REPORT_WINDOW_BYTES);
-	p.place = auxsample_place__new();
-	if (!p.ft || !p.ws || !p.place)
-		goto out;
-	ps = perf_session__new(&data, &p.tool);
-	if (IS_ERR(ps)) {
-		err = PTR_ERR(ps);
-		goto out;
-	}
-	err = perf_session__process_events(ps);
-	if (!err && p.have_config && auxsample_windows__nr_samples(p.ws) &&
-	    auxsample_fulltrace__has_trace(p.ft))
-		err = auxsample_windows__run(p.ws, p.ft, ps, prepass__window, r);
-	perf_session__delete(ps);
 	if (!err && r->nr_wins) {
-		r->windows = p.ws;
-		p.ws = NULL;
-		auxsample_place__warn_unplaced("virtual LBR: ", p.unplaced);
+		r->windows = ws;
+		ws = NULL;
+		auxsample_place__warn_unplaced("virtual LBR: ", unplaced);
 	}
-out:
-	auxsample_fulltrace__delete(p.ft);
-	auxsample_windows__delete(p.ws);
-	auxsample_place__delete(p.place);
-	auxsample_config__exit(&p.config);
+	auxsample_windows__delete(ws);
 	return err;
 }
 
@@ -836,7 +668,7 @@ static struct auxsample_report *auxsample_report__new(struct perf_session *sessi
 		free(r);
 		return NULL;
 	}
-	r->depth = depth;
+	r->d.depth = depth;
 	r->session = session;
 	return r;
 }
@@ -868,7 +700,7 @@ static void auxsample_report__install(struct auxsample_report *r, struct perf_se
 	/* The samples have branch stacks and call chains now, as with --itrace=LG. */
 	itrace->set = true;
 	itrace->add_last_branch = true;
-	itrace->last_branch_sz = r->depth;
+	itrace->last_branch_sz = r->d.depth;
 	itrace->add_callchain = true;
 	itrace->callchain_sz = r->chain_max;
 	evlist__for_each_entry(session->evlist, evsel)

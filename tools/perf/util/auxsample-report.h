@@ -25,7 +25,7 @@ struct perf_tool;
  *
  * A full trace (indexed: HEADER_AUXTRACE) with samples beside it and no
  * AUX samples is read twice: a first pass finds each sample's window of
- * Intel PT trace (auxsample-etm.h), which then stands for its AUX data.
+ * Intel PT trace (auxsample-window.h), which then stands for its AUX data.
  */
 #define AUXSAMPLE_REPORT_DEPTH	64
 #define AUXSAMPLE_REPORT_WINDOW_BYTES	(64 * 1024)

@@ -48,11 +48,13 @@
 
 #include <auxsample/pt-writer.h>
 #include "auxsample-sim.h"
+#include "auxsample-sim-engine.h"
 #include "auxsample-sim-progress.h"
 #include "auxsample-sim-stop.h"
 #include "auxsample-sim-truth.h"
 #include "auxsample-sim-kernel.h"
 #include "auxsample-sim-tracing.h"
+#include "auxsample-sim-vg.h"
 #include "auxsample-sim-vmlinux.h"
 #include "auxtrace.h"
 #include "build-id.h"
@@ -303,12 +305,17 @@ static void sim_thread__comm(struct sim_thread *t, char comm[16])
 	}
 }
 
-static int sim__write_comm(struct sim *sim, struct sim_thread *t, bool exec)
+/* @name: the thread's name, or NULL to read it from /proc. */
+static int sim__write_comm(struct sim *sim, struct sim_thread *t, bool exec,
+			   const char *name)
 {
 	union perf_event *ev = sim->event;
 	char comm[16];
 
-	sim_thread__comm(t, comm);
+	if (name)
+		strlcpy(comm, name, sizeof(comm));
+	else
+		sim_thread__comm(t, comm);
 	memset(ev, 0, sizeof(ev->comm));
 	ev->comm.header.type = PERF_RECORD_COMM;
 	ev->comm.header.misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
@@ -536,7 +543,8 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 	t->cpu = sim->next_cpu++;
 	auxsample_sim_truth_thread__init(&t->truth, tid);
 	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
-	t->mem_fd = open(path, O_RDONLY);
+	/* Other engines hand over the code they ran. */
+	t->mem_fd = sim->opts->engine == SIM_ENGINE_PTRACE ? open(path, O_RDONLY) : -1;
 	t->pt = auxsample_pt_writer__new(&(struct auxsample_pt_writer_config){
 		.size = sizeof(struct auxsample_pt_writer_config),
 		.psb_period = sim->opts->psb_period,
@@ -550,7 +558,7 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 		.cbr = SIM_MAX_NONTURBO,
 		.nom_freq = SIM_MAX_NONTURBO,
 	});
-	if (t->mem_fd < 0 || !t->pt) {
+	if ((t->mem_fd < 0 && sim->opts->engine == SIM_ENGINE_PTRACE) || !t->pt) {
 		auxsample_pt_writer__delete(t->pt);
 		pr_err("cannot read the memory of thread %d: %s\n", tid, strerror(errno));
 		if (t->mem_fd >= 0)
@@ -578,7 +586,8 @@ static void sim_thread__delete(struct sim_thread *t)
 {
 	list_del(&t->node);
 	auxsample_pt_writer__delete(t->pt);
-	close(t->mem_fd);
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
 	auxsample_sim_truth_thread__exit(&t->truth);
 	free(t);
 }
@@ -592,14 +601,12 @@ static int sim_thread__regs(struct sim_thread *t, struct user_regs_struct *regs)
 	return 0;
 }
 
-/* A fresh stream: the thread starts, or exec replaced its program. */
-static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
+/* The process starts, or exec replaced its program: a fresh stream. */
+static int sim__process_begin(struct sim *sim, struct sim_thread *t, bool exec,
+			      const char *comm)
 {
-	struct user_regs_struct regs;
-	int err = sim_thread__regs(t, &regs);
+	int err;
 
-	if (err)
-		return err;
 	if (exec) {
 		err = sim_thread__verify(t) ?: sim__flush_trace(sim, t);
 		if (err)
@@ -608,13 +615,26 @@ static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
 		t->flushed = 0;
 		auxsample_sim_truth_thread__exec(&t->truth);
 	}
-	err = sim__write_comm(sim, t, exec) ?: sim__scan_maps(sim, t);
-	if (!err)
-		err = sim__write_itrace_start(sim, t);
-	/* The trace comes after the events that tell whose it is. */
+	return sim__write_comm(sim, t, exec, comm);
+}
+
+/* The trace comes after the events that tell whose it is. */
+static int sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	int err = sim__write_itrace_start(sim, t);
+
 	sim->tsc++;
 	return err ?: auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
-		      auxsample_pt_writer__start(t->pt, regs.rip);
+		      auxsample_pt_writer__start(t->pt, ip);
+}
+
+static int sim__start_thread(struct sim *sim, struct sim_thread *t, bool exec)
+{
+	struct user_regs_struct regs;
+	int err = sim_thread__regs(t, &regs);
+
+	return err ?: sim__process_begin(sim, t, exec, NULL) ?: sim__scan_maps(sim, t) ?:
+		      sim__trace_from(sim, t, regs.rip);
 }
 
 /* --- one step --- */
@@ -1364,6 +1384,126 @@ static int sim__trace(struct sim *sim)
 	return err;
 }
 
+/* --- what other engines tell (auxsample-sim-engine.h) --- */
+
+struct sim_thread *auxsample_sim__thread_new(struct sim *sim, pid_t pid, pid_t tid,
+					     pid_t ppid, pid_t ptid)
+{
+	struct sim_thread *t = sim__add_thread(sim, pid, tid);
+
+	if (t && ppid >= 0 && sim__write_task(sim, t, PERF_RECORD_FORK, ppid, ptid)) {
+		sim_thread__delete(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct sim_thread *auxsample_sim__thread_find(struct sim *sim, pid_t tid)
+{
+	return sim__find_thread(sim, tid);
+}
+
+int auxsample_sim__comm(struct sim *sim, struct sim_thread *t, bool exec, const char *comm)
+{
+	if (exec)
+		t->in_kernel = false;
+	return sim__process_begin(sim, t, exec, comm);
+}
+
+int auxsample_sim__mmap(struct sim *sim, struct sim_thread *t, u64 start, u64 end, u64 pgoff,
+			u64 ino, const char *name)
+{
+	struct sim_map m = {
+		.pid = t->pid, .start = start, .end = end, .pgoff = pgoff, .ino = ino,
+	};
+
+	if (sim__map_seen(sim, &m))
+		return 0;
+	return sim__remember_map(sim, &m) ?: sim__write_mmap(sim, t, &m, name);
+}
+
+int auxsample_sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	return sim__trace_from(sim, t, ip);
+}
+
+/* What sim_thread__step_begin() and sim_thread__step_end() do around a step. */
+int auxsample_sim__retire(struct sim *sim, struct sim_thread *t, u64 ip,
+			  const struct intel_pt_insn *insn, u64 next)
+{
+	int err;
+
+	sim->tsc += SIM_TSC_PER_INSN;
+	err = auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
+	      auxsample_pt_writer__maybe_psb(t->pt, ip);
+	/* Back from the kernel: the TIP.PGE after this time, as for a step. */
+	if (!err && t->in_kernel) {
+		t->in_kernel = false;
+		err = auxsample_pt_writer__resume(t->pt, ip);
+	}
+	if (!err && insn)
+		err = sim__model(sim, t, ip, insn, next);
+	if (err)
+		return err;
+	sim->nr_insns++;
+	if (++t->insns >= sim->opts->period)
+		return sim__sample(sim, t, next);
+	return 0;
+}
+
+/* A stop signal after the one that stopped it: no more waiting. */
+bool auxsample_sim__stop_again(struct sim *sim)
+{
+	return sim->stop.nr_signals > sim->stop_signals;
+}
+
+bool auxsample_sim__in_kernel(const struct sim_thread *t)
+{
+	return t->in_kernel;
+}
+
+int auxsample_sim__signal(struct sim *sim __maybe_unused, struct sim_thread *t, u64 ip)
+{
+	if (t->in_kernel)
+		return 0;
+	t->in_kernel = true;
+	return auxsample_pt_writer__interrupt(t->pt, ip);
+}
+
+int auxsample_sim__thread_exit(struct sim *sim, struct sim_thread *t)
+{
+	int err = sim__write_task(sim, t, PERF_RECORD_EXIT, t->pid, t->tid) ?:
+		  sim_thread__verify(t) ?: sim__flush_trace(sim, t);
+
+	sim_thread__delete(t);
+	return err;
+}
+
+int auxsample_sim__thread_stop(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	int err = t->in_kernel || !ip ? 0 : auxsample_pt_writer__interrupt(t->pt, ip);
+
+	err = err ?: sim_thread__verify(t) ?: sim__flush_trace(sim, t);
+	sim_thread__delete(t);
+	return err;
+}
+
+void auxsample_sim__child(struct sim *sim)
+{
+	auxsample_sim_stop__child(&sim->stop);
+}
+
+bool auxsample_sim__check(struct sim *sim)
+{
+	sim__check(sim);
+	return sim->phase != SIM_RUNNING;
+}
+
+int auxsample_sim__wait(struct sim *sim, int timeout_ms)
+{
+	return auxsample_sim_stop__wait(&sim->stop, timeout_ms);
+}
+
 /* --- the recording --- */
 
 /* One sample id per CPU, ids from @base on, as a per-CPU recording has. */
@@ -1837,18 +1977,53 @@ static void sim__summary(struct sim *sim)
  * signal that stopped it (for the caller to die of, as perf record
  * does), or a negative errno.
  */
-int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
+static int sim__trace_ptrace(struct sim *sim, const char **argv)
+{
+	struct sim_thread *t;
+	pid_t pid = sim__spawn(sim, argv);
+	int err;
+
+	if (pid < 0)
+		return pid;
+	sim->pid = pid;
+	t = sim__add_thread(sim, pid, pid);
+	if (!t) {
+		kill(pid, SIGKILL);
+		return -ENOMEM;
+	}
+	err = sim__start_thread(sim, t, true) ?: sim_thread__step_begin(sim, t);
+	return err ?: sim__trace(sim);
+}
+
+/* The engine asked for, or the fast one where it can run. */
+static int sim__pick_engine(struct sim_opts *opts)
+{
+	const char *why = NULL;
+	bool vg = auxsample_sim_vg__available(&why);
+
+	if (opts->engine == SIM_ENGINE_DEFAULT) {
+		opts->engine = vg ? SIM_ENGINE_VALGRIND : SIM_ENGINE_PTRACE;
+		if (!vg)
+			pr_debug("perf auxsample simulate: ptrace engine: %s\n", why);
+	} else if (opts->engine == SIM_ENGINE_VALGRIND && !vg) {
+		pr_err("perf auxsample simulate: --engine=valgrind: %s\n", why);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+int auxsample_sim__run(const struct sim_opts *user_opts, int argc __maybe_unused,
 		       const char **argv)
 {
+	struct sim_opts opts_buf = *user_opts, *opts = &opts_buf;
 	struct sim sim = { .opts = opts };
-	struct sim_thread *t;
-	pid_t pid;
 	int err;
 
 	INIT_LIST_HEAD(&sim.threads);
 	sim.tsc = SIM_TSC_START;
 	/* From here a stop signal is waited for, not taken. */
-	err = auxsample_sim_stop__begin(&sim.stop, opts->max_insns, opts->duration);
+	err = sim__pick_engine(opts) ?:
+	      auxsample_sim_stop__begin(&sim.stop, opts->max_insns, opts->duration);
 	if (err)
 		goto out;
 	err = sim__open_output(&sim);
@@ -1856,21 +2031,10 @@ int auxsample_sim__run(const struct sim_opts *opts, int argc __maybe_unused,
 		goto out;
 	auxsample_sim_progress__init(&sim.progress, opts->progress);
 
-	pid = sim__spawn(&sim, argv);
-	if (pid < 0) {
-		err = pid;
-		goto out;
-	}
-	sim.pid = pid;
-	t = sim__add_thread(&sim, pid, pid);
-	if (!t) {
-		kill(pid, SIGKILL);
-		err = -ENOMEM;
-		goto out;
-	}
-	err = sim__start_thread(&sim, t, true) ?: sim_thread__step_begin(&sim, t);
-	if (!err)
-		err = sim__trace(&sim);
+	if (opts->engine == SIM_ENGINE_VALGRIND)
+		err = auxsample_sim_vg__trace(&sim, argv, &sim.pid);
+	else
+		err = sim__trace_ptrace(&sim, argv);
 	auxsample_sim_progress__finish(&sim.progress);
 	if (!err)
 		err = sim__close_output(&sim);

@@ -15,8 +15,16 @@
  * stop perf record: the program is let go and sent SIGTERM, and both
  * files are finished.
  */
+/* How the program is run and watched. */
+enum auxsample_sim_engine {
+	SIM_ENGINE_DEFAULT,	/* valgrind where it is installed, else ptrace */
+	SIM_ENGINE_PTRACE,	/* single-stepping: slow, no dependency */
+	SIM_ENGINE_VALGRIND,	/* the auxsample Valgrind tool (auxsample-sim-vg.c) */
+};
+
 struct sim_opts {
 	const char		*output;
+	int			engine;		/* enum auxsample_sim_engine */
 	u64			period;		/* user instructions per sample */
 	u32			aux_sample_size;
 	size_t			psb_period;	/* bytes between PSBs */

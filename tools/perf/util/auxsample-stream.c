@@ -26,7 +26,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/kernel.h>
@@ -35,6 +34,7 @@
 #include <auxsample/auxsample.h>
 
 #include "auxsample.h"
+#include "compress.h"
 #include "data.h"
 #include "debug.h"
 #include "evlist.h"
@@ -273,77 +273,108 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 	return 0;
 }
 
-/* The data section is read through windows of this size, as perf's reader does. */
-#define STREAM_SCAN_WINDOW	(32ULL << 20)
-
-/*
- * The events in [*@pos, @end) that lie whole in a window mapped from
- * *@pos: *@pos moves past them, and past the trace that follows an
- * AUXTRACE event.  Only the AUX samples matter.
- */
-static int streams__scan_window(struct auxsample_streams *ss, struct perf_session *session,
-				u64 *pos, u64 end)
+/* One AUX sample of the first look, or another event, which does not matter. */
+static int streams__add_event(struct auxsample_streams *ss, struct perf_session *session,
+			      union perf_event *event)
 {
-	u64 page = sysconf(_SC_PAGESIZE), base = *pos & ~(page - 1);
-	size_t len = min_t(u64, end - base, STREAM_SCAN_WINDOW);
 	struct perf_sample sample;
-	u8 *map, *p, *wend;
-	int err = 0;
 
-	map = mmap(NULL, len, PROT_READ, MAP_SHARED, perf_data__fd(session->data), base);
-	if (map == MAP_FAILED)
-		return -errno;
-	p = map + (*pos - base);
-	wend = map + len;
-	while (!err && p + sizeof(struct perf_event_header) <= wend) {
-		union perf_event *event = (union perf_event *)p;
-
-		if (event->header.size < sizeof(event->header))
-			break;		/* corrupt: the main pass says so */
-		if (p + event->header.size > wend)
-			break;		/* in the next window */
-		p += event->header.size;
-		*pos = base + (p - map);
-		if (event->header.type == PERF_RECORD_AUXTRACE) {
-			if (event->header.size < sizeof(event->auxtrace) ||
-			    event->auxtrace.size > end - *pos) {
-				*pos = end;	/* corrupt: the main pass says so */
-				break;
-			}
-			*pos += event->auxtrace.size;
-			break;
-		}
-		if (event->header.type != PERF_RECORD_SAMPLE ||
-		    evlist__parse_sample(session->evlist, event, &sample) ||
-		    !sample.aux_sample.size)
-			continue;
-		err = streams__add(ss, &sample);
-	}
-	munmap(map, len);
-	return err;
+	if (event->header.type != PERF_RECORD_SAMPLE ||
+	    evlist__parse_sample(session->evlist, event, &sample) ||
+	    !sample.aux_sample.size)
+		return 0;
+	return streams__add(ss, &sample);
 }
 
+/*
+ * The first look: every event of the file, also those that perf record
+ * -z packs into PERF_RECORD_COMPRESSED, which perf's reader decompresses
+ * into its own buffers only as it delivers them, for the tool.
+ */
+struct streams_scan {
+	struct auxsample_streams	*ss;
+	struct zstd_data		zstd;
+	u8				*buf;	/* decompressed events */
+	size_t				len;	/* the last one maybe cut: more comes */
+	size_t				cap;
+	int				err;	/* of the streams, not of the file */
+};
+
+/* The events of a PERF_RECORD_COMPRESSED, after what the last one left cut. */
+static int streams_scan__compressed(struct streams_scan *scan, struct perf_session *session,
+				    union perf_event *event)
+{
+	size_t room = session->header.env.comp_mmap_len, pos = 0, n;
+
+	/* At most what perf record's buffers held: perf's reader takes no more. */
+	if (!room || event->header.size < sizeof(event->pack))
+		return -EINVAL;
+	if (scan->len + room > scan->cap) {
+		u8 *buf = realloc(scan->buf, scan->len + room);
+
+		if (!buf)
+			return scan->err = -ENOMEM;
+		scan->buf = buf;
+		scan->cap = scan->len + room;
+	}
+	n = zstd_decompress_stream(&scan->zstd, event->pack.data,
+				   event->header.size - sizeof(event->pack),
+				   scan->buf + scan->len, room);
+	scan->len += n;
+	while (scan->len - pos >= sizeof(struct perf_event_header)) {
+		union perf_event *ev = (union perf_event *)(scan->buf + pos);
+
+		if (ev->header.size < sizeof(ev->header))
+			return -EINVAL;		/* corrupt: the main pass says so */
+		if (ev->header.size > scan->len - pos)
+			break;			/* in the next record */
+		scan->err = streams__add_event(scan->ss, session, ev);
+		if (scan->err)
+			return scan->err;
+		pos += ev->header.size;
+	}
+	memmove(scan->buf, scan->buf + pos, scan->len - pos);
+	scan->len -= pos;
+	return 0;
+}
+
+static int streams__peek(struct perf_session *session, union perf_event *event,
+			 u64 offset __maybe_unused, void *data)
+{
+	struct streams_scan *scan = data;
+
+	if (event->header.type == PERF_RECORD_COMPRESSED)
+		return streams_scan__compressed(scan, session, event);
+	scan->err = streams__add_event(scan->ss, session, event);
+	return scan->err;
+}
+
+/*
+ * Through perf_session__peek_events(), which reads each event where it
+ * lies and steps over the trace after an AUXTRACE event.  A corrupt or
+ * truncated file ends the look where it goes wrong: the main pass says so.
+ */
 static int streams__scan(struct auxsample_streams *ss, struct perf_session *session)
 {
 	u64 pos = session->header.data_offset, end = pos + session->header.data_size;
+	struct streams_scan scan = { .ss = ss };
 	struct stat st;
-	int err = 0;
 
-	/* A file cut short: no mapping past its end, where reads fault. */
+	/* A file cut short: nothing read past its end. */
 	if (fstat(perf_data__fd(session->data), &st))
 		return -errno;
 	end = min_t(u64, end, st.st_size);
-
-	while (!err && pos + sizeof(struct perf_event_header) <= end) {
-		u64 before = pos;
-
-		err = streams__scan_window(ss, session, &pos, end);
-		if (pos == before)
-			break;		/* corrupt or truncated: the main pass says so */
-	}
+	if (zstd_init(&scan.zstd, 0))
+		return -ENOMEM;
+	if (pos + sizeof(struct perf_event_header) <= end &&
+	    perf_session__peek_events(session, pos, end - pos, streams__peek, &scan) &&
+	    !scan.err)
+		pr_debug("auxsample streams: the first look stopped at a bad event\n");
+	zstd_fini(&scan.zstd);
+	free(scan.buf);
 	for (size_t i = 0; i < ss->nr_cpus; i++)
 		stream_cpu__close(ss, &ss->cpus[i]);
-	return err;
+	return scan.err;
 }
 
 /* Done decoding: its trace too, so no sample is matched to it any more. */
@@ -457,9 +488,9 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &run->mem;
 	cfg.flow = NULL;
-	run->dec = auxsample_decoder__new(&cfg);
+	run->dec = auxsample_decoder__new(&cfg, &err);
 	if (!run->dec)
-		return -ENOMEM;
+		return err;
 	run->image = auxsample_image__get(image);
 	err = auxsample_decoder__stream_begin(run->dec, run->trace, run->len, depth);
 	return err < 0 ? err : 0;

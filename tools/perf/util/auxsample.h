@@ -57,18 +57,6 @@ struct auxsample_image;
 union perf_event;
 
 /*
- * The trace configuration from an AUXTRACE_INFO event (Intel PT: and the
- * header's cpuid; CoreSight ETM/ETE: the per-CPU ID registers), and the
- * PMU type of its events.  -EOPNOTSUPP for other AUX area data, -EINVAL
- * for a short or malformed event.  auxsample_config__exit() frees what it
- * allocated.
- */
-int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
-					 struct perf_session *session,
-					 union perf_event *event, u64 *pmu_type);
-void auxsample_config__exit(struct auxsample_config *config);
-
-/*
  * A decoder for the process being decoded, with the files of its maps in
  * a libauxsample image (a shared section cache: much faster than reading
  * code through the maps for every block), made again when the process's

@@ -45,12 +45,18 @@ int test_run_bounded(int (*fn)(void *arg), void *arg, unsigned int seconds)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : TEST_FAIL;
 }
 
+/* The suites of the backends this build has (the Makefile's AUXSAMPLE_*). */
 static const struct test *suites[] = {
+	tests_backends,
 	tests_x86_branch,
+#ifdef AUXSAMPLE_PT
 	tests_decoder,
 	tests_late,
 	tests_pt_real,
+#endif
+#ifdef AUXSAMPLE_ETM
 	tests_etm_real,
+#endif
 };
 
 int main(int argc, char **argv)

@@ -53,7 +53,7 @@ static struct auxsample_decoder *new_decoder(void)
 		.read_memory = read_code,
 	};
 
-	return auxsample_decoder__new(&config);
+	return auxsample_decoder__new(&config, NULL);
 }
 
 /* A stream under construction. */
@@ -338,7 +338,7 @@ static int test_whole_snippet(void)
 		.read_memory = read_code,
 		.flags = AUXSAMPLE_CFG_WHOLE_SNIPPET,
 	};
-	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
 	struct auxsample_stats stats;
 	size_t psb_at[3];
 	struct stream s = { .enc = NULL };
@@ -547,7 +547,7 @@ static int test_no_memory(void)
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
 		.read_memory = no_memory,
 	};
-	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
 	const struct auxsample_decode_error *errs;
 	struct stream s = { .enc = NULL };
 	int ret = TEST_FAIL;
@@ -573,16 +573,22 @@ static int test_api_errors(void)
 		.read_memory = read_code,
 	};
 	struct auxsample_stats stats;
+	int err = 0;
 
-	T_ASSERT(!auxsample_decoder__new(NULL));
+	T_ASSERT(!auxsample_decoder__new(NULL, &err));
+	T_ASSERT(err == -AUXSAMPLE_ERR_INVALID);
 	config.read_memory = NULL;
-	T_ASSERT(!auxsample_decoder__new(&config));
+	err = 0;
+	T_ASSERT(!auxsample_decoder__new(&config, &err));
+	T_ASSERT(err == -AUXSAMPLE_ERR_INVALID);
 	config.read_memory = read_code;
 	config.type = 99;
-	T_ASSERT(!auxsample_decoder__new(&config));
+	err = 0;
+	T_ASSERT(!auxsample_decoder__new(&config, &err));
+	T_ASSERT(err == -AUXSAMPLE_ERR_INVALID);
 	config.type = AUXSAMPLE_TRACE_INTEL_PT;
 	config.size = 8;
-	T_ASSERT(!auxsample_decoder__new(&config));
+	T_ASSERT(!auxsample_decoder__new(&config, NULL));
 	T_ASSERT(auxsample_decoder__decode(NULL, NULL, 0, 1) == -AUXSAMPLE_ERR_INVALID);
 	T_ASSERT(auxsample_decoder__stats(NULL, &stats, sizeof(stats)) == -AUXSAMPLE_ERR_INVALID);
 	T_ASSERT(!strcmp(auxsample_strerror(-AUXSAMPLE_ERR_NOSYNC), "no sync point in the trace"));

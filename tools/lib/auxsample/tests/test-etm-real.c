@@ -361,7 +361,7 @@ static struct auxsample_decoder *snapshot__new_decoder(struct snapshot *ss, unsi
 		.flow_context = flow_context,
 	};
 
-	return auxsample_decoder__new(&config);
+	return auxsample_decoder__new(&config, NULL);
 }
 
 static struct auxsample_decoder *snapshot__decoder(struct snapshot *ss, unsigned int first,
@@ -1711,7 +1711,7 @@ static struct auxsample_decoder *etm_repro__decoder(struct etm_repro *rp, unsign
 		.flags = h[1] & 2 ? AUXSAMPLE_CFG_WHOLE_SNIPPET : 0,
 	};
 
-	return auxsample_decoder__new(&config);
+	return auxsample_decoder__new(&config, NULL);
 }
 
 static int etm_repro__run(void *arg)

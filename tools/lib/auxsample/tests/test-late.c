@@ -79,7 +79,7 @@ static struct auxsample_decoder *new_decoder(uint64_t kernel_start)
 	};
 
 	kernel_code__init();
-	return auxsample_decoder__new(&config);
+	return auxsample_decoder__new(&config, NULL);
 }
 
 static struct auxsample_pt_writer *new_writer(void)
@@ -287,7 +287,7 @@ static int test_no_kernel_code(void)
 		.read_memory = read_user_only,
 		.kernel_start = KSTART,
 	};
-	struct auxsample_decoder *dec = auxsample_decoder__new(&config);
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
 	struct auxsample_pt_writer *pt = new_writer();
 	const struct auxsample_branch *br;
 	const uint8_t *buf;

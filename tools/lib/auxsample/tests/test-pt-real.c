@@ -124,7 +124,7 @@ static struct auxsample_decoder *program__decoder(struct program *p)
 		.context = p,
 	};
 
-	return auxsample_decoder__new(&config);
+	return auxsample_decoder__new(&config, NULL);
 }
 
 struct recording {
@@ -392,7 +392,7 @@ static int test_image(void)
 	config.image = hello_image(&r);
 	if (!config.image)
 		goto out;
-	dec = auxsample_decoder__new(&config);
+	dec = auxsample_decoder__new(&config, NULL);
 	if (!dec)
 		goto out;
 
@@ -437,7 +437,7 @@ struct clone_run {
 static void *clone_run__thread(void *arg)
 {
 	struct clone_run *run = arg;
-	struct auxsample_decoder *dec = auxsample_decoder__new(&run->config);
+	struct auxsample_decoder *dec = auxsample_decoder__new(&run->config, NULL);
 	const struct auxsample_branch *br;
 
 	run->ret = TEST_FAIL;
@@ -474,7 +474,7 @@ static int test_image_clone(void)
 		goto out;
 	ret = TEST_FAIL;
 	config.image = hello_image(&r);
-	dec = config.image ? auxsample_decoder__new(&config) : NULL;
+	dec = config.image ? auxsample_decoder__new(&config, NULL) : NULL;
 	if (!dec)
 		goto out;
 	nr = auxsample_decoder__decode(dec, r.pt, r.pt_size, 64);
@@ -619,7 +619,7 @@ static int check_pt_repro(const char *name)
 			.flow = pt_repro__flow,
 			.flow_context = &rp,
 		};
-		rp.r.dec = auxsample_decoder__new(&config);
+		rp.r.dec = auxsample_decoder__new(&config, NULL);
 		if (!rp.r.dec) {
 			ret = TEST_FAIL;
 			goto out;

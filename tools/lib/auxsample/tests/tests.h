@@ -2,6 +2,7 @@
 #ifndef __AUXSAMPLE_TESTS_H
 #define __AUXSAMPLE_TESTS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -39,6 +40,7 @@ struct test {
 	int		(*fn)(void);
 };
 
+extern const struct test tests_backends[];
 extern const struct test tests_x86_branch[];
 extern const struct test tests_decoder[];
 extern const struct test tests_late[];

@@ -46,8 +46,12 @@ wl=$tmp/workload
 # Fixed environment and directory: where the samples fall must not depend
 # on the caller's (see auxsample_window.sh).
 perf_bin=$(command -v perf)
+# The ptrace engine, on which these counts were set: with the Valgrind
+# engine's recording, case 3 (the binaries gone) counts otherwise, which
+# is not examined yet (issue 16's report).
 sim() {
-	(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$perf_bin" auxsample simulate "$@")
+	(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$perf_bin" auxsample simulate \
+		--engine=ptrace "$@")
 }
 
 # reference_samples FILE: the instructions:u samples perf report shows

@@ -14,19 +14,40 @@
 # binary and are 0 in both.
 #
 # A file whose trace data is missing must fail with a clear error, and
-# corrupted trace must decode without crashing, with its errors counted.
+# corrupted trace must decode without crashing, with its errors counted;
+# perf built without libopencsd must refuse the trace, naming it.
 
 set -u
 
 data_dir=${AUXSAMPLE_DATA:-$(dirname "$0")/../../../../../../../shared/data}/etm/simpleperf
 
 if ! perf check feature -q auxsample; then
-	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+	echo "Skip: perf built without libauxsample (needs libipt or libopencsd)"
 	exit 2
 fi
 if [ ! -r "$data_dir/perf_etm.data" ]; then
 	echo "Skip: no shared ETM data (AUXSAMPLE_DATA=<shared/data> with etm/simpleperf)"
 	exit 2
+fi
+# Without libopencsd perf has no ETM decoder: the trace must be refused,
+# naming what perf lacks, rather than decoded to nothing.
+if ! perf check feature -q libopencsd; then
+	stderr=$(mktemp /tmp/__perf_test.auxsample_etm.XXXXX)
+	if perf auxsample script -i "$data_dir/perf_etm.data" > /dev/null 2> "$stderr"; then
+		echo "FAIL: perf auxsample script succeeded on ETM trace without libopencsd"
+		rm -f "$stderr"
+		exit 1
+	fi
+	if ! grep -q "CoreSight ETM trace is not decoded: perf was built without libopencsd" \
+			"$stderr"; then
+		echo "FAIL: no error naming the missing libopencsd:"
+		head -c 2000 "$stderr"
+		rm -f "$stderr"
+		exit 1
+	fi
+	rm -f "$stderr"
+	echo "ETM trace refused, naming libopencsd"
+	exit 0
 fi
 if ! command -v python3 > /dev/null; then
 	echo "Skip: no python3"

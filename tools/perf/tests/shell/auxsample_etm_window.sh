@@ -25,8 +25,8 @@ snapshot=$data_dir/opencsd/snapshots-ete/ts_marker
 ppl=$data_dir/opencsd/expected/ete-ts_marker.ppl
 lib=$(dirname "$0")/lib
 
-if ! perf check feature -q auxsample; then
-	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+if ! perf check feature -q auxsample || ! perf check feature -q libopencsd; then
+	echo "Skip: perf built without ETM decoding (needs libopencsd, CORESIGHT=1)"
 	exit 2
 fi
 

@@ -20,8 +20,8 @@ set -u
 lib=$(cd "$(dirname "$0")"/lib && pwd)
 data_dir=${AUXSAMPLE_DATA:-$(dirname "$0")/../../../../../../../shared/data}/etm/simpleperf
 
-if ! perf check feature -q auxsample; then
-	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+if ! perf check feature -q auxsample || ! perf check feature -q libopencsd; then
+	echo "Skip: perf built without ETM decoding (needs libopencsd, CORESIGHT=1)"
 	exit 2
 fi
 if ! command -v python3 > /dev/null; then

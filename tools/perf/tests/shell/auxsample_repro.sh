@@ -21,8 +21,8 @@ simpleperf=$data/etm/simpleperf
 lib=$(dirname "$0")/lib
 limit=${AUXSAMPLE_REPRO_TIMEOUT:-120}
 
-if ! perf check feature -q auxsample; then
-	echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+if ! perf check feature -q auxsample || ! perf check feature -q libopencsd; then
+	echo "Skip: perf built without ETM decoding (needs libopencsd, CORESIGHT=1)"
 	exit 2
 fi
 if [ ! -d "$repro" ]; then

@@ -38,6 +38,7 @@ enum auxsample_error {
 	AUXSAMPLE_ERR_NOMAP,		/* no memory at an address the trace reached */
 	AUXSAMPLE_ERR_UNSUPPORTED,	/* trace type or feature not built in */
 	AUXSAMPLE_ERR_OVERFLOW,		/* the hardware lost trace (OVF) */
+	AUXSAMPLE_ERR_NOT_BUILT,	/* the trace type's decoder library was not found */
 	AUXSAMPLE_ERR_END,		/* one past the last */
 };
 
@@ -220,8 +221,14 @@ struct auxsample_decode_error {
 
 struct auxsample_decoder;
 
+/*
+ * A decoder for @config, or NULL with the reason in *@err (if not NULL):
+ * -AUXSAMPLE_ERR_INVALID for a bad configuration, -AUXSAMPLE_ERR_NOT_BUILT
+ * for a trace type whose decoder this build of the library lacks (its
+ * library, libipt or OpenCSD, was not found), -AUXSAMPLE_ERR_NOMEM.
+ */
 AUXSAMPLE_API struct auxsample_decoder *
-auxsample_decoder__new(const struct auxsample_config *config);
+auxsample_decoder__new(const struct auxsample_config *config, int *err);
 AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec);
 
 /*
@@ -318,6 +325,9 @@ AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
  * locks they contend for.  NULL when out of memory.
  */
 AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image);
+
+/* Whether this build of the library decodes trace of @type. */
+AUXSAMPLE_API int auxsample_supports(enum auxsample_trace_type type);
 
 AUXSAMPLE_API const char *auxsample_strerror(int error);
 AUXSAMPLE_API const char *auxsample_branch_kind__name(unsigned int kind);

@@ -10,6 +10,11 @@
  * compression, return compression as the hardware does it (only for
  * returns whose call came after the latest PSB), TIP.PGD/PGE around the
  * kernel, FUP before asynchronous disables (interrupts, the PMI).
+ *
+ * Not part of the decoder's API: libauxsample-pt-writer.a, built beside
+ * libauxsample when libipt is found (its encoder writes the packets),
+ * for perf auxsample simulate and the tests.  Errors are the library's
+ * (-AUXSAMPLE_ERR_*).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,65 +40,65 @@ struct auxsample_pt_writer_config {
 
 struct auxsample_pt_writer;
 
-AUXSAMPLE_API struct auxsample_pt_writer *
+struct auxsample_pt_writer *
 auxsample_pt_writer__new(const struct auxsample_pt_writer_config *config);
-AUXSAMPLE_API void auxsample_pt_writer__delete(struct auxsample_pt_writer *w);
+void auxsample_pt_writer__delete(struct auxsample_pt_writer *w);
 
 /* The stream so far; valid until the next call that writes. */
-AUXSAMPLE_API const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt_writer *w,
+const uint8_t *auxsample_pt_writer__data(const struct auxsample_pt_writer *w,
 						       size_t *len);
 /*
  * Check the stream with libipt's packet decoder: 0 when every byte parses,
  * else a negative error and the offset of the first bad packet.
  */
-AUXSAMPLE_API int auxsample_pt_writer__verify(const struct auxsample_pt_writer *w,
+int auxsample_pt_writer__verify(const struct auxsample_pt_writer *w,
 					      uint64_t *bad_offset);
 
 /* Forget the stream (a new program: exec). */
-AUXSAMPLE_API void auxsample_pt_writer__reset(struct auxsample_pt_writer *w);
+void auxsample_pt_writer__reset(struct auxsample_pt_writer *w);
 
 /*
  * Time passes: the TSC that the next PSB+ carries; MTCs as CTC ticks by,
  * in the kernel (between TIP.PGD and TIP.PGE) too, while TraceEn is set.
  */
-AUXSAMPLE_API int auxsample_pt_writer__tick(struct auxsample_pt_writer *w, uint64_t tsc);
+int auxsample_pt_writer__tick(struct auxsample_pt_writer *w, uint64_t tsc);
 
 /* Tracing starts at @ip with a PSB+. */
-AUXSAMPLE_API int auxsample_pt_writer__start(struct auxsample_pt_writer *w, uint64_t ip);
+int auxsample_pt_writer__start(struct auxsample_pt_writer *w, uint64_t ip);
 /* Call before each instruction at @ip: writes a PSB+ when one is due. */
-AUXSAMPLE_API int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *w, uint64_t ip);
+int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *w, uint64_t ip);
 
-AUXSAMPLE_API int auxsample_pt_writer__cond(struct auxsample_pt_writer *w, bool taken);
-AUXSAMPLE_API int auxsample_pt_writer__call(struct auxsample_pt_writer *w, uint64_t ret_addr,
+int auxsample_pt_writer__cond(struct auxsample_pt_writer *w, bool taken);
+int auxsample_pt_writer__call(struct auxsample_pt_writer *w, uint64_t ret_addr,
 					    bool indirect, uint64_t to);
-AUXSAMPLE_API int auxsample_pt_writer__ret(struct auxsample_pt_writer *w, uint64_t to);
-AUXSAMPLE_API int auxsample_pt_writer__indirect(struct auxsample_pt_writer *w, uint64_t to);
+int auxsample_pt_writer__ret(struct auxsample_pt_writer *w, uint64_t to);
+int auxsample_pt_writer__indirect(struct auxsample_pt_writer *w, uint64_t to);
 /*
  * Kernel and user traced (no exclude_kernel): an interrupt or exception
  * at @from goes to @to, FUP and TIP; PacketEn stays set.  Far branches
  * (syscall, sysret, iret) are __indirect()s.
  */
-AUXSAMPLE_API int auxsample_pt_writer__async(struct auxsample_pt_writer *w, uint64_t from,
-					     uint64_t to);
+int auxsample_pt_writer__async(struct auxsample_pt_writer *w, uint64_t from,
+			       uint64_t to);
 /* Into the kernel by a syscall: TIP.PGD without IP. */
-AUXSAMPLE_API int auxsample_pt_writer__syscall(struct auxsample_pt_writer *w);
+int auxsample_pt_writer__syscall(struct auxsample_pt_writer *w);
 /* Interrupted at @ip: FUP, TIP.PGD. */
-AUXSAMPLE_API int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *w, uint64_t ip);
+int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *w, uint64_t ip);
 /*
  * The kernel stops the trace to copy an AUX sample (TraceEn 1 -> 0) and
  * starts it again (0 -> 1: TSC, TMA, CBR), as pt_event_snapshot_aux() does.
  */
-AUXSAMPLE_API int auxsample_pt_writer__stop(struct auxsample_pt_writer *w);
-AUXSAMPLE_API int auxsample_pt_writer__restart(struct auxsample_pt_writer *w);
+int auxsample_pt_writer__stop(struct auxsample_pt_writer *w);
+int auxsample_pt_writer__restart(struct auxsample_pt_writer *w);
 /*
  * The same in kernel-traced code: the WRMSR at @ip clears TraceEn, FUP
  * @ip and TIP.PGD (an asynchronous disable, as both libipt and perf's
  * decoder take it); set again by the WRMSR before @ip, the trace starts
  * with the timing packets and a TIP.PGE at @ip.
  */
-AUXSAMPLE_API int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *w, uint64_t ip);
-AUXSAMPLE_API int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *w, uint64_t ip);
+int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *w, uint64_t ip);
+int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *w, uint64_t ip);
 /* Back in user code at @ip: TIP.PGE. */
-AUXSAMPLE_API int auxsample_pt_writer__resume(struct auxsample_pt_writer *w, uint64_t ip);
+int auxsample_pt_writer__resume(struct auxsample_pt_writer *w, uint64_t ip);
 
 #endif /* __AUXSAMPLE_PT_WRITER_H */

@@ -13,8 +13,8 @@ auxsample_sim_check() {
 		echo "Skip: perf auxsample simulate single-steps x86-64 code"
 		exit 2
 	fi
-	if ! perf check feature -q auxsample; then
-		echo "Skip: perf built without libauxsample (needs libipt and libopencsd)"
+	if ! perf check feature -q auxsample || ! perf check feature -q libipt; then
+		echo "Skip: perf built without Intel PT decoding (needs libipt)"
 		exit 2
 	fi
 	for tool in cc python3; do

@@ -1,59 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef __PERF_AUXSAMPLE_ETM_H
-#define __PERF_AUXSAMPLE_ETM_H
+#ifndef __PERF_AUXSAMPLE_WINDOW_H
+#define __PERF_AUXSAMPLE_WINDOW_H
 
-#include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct auxsample_config;
-struct auxsample_script_opts;
+struct auxsample_fulltrace;
 struct evsel;
-struct machine;
 struct perf_sample;
 struct perf_session;
 struct thread;
 union perf_event;
-
-/*
- * CoreSight ETMv4/ETE trace configuration from perf's cs_etm AUXTRACE_INFO
- * (the per-CPU ID and configuration registers, cs-etm.h): one source per
- * CPU, in the record's order, formatted (the default: ETR/ETF sinks) until
- * the CPU's PERF_RECORD_AUX says otherwise.  The sources are allocated:
- * auxsample_config__exit() frees them.
- */
-int auxsample_config__from_cs_etm(struct auxsample_config *config,
-				  union perf_event *event, u64 *pmu_type);
-
-/*
- * Full-trace decoding: the PERF_RECORD_AUXTRACE buffers of a recording
- * (not AUX samples), decoded whole, CPU by CPU, reading code through the
- * traced threads' maps as they are at the end of the file.  This is how
- * CoreSight ETM is recorded on every kernel so far: none implements AUX
- * snapshots (and so PERF_SAMPLE_AUX) for cs_etm.
- */
-struct auxsample_fulltrace;
-
-struct auxsample_fulltrace *auxsample_fulltrace__new(void);
-void auxsample_fulltrace__delete(struct auxsample_fulltrace *ft);
-
-/* Session events: the trace buffers, AUX records (format, sizes), trace IDs. */
-s64 auxsample_fulltrace__queue(struct auxsample_fulltrace *ft, struct perf_session *session,
-			       union perf_event *event);
-void auxsample_fulltrace__aux(struct auxsample_fulltrace *ft, union perf_event *event,
-			      struct perf_sample *sample);
-int auxsample_fulltrace__hw_id(struct auxsample_fulltrace *ft, union perf_event *event,
-			       struct perf_sample *sample);
-
-/* The file has trace buffers, or AUX records that announce some. */
-bool auxsample_fulltrace__has_trace(const struct auxsample_fulltrace *ft);
-
-/*
- * Decode every buffer and, per @opts: list the taken branches (script),
- * count them (stat), or write AutoFDO text (--autofdo).
- */
-int auxsample_fulltrace__run(struct auxsample_fulltrace *ft, struct perf_session *session,
-			     const struct auxsample_config *config,
-			     const struct auxsample_script_opts *opts);
 
 /*
  * Windows: the samples recorded beside a full trace (perf record -e
@@ -100,4 +58,16 @@ int auxsample_windows__run(struct auxsample_windows *ws, struct auxsample_fulltr
 const struct auxsample_window_stats *
 auxsample_windows__stats(const struct auxsample_windows *ws);
 
-#endif /* __PERF_AUXSAMPLE_ETM_H */
+/*
+ * A first pass over @session's file, on a session of its own: the trace
+ * buffers, the samples beside them (not the trace's own), each sample's
+ * window (at most @max_bytes) to @fn, in sample order.  On success
+ * *@wsp holds the windows, which hold the trace that they point into,
+ * and *@unplaced counts the samples that had no CPU and could not be
+ * placed (auxsample-prepass.c).
+ */
+int auxsample_windows__first_pass(struct perf_session *session, size_t max_bytes,
+				  auxsample_window_fn fn, void *context,
+				  struct auxsample_windows **wsp, u64 *unplaced);
+
+#endif /* __PERF_AUXSAMPLE_WINDOW_H */

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_BACKEND_H
+#define __AUXSAMPLE_BACKEND_H
+
+/*
+ * What a decoder backend (pt.c: Intel PT on libipt, etm.c: CoreSight ETM
+ * on OpenCSD) sees of the library: its ops table, which the core calls,
+ * and the core's functions, which it calls with what it decoded.  The
+ * decoder object is the core's (internal.h); a backend keeps its own
+ * state behind the pointer its ->init() returns.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <auxsample/auxsample.h>
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
+#define __maybe_unused		__attribute__((unused))
+
+struct auxsample_image_file;
+
+/*
+ * One trace format.  ->decode() (and the optional stream functions) find
+ * the taken branches and hand them to the core in trace order; the core
+ * keeps the ring of the last ones, the call stack, the statistics and the
+ * errors, and resets them before each call.  Errors are -AUXSAMPLE_ERR_*.
+ */
+struct auxsample_backend {
+	const char			*name;
+	enum auxsample_trace_type	type;
+	/* Check @config (a copy, constant while @dec lives): state for @dec. */
+	int	(*init)(struct auxsample_decoder *dec, const struct auxsample_config *config,
+			void **priv);
+	void	(*exit)(void *priv);
+	/* Decode the snippet of @len bytes at @buf. */
+	int	(*decode)(void *priv, const uint8_t *buf, size_t len);
+	/*
+	 * Optional (NULL: -AUXSAMPLE_ERR_UNSUPPORTED), see
+	 * auxsample_decoder__stream_begin(): __stream_to() decodes on to @end;
+	 * ->stream_end() forgets the stream, if any, and may always be called.
+	 */
+	int	(*stream_begin)(void *priv, const uint8_t *buf, size_t len);
+	int	(*stream_to)(void *priv, uint64_t end);
+	void	(*stream_end)(void *priv);
+	/*
+	 * Optional: the backend's cache of the code of an image's files,
+	 * shared by all its decoders of the image (image.c).  ->image_add()
+	 * is called under the image's lock, for the files in their order.
+	 */
+	void	*(*image_new)(void);
+	void	(*image_delete)(void *cache);
+	int	(*image_add)(void *cache, const struct auxsample_image_file *file);
+};
+
+extern const struct auxsample_backend auxsample_pt_backend;	/* pt.c */
+extern const struct auxsample_backend auxsample_etm_backend;	/* etm.c */
+
+/* The backends built in (backends.c), and the one for a trace type. */
+extern const struct auxsample_backend *const auxsample_backends[];
+extern const unsigned int auxsample_nr_backends;
+const struct auxsample_backend *auxsample_backend__find(enum auxsample_trace_type type);
+
+/* A file of an image, as auxsample_image__add_file() got it. */
+struct auxsample_image_file {
+	char		*filename;
+	uint64_t	offset;
+	uint64_t	size;
+	uint64_t	vaddr;
+};
+
+/*
+ * @backend's cache of @image (its ->image_new()), locked against files
+ * being added until auxsample_image__unlock(); *@generation says which
+ * files it holds.
+ */
+void *auxsample_image__lock_cache(struct auxsample_image *image,
+				  const struct auxsample_backend *backend,
+				  unsigned int *generation);
+void auxsample_image__unlock(struct auxsample_image *image);
+unsigned int auxsample_image__generation(struct auxsample_image *image);
+
+/* What the backend decoded, in trace order (lbr.c). */
+void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
+			   uint64_t to, unsigned int kind, unsigned int flags);
+void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
+int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr);
+void auxsample__ret(struct auxsample_decoder *dec, uint64_t to);
+/* The return address of the innermost call seen, 0 if none. */
+uint64_t auxsample__stack_top(const struct auxsample_decoder *dec);
+void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
+		      int lib_error);
+void auxsample__insns(struct auxsample_decoder *dec, uint64_t n);
+void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow);
+/* The source (ETM trace ID) whose elements the next flow records are. */
+void auxsample__set_source(struct auxsample_decoder *dec, uint8_t trace_id);
+struct auxsample_stats *auxsample__stats(struct auxsample_decoder *dec);
+/* The ring holds as many branches as asked for. */
+bool auxsample__enough(const struct auxsample_decoder *dec);
+/*
+ * The trace ended after @from (@to 0) or began at @to (@from 0): where
+ * the late-sample rule (late.c) may start a sample's branches.
+ */
+void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
+/* Forget what was decoded, to decode the snippet again from elsewhere. */
+void auxsample__restart(struct auxsample_decoder *dec);
+/* The thread to decode for (auxsample_decoder__set_thread()), -1: any. */
+int64_t auxsample__thread(const struct auxsample_decoder *dec);
+int auxsample__read_memory(struct auxsample_decoder *dec, uint8_t *buf, size_t size,
+			   uint64_t addr);
+
+/*
+ * Cycles of the branches, from the times of packets (cycles.c): a
+ * backend whose trace times packets turns it on at ->init().
+ */
+void auxsample_timing__enable(struct auxsample_decoder *dec);
+void auxsample_timing__break(struct auxsample_decoder *dec);
+void auxsample_timing__packet(struct auxsample_decoder *dec, uint64_t time, uint32_t stretch,
+			      bool exact);
+void auxsample_timing__stop(struct auxsample_decoder *dec);
+void auxsample_timing__start(struct auxsample_decoder *dec);
+
+#endif /* __AUXSAMPLE_BACKEND_H */

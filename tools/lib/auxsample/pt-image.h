@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_PT_IMAGE_H
+#define __AUXSAMPLE_PT_IMAGE_H
+
+/*
+ * The Intel PT backend's cache of an image's files (pt-image.c): libipt's
+ * section cache, shared by the decoders of the image.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct auxsample_image_file;
+struct pt_image;
+struct pt_image_cache;
+
+void *pt_image_cache__new(void);
+void pt_image_cache__delete(void *cache);
+int pt_image_cache__add(void *cache, const struct auxsample_image_file *file);
+/* Add the cache's sections to the empty @pti; under the image's lock. */
+int pt_image_cache__sync(struct pt_image_cache *cache, struct pt_image *pti);
+/* Code bytes of section @isid at @vaddr, as libipt reads them. */
+int pt_image_cache__read(struct pt_image_cache *cache, uint8_t *buf, size_t size,
+			 int isid, uint64_t vaddr);
+
+#endif /* __AUXSAMPLE_PT_IMAGE_H */

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Which backends this build has: a decoder for each trace type whose
+ * library was found, and for the others a clear "not built" from
+ * auxsample_decoder__new() rather than a bare NULL.
+ */
+#include <string.h>
+#include <auxsample/auxsample.h>
+#include "tests.h"
+
+static int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return -1;
+}
+
+static const struct auxsample_etm_source etm_source = {
+	.trace_id	= 0x10,
+	/* TRCIDR0..2 of an ETMv4.2 (Cortex-A53, perf's Juno snapshots) */
+	.trcidr		= { 0x28000ea1, 0x4100f424, 0x488000 },
+};
+
+static int test_built(enum auxsample_trace_type type, bool built)
+{
+	struct auxsample_config config = {
+		.size		= sizeof(config),
+		.type		= type,
+		.read_memory	= read_nothing,
+		.etm		= { .sources = &etm_source, .nr_sources = 1, .formatted = 1 },
+	};
+	struct auxsample_decoder *dec;
+	int err = 1;
+
+	T_ASSERT(auxsample_supports(type) == built);
+	dec = auxsample_decoder__new(&config, &err);
+	if (built) {
+		T_ASSERT(dec && !err);
+	} else {
+		T_ASSERT(!dec && err == -AUXSAMPLE_ERR_NOT_BUILT);
+		T_ASSERT(!strcmp(auxsample_strerror(err), "decoder not built in"));
+	}
+	auxsample_decoder__delete(dec);
+	return TEST_OK;
+}
+
+static int test_pt_backend(void)
+{
+#ifdef AUXSAMPLE_PT
+	return test_built(AUXSAMPLE_TRACE_INTEL_PT, true);
+#else
+	return test_built(AUXSAMPLE_TRACE_INTEL_PT, false);
+#endif
+}
+
+static int test_etm_backend(void)
+{
+#ifdef AUXSAMPLE_ETM
+	return test_built(AUXSAMPLE_TRACE_ETM, true);
+#else
+	return test_built(AUXSAMPLE_TRACE_ETM, false);
+#endif
+}
+
+/* Images hold files for whichever backends read code from them. */
+static int test_image(void)
+{
+	struct auxsample_image *image = auxsample_image__new();
+	struct auxsample_image *clone;
+
+	T_ASSERT(image);
+	T_ASSERT(auxsample_image__add_file(image, NULL, 0, 1, 0) == -AUXSAMPLE_ERR_INVALID);
+	clone = auxsample_image__clone(image);
+	T_ASSERT(clone);
+	auxsample_image__put(clone);
+	auxsample_image__put(image);
+	return TEST_OK;
+}
+
+const struct test tests_backends[] = {
+	{ "Intel PT decodes when built with libipt, else says not built", test_pt_backend },
+	{ "ETM decodes when built with OpenCSD, else says not built", test_etm_backend },
+	{ "images without files, for any backend", test_image },
+	{ NULL, NULL },
+};

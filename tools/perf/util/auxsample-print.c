@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Decoded samples as text and JSON: what perf auxsample script prints,
+ * and the JSON of the addresses that perf auxsample report prints.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kernel.h>
+#include <auxsample/auxsample.h>
+
+#include "auxsample.h"
+#include "auxsample-print.h"
+#include "auxsample-symcache.h"
+#include "data-convert.h"
+#include "dso.h"
+#include "event.h"
+#include "evsel.h"
+#include "sample.h"
+#include "strbuf.h"
+#include "symbol.h"
+#include "thread.h"
+#include "time-utils.h"
+
+/*
+ * "%16" PRIx64 " %s+%#" PRIx64 of the address and its symbol, at @p, by
+ * hand: the branch lines are most of the output, and printf was most of
+ * its cost.  @p has room for ADDR_TEXT_MAX plus the name.
+ */
+#define ADDR_TEXT_MAX	(16 + 2 + 1 + 18)
+
+static char *addr_text(char *p, const struct auxsample_symcache_entry *e, u64 addr)
+{
+	static const char digits[] = "0123456789abcdef";
+	u64 off;
+	int n;
+
+	if (!addr) {
+		memcpy(p, "               ?", 16);
+		return p + 16;
+	}
+	for (n = 15; n >= 0; n--, addr >>= 4)
+		p[n] = addr || n == 15 ? digits[addr & 15] : ' ';
+	p += 16;
+	if (!e->a.sym)
+		return p;
+	*p++ = ' ';
+	memcpy(p, e->a.sym->name, e->name_len);
+	p += e->name_len;
+	*p++ = '+';
+	off = e->a.symoff;
+	if (!off) {
+		*p++ = '0';
+		return p;
+	}
+	*p++ = '0';
+	*p++ = 'x';
+	n = (67 - __builtin_clzll(off)) / 4;	/* digits */
+	for (int i = n - 1; i >= 0; i--, off >>= 4)
+		p[i] = digits[off & 15];
+	return p + n;
+}
+
+/* One line of @prefix, the addresses and their symbols, and @suffix. */
+static int auxsample_print__add_line(struct auxsample_symcache *cache, struct strbuf *sb,
+				     struct thread *thread, const char *prefix,
+				     u64 from, const u64 *to, const char *suffix)
+{
+	struct auxsample_symcache_entry tmp_from, tmp_to, et;
+	const struct auxsample_symcache_entry *ef;
+	size_t plen = strlen(prefix), slen = strlen(suffix);
+	size_t max;
+	char *p;
+	int err;
+
+	ef = auxsample_symcache__find(cache, thread, from, &tmp_from);
+	max = plen + ADDR_TEXT_MAX + ef->name_len + slen + 1;
+	/* The cache may put both in one slot. */
+	if (to) {
+		et = *auxsample_symcache__find(cache, thread, *to, &tmp_to);
+		ef = auxsample_symcache__find(cache, thread, from, &tmp_from);
+		max += 4 + ADDR_TEXT_MAX + et.name_len;
+	}
+	err = strbuf_grow(sb, max);
+	if (err)
+		return err;
+	p = sb->buf + sb->len;
+	memcpy(p, prefix, plen);
+	p = addr_text(p + plen, ef, from);
+	if (to) {
+		memcpy(p, " -> ", 4);
+		p = addr_text(p + 4, &et, *to);
+	}
+	memcpy(p, suffix, slen);
+	return strbuf_setlen(sb, p + slen - sb->buf);
+}
+
+void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcache *cache,
+			   struct thread *thread, struct perf_sample *sample, struct evsel *evsel,
+			   const struct auxsample_result *res)
+{
+	static const char * const branch_suffix[] = {
+		[0]			= " unknown\n",
+		[AUXSAMPLE_BR_COND]	= " cond\n",
+		[AUXSAMPLE_BR_JUMP]	= " jump\n",
+		[AUXSAMPLE_BR_IND_JUMP]	= " ind_jump\n",
+		[AUXSAMPLE_BR_CALL]	= " call\n",
+		[AUXSAMPLE_BR_IND_CALL]	= " ind_call\n",
+		[AUXSAMPLE_BR_RET]	= " ret\n",
+		[AUXSAMPLE_BR_FAR]	= " far\n",
+		[AUXSAMPLE_BR_INTR]	= " intr\n",
+		[AUXSAMPLE_BR_GAP]	= " gap\n",
+	};
+	const struct auxsample_branch *br = res->branches;
+	const u64 *chain = res->callchain;
+	bool sync = res->nr != -AUXSAMPLE_ERR_NOSYNC;
+	int err;
+
+	strbuf_setlen(sb, 0);
+	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ",
+			  auxsample_thread__comm_str_at(thread, sample->time),
+			  sample->tid, sample->cpu, sample->time, evsel__name(evsel)) ?:
+	      auxsample_print__add_line(cache, sb, thread, "", sample->ip, NULL, "\n");
+	if (!err && !sync)
+		err = strbuf_addf(sb, "\tno sync point in the %" PRIu64 " bytes of trace\n",
+				  sample->aux_sample.size);
+	for (int i = 0; !err && sync && i < res->nr_branches; i++) {
+		unsigned int kind = br[i].kind < ARRAY_SIZE(branch_suffix) ? br[i].kind : 0;
+		u64 to = br[i].to;
+
+		err = auxsample_print__add_line(cache, sb, thread, "\tbranch ", br[i].from, &to,
+						branch_suffix[kind]);
+	}
+	for (int i = 0; !err && sync && i < res->depth; i++)
+		err = auxsample_print__add_line(cache, sb, thread, "\tcaller ", chain[i], NULL,
+						"\n");
+	/* Out of memory: what fits, rather than nothing. */
+	fwrite_unlocked(sb->buf, 1, sb->len, fp);
+}
+
+void auxsample_print__json_sym(FILE *fp, const char *name, u64 off, bool with_off)
+{
+	char *str = NULL;
+
+	if (!with_off || asprintf(&str, "%s+0x%" PRIx64, name, off) < 0) {
+		output_json_string(fp, name);
+		return;
+	}
+	output_json_string(fp, str);
+	free(str);
+}
+
+/*
+ * "<key>sym":"symbol+offset","<key>dso":"file" of @addr, as perf script's
+ * sym, symoff and dso fields give them, each null where unknown.
+ */
+static void auxsample_print__json_where(FILE *fp, struct auxsample_symcache *cache,
+					struct thread *thread, const char *key, u64 addr)
+{
+	struct auxsample_symcache_entry tmp;
+	const struct auxsample_addr *a = &auxsample_symcache__find(cache, thread, addr, &tmp)->a;
+
+	fprintf(fp, "\"%ssym\":", key);
+	if (a->sym)
+		auxsample_print__json_sym(fp, a->sym->name, a->symoff, true);
+	else
+		fprintf(fp, "null");
+	fprintf(fp, ",\"%sdso\":", key);
+	if (a->dso)
+		output_json_string(fp, dso__long_name(a->dso));
+	else
+		fprintf(fp, "null");
+}
+
+static void auxsample_print__json_branches(FILE *fp, struct auxsample_symcache *cache,
+					   struct thread *thread,
+					   const struct auxsample_branch *br, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		bool to_known = !(br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN);
+
+		fprintf(fp, "%s{\"from\":\"%#" PRIx64 "\",\"to\":", i ? "," : "", br[i].from);
+		if (to_known)
+			fprintf(fp, "\"%#" PRIx64 "\"", br[i].to);
+		else
+			fprintf(fp, "null");
+		fprintf(fp, ",\"kind\":\"%s\",", auxsample_branch_kind__name(br[i].kind));
+		auxsample_print__json_where(fp, cache, thread, "from_", br[i].from);
+		fputc(',', fp);
+		auxsample_print__json_where(fp, cache, thread, "to_", to_known ? br[i].to : 0);
+		/* Intel PT with CYC packets: LBR's cycles since the branch before. */
+		if (br[i].cycles)
+			fprintf(fp, ",\"cycles\":%u", br[i].cycles);
+		fputc('}', fp);
+	}
+}
+
+/*
+ * One JSON object per line: the sample, its branches and its call chain,
+ * with what perf script shows of them: symbols, dsos, and the time as
+ * seconds.microseconds ("time") besides the nanoseconds ("timestamp", as
+ * perf data convert --to-json gives them).
+ */
+void auxsample_print__json(FILE *fp, struct auxsample_symcache *cache, struct thread *thread,
+			   struct perf_sample *sample, struct evsel *evsel,
+			   const struct auxsample_result *res)
+{
+	bool sync = res->nr != -AUXSAMPLE_ERR_NOSYNC;
+	const u64 *chain = res->callchain;
+	int depth = sync ? res->depth : 0;
+	char time[32];
+
+	timestamp__scnprintf_usec(sample->time, time, sizeof(time));
+	fprintf(fp, "{\"comm\":");
+	output_json_string(fp, auxsample_thread__comm_str_at(thread, sample->time) ?: "");
+	fprintf(fp, ",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"time\":\"%s\",\"timestamp\":%" PRIu64
+		",\"event\":", sample->pid, sample->tid, sample->cpu, time, sample->time);
+	output_json_string(fp, evsel__name(evsel));
+	fprintf(fp, ",\"ip\":\"%#" PRIx64 "\",", sample->ip);
+	auxsample_print__json_where(fp, cache, thread, "", sample->ip);
+	fprintf(fp, ",\"sync\":%s,\"branches\":[", sync ? "true" : "false");
+	auxsample_print__json_branches(fp, cache, thread, res->branches, sync ? res->nr_branches : 0);
+	fprintf(fp, "],\"callchain\":[");
+	for (int i = 0; i < depth; i++) {
+		fprintf(fp, "%s{\"ip\":\"%#" PRIx64 "\",", i ? "," : "", chain[i]);
+		auxsample_print__json_where(fp, cache, thread, "", chain[i]);
+		fputc('}', fp);
+	}
+	fprintf(fp, "]}\n");
+}
+
+void auxsample_print__json_addr(FILE *fp, const char *key, const struct auxsample_addr *a,
+				bool offset)
+{
+	fprintf(fp, "\"%s\":", key);
+	if (a->ip)
+		fprintf(fp, "\"%#" PRIx64 "\"", a->ip);
+	else
+		fprintf(fp, "null");
+	fprintf(fp, ",\"%s_sym\":", key);
+	if (a->sym)
+		auxsample_print__json_sym(fp, a->sym->name, a->symoff, offset);
+	else
+		fprintf(fp, "null");
+	fprintf(fp, ",\"%s_dso\":", key);
+	if (a->dso) {
+		output_json_string(fp, dso__long_name(a->dso));
+		fprintf(fp, ",\"%s_off\":\"%#" PRIx64 "\"", key, a->off);
+	} else {
+		fprintf(fp, "null,\"%s_off\":null", key);
+	}
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The code addresses of decoded samples, resolved to dso, offset and
+ * symbol once for each process generation: one cache for the symbols that
+ * perf auxsample script prints and the addresses perf auxsample report
+ * keys its tables by.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <linux/err.h>
+#include <linux/zalloc.h>
+
+#include "addr_location.h"
+#include "auxsample-symcache.h"
+#include "dso.h"
+#include "event.h"
+#include "hashmap.h"
+#include "machine.h"
+#include "map.h"
+#include "maps.h"
+#include "symbol.h"
+#include "thread.h"
+
+#define SYMCACHE_SIZE	8192	/* entries, a power of two */
+
+static size_t held_dso__hash(long key, void *ctx __maybe_unused)
+{
+	return key >> 4;
+}
+
+static bool held_dso__equal(long key1, long key2, void *ctx __maybe_unused)
+{
+	return key1 == key2;
+}
+
+/*
+ * The cache's own reference to @dso, one for all its addresses, kept
+ * until the cache goes: the map's reference goes with the map when its
+ * thread exits, and with reference count checking each map holds a
+ * wrapper of its own, freed with it.  Keyed by the dso itself, so that
+ * addresses in one dso share one pointer and compare equal.  NULL
+ * without memory.
+ */
+static struct dso *auxsample_symcache__hold_dso(struct auxsample_symcache *cache,
+						struct dso *dso)
+{
+	long key = (long)RC_CHK_ACCESS(dso);
+	struct dso *held;
+
+	if (!cache->held_dsos) {
+		cache->held_dsos = hashmap__new(held_dso__hash, held_dso__equal, NULL);
+		if (IS_ERR(cache->held_dsos)) {
+			cache->held_dsos = NULL;
+			return NULL;
+		}
+	}
+	if (hashmap__find(cache->held_dsos, key, &held))
+		return held;
+	held = dso__get(dso);
+	if (hashmap__add(cache->held_dsos, key, held)) {
+		dso__put(held);
+		return NULL;
+	}
+	return held;
+}
+
+static void auxsample_symcache__resolve_uncached(struct auxsample_symcache *cache,
+						 struct auxsample_addr *a,
+						 struct thread *thread, u64 ip)
+{
+	struct machine *machine = maps__machine(thread__maps(thread));
+	/* Kernel-traced snippets have kernel branches: the kernel's symbols. */
+	u8 cpumode = machine__kernel_ip(machine, ip) ? PERF_RECORD_MISC_KERNEL :
+						       PERF_RECORD_MISC_USER;
+	struct addr_location al;
+
+	memset(a, 0, sizeof(*a));
+	a->ip = ip;
+	a->off = ip;
+	if (!ip)
+		return;
+	addr_location__init(&al);
+	thread__find_symbol(thread, cpumode, ip, &al);
+	if (al.map && map__dso(al.map))
+		a->dso = auxsample_symcache__hold_dso(cache, map__dso(al.map));
+	if (a->dso) {
+		/* Its symbols live as long as it does. */
+		a->off = map__map_ip(al.map, ip);
+		if (al.sym) {
+			a->sym = al.sym;
+			a->symoff = a->off - al.sym->start;
+		}
+	}
+	addr_location__exit(&al);
+}
+
+struct auxsample_symcache_entry *auxsample_symcache__find(struct auxsample_symcache *cache,
+							  struct thread *thread, u64 ip,
+							  struct auxsample_symcache_entry *tmp)
+{
+	const struct maps *maps = thread__maps(thread);
+	u64 generation = cache->generation + 1;
+	pid_t pid = thread__pid(thread);
+	struct auxsample_symcache_entry *e = tmp;
+
+	if (!cache->entries)
+		cache->entries = calloc(SYMCACHE_SIZE, sizeof(*cache->entries));
+	if (cache->entries) {
+		e = &cache->entries[(ip ^ (ip >> 12)) & (SYMCACHE_SIZE - 1)];
+		if (e->generation == generation && e->maps == maps && e->pid == pid &&
+		    e->a.ip == ip)
+			return e;
+	}
+	auxsample_symcache__resolve_uncached(cache, &e->a, thread, ip);
+	e->maps = maps;
+	e->pid = pid;
+	e->generation = generation;
+	e->name_len = e->a.sym ? strlen(e->a.sym->name) : 0;
+	e->site_known = false;
+	return e;
+}
+
+void auxsample_symcache__resolve(struct auxsample_symcache *cache, struct auxsample_addr *a,
+				 struct thread *thread, u64 ip)
+{
+	struct auxsample_symcache_entry tmp;
+
+	*a = auxsample_symcache__find(cache, thread, ip, &tmp)->a;
+}
+
+void auxsample_symcache__exit(struct auxsample_symcache *cache)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	zfree(&cache->entries);
+	if (!cache->held_dsos)
+		return;
+	hashmap__for_each_entry(cache->held_dsos, cur, bkt)
+		dso__put(cur->pvalue);
+	hashmap__free(cache->held_dsos);
+	cache->held_dsos = NULL;
+}
