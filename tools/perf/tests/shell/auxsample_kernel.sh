@@ -58,6 +58,13 @@ check() {
 	echo "$what: perf auxsample script: $(head -1 "$out")"
 }
 
+# The simulated kernel runs in the ptrace engine, which --kernel picks:
+# the Valgrind engine is refused, with what to do.
+perf auxsample simulate --kernel --engine=valgrind -o "$data" -- "$wl" branches 1 > "$out" 2>&1
+status=$?
+[ "$status" -eq 129 ] && grep -q 'need --engine=ptrace' "$out" ||
+	fail "--kernel --engine=valgrind: exit $status, not refused (129) with a reason"
+
 check "branches, calls, jump table, recursion" -c 700 -- "$wl" branches 40
 check "signal handler" -c 700 -- "$wl" signal 20
 check "two threads, two CPUs" -c 700 -- "$wl" threads 20
