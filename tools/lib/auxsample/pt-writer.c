@@ -408,6 +408,14 @@ int auxsample_pt_writer__call(struct auxsample_pt_writer *pt, uint64_t ret_addr,
 /*
  * A RET is a single taken TNT bit when its CALL came after the latest PSB
  * and it returns where that CALL would, else a TIP.
+ *
+ * A RET that returns elsewhere (a signal handler's to its restorer, a
+ * longjmp-like stack switch) empties the stack: decoders disagree on
+ * whether an uncompressed RET pops theirs (perf's intel-pt-decoder does,
+ * libipt does not), so after one their stacks no longer line up, and a
+ * later compressed RET into an older frame would decode differently in
+ * each.  The SDM lets hardware leave any RET uncompressed; only RETs whose
+ * CALL came after the mismatch are compressed here, which both read alike.
  */
 int auxsample_pt_writer__ret(struct auxsample_pt_writer *pt, uint64_t to)
 {
@@ -415,7 +423,7 @@ int auxsample_pt_writer__ret(struct auxsample_pt_writer *pt, uint64_t to)
 
 	if (pt->nr_rets) {
 		compress = !pt->opts.noretcomp && pt->rets[pt->nr_rets - 1] == to;
-		pt->nr_rets--;
+		pt->nr_rets = compress ? pt->nr_rets - 1 : 0;
 	}
 	if (compress)
 		return pt_writer__put_tnt(pt, true);

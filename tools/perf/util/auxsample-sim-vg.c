@@ -750,8 +750,12 @@ static int vg__spawn(struct vg *vg, const char **argv)
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
 	pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		err = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
 	if (!pid) {
 		close(pipefd[0]);
 		auxsample_sim__child(vg->sim);

@@ -1907,8 +1907,12 @@ static pid_t sim__spawn(struct sim *sim, const char **argv)
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
 	pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		err = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
 	if (!pid) {
 		close(pipefd[0]);
 		auxsample_sim_stop__child(&sim->stop);

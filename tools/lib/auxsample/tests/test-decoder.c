@@ -533,6 +533,62 @@ static int test_writer(void)
 	return check_writer(false) ?: check_writer(true);
 }
 
+/* How many packets of @type the writer's stream holds. */
+static int count_packets(const uint8_t *buf, size_t len, enum pt_packet_type type)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_packet packet;
+	struct pt_config cfg;
+	int n = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt || pt_pkt_sync_set(pkt, 0) < 0) {
+		pt_pkt_free_decoder(pkt);
+		return -1;
+	}
+	while (pt_pkt_next(pkt, &packet, sizeof(packet)) > 0)
+		n += packet.type == type;
+	pt_pkt_free_decoder(pkt);
+	return n;
+}
+
+/*
+ * Two nested calls, the inner one left by a RET elsewhere: the outer RET
+ * is a TIP too, as libipt (which keeps the inner entry) and perf (which
+ * popped it) would read a compressed one differently.
+ */
+static int test_writer_ret_elsewhere(void)
+{
+	struct auxsample_pt_writer_config wcfg = {
+		.size = sizeof(wcfg), .psb_period = 2048, .tsc = 1,
+	};
+	struct auxsample_pt_writer *w = auxsample_pt_writer__new(&wcfg);
+	const uint8_t *buf;
+	size_t len;
+	int ret = TEST_FAIL;
+
+	if (!w)
+		goto out;
+	auxsample_pt_writer__tick(w, 0x1234567);
+	if (auxsample_pt_writer__start(w, 0x1005) ||
+	    auxsample_pt_writer__call(w, 0x100a, false, 0x1010) ||
+	    auxsample_pt_writer__call(w, 0x100a, false, 0x1010) ||
+	    auxsample_pt_writer__ret(w, NOP_AT) ||
+	    auxsample_pt_writer__ret(w, 0x100a) ||
+	    auxsample_pt_writer__interrupt(w, 0x100a))
+		goto out;
+	buf = auxsample_pt_writer__data(w, &len);
+	T_ASSERT(count_packets(buf, len, ppt_tip) == 2);
+	T_ASSERT(count_packets(buf, len, ppt_tnt_8) == 0);
+	ret = TEST_OK;
+out:
+	auxsample_pt_writer__delete(w);
+	return ret;
+}
+
 /* Memory the callback cannot supply: an error, no made-up branches. */
 static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
@@ -609,6 +665,7 @@ const struct test tests_decoder[] = {
 	{ "a stream decoded once stops where each snippet ends", test_stream },
 	{ "a stream does not serve the stops it lost", test_stream_lost },
 	{ "the PT writer's streams parse and decode as written", test_writer },
+	{ "the PT writer compresses no RET into frames a RET skipped", test_writer_ret_elsewhere },
 	{ "bad arguments are refused", test_api_errors },
 	{ NULL, NULL },
 };
