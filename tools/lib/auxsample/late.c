@@ -176,6 +176,27 @@ void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t 
 	late->have_prev = true;
 }
 
+/*
+ * The flow was lost, and the trace shows a branch to @to that no block
+ * decoded (the TIP of an IRET back to user space, say): to user space,
+ * it is one the rule starts at, so the sample point is not among the
+ * branches waiting (a branch from the sample's IP among them was an
+ * earlier visit, an earlier sample's interrupt).  True when it started.
+ */
+bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to)
+{
+	if (!auxsample_late__active(dec) || !auxsample_late__user(dec, to))
+		return false;
+	auxsample_late__commit(dec, dec->late.nr);
+	return true;
+}
+
+/* Whether branches wait for the rule: only then does a lost one matter. */
+bool auxsample__late_waiting(const struct auxsample_decoder *dec)
+{
+	return auxsample_late__active(dec) && dec->late.nr;
+}
+
 /* The call stack is about to change: how to undo it, if it may be late. */
 void auxsample_late__stack_op(struct auxsample_decoder *dec, bool call, uint64_t seq_after)
 {

@@ -69,17 +69,23 @@ static void kernel_code__init(void)
 	memcpy(kernel_code + 0x20, call2, sizeof(call2));
 }
 
-static struct auxsample_decoder *new_decoder(uint64_t kernel_start)
+static struct auxsample_decoder *new_decoder_reading(uint64_t kernel_start,
+						     auxsample_read_memory_fn *read)
 {
 	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.read_memory = read_code,
+		.read_memory = read,
 		.kernel_start = kernel_start,
 	};
 
 	kernel_code__init();
 	return auxsample_decoder__new(&config, NULL);
+}
+
+static struct auxsample_decoder *new_decoder(uint64_t kernel_start)
+{
+	return new_decoder_reading(kernel_start, read_code);
 }
 
 static struct auxsample_pt_writer *new_writer(void)
@@ -281,19 +287,12 @@ static int read_user_only(uint8_t *buf, size_t size, uint64_t addr, void *contex
  */
 static int test_no_kernel_code(void)
 {
-	struct auxsample_config config = {
-		.size = sizeof(config),
-		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.read_memory = read_user_only,
-		.kernel_start = KSTART,
-	};
-	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
+	struct auxsample_decoder *dec = new_decoder_reading(KSTART, read_user_only);
 	struct auxsample_pt_writer *pt = new_writer();
 	const struct auxsample_branch *br;
 	const uint8_t *buf;
 	size_t len;
 
-	kernel_code__init();
 	T_ASSERT(dec && pt && !user_sample_stream(pt));
 	buf = auxsample_pt_writer__data(pt, &len);
 
@@ -325,7 +324,74 @@ static int test_no_kernel_code(void)
 	return TEST_OK;
 }
 
+/*
+ * PMIs at 0x1010 into the NMI path, each cut at its AUX copy (TIP.PGD at
+ * K+0x10); after the first, the trace goes on in the kernel and IRET
+ * returns to 0x1000 (a TIP), for the second.
+ */
+static int pmi_stream(struct auxsample_pt_writer *pt, bool twice)
+{
+	int err = 0;
+
+	for (int i = 0; i < 1 + twice && !err; i++) {
+		if (i)
+			err = auxsample_pt_writer__restart_at(pt, K + 0x10) ?:
+			      auxsample_pt_writer__indirect(pt, USER);
+		else
+			err = auxsample_pt_writer__start(pt, USER);
+		err = err ?:
+		      auxsample_pt_writer__cond(pt, true) ?:
+		      auxsample_pt_writer__call(pt, USER + 0xa, false, USER + 0x10) ?:
+		      auxsample_pt_writer__async(pt, USER + 0x10, K + 0x20) ?:
+		      auxsample_pt_writer__call(pt, K + 0x25, false, K + 0x10) ?:
+		      auxsample_pt_writer__stop_at(pt, K + 0x10);
+	}
+	return err;
+}
+
+/*
+ * Two PMIs at the same IP, 0x1010, with no PSB between: the first one's
+ * NMI path returns to user code (its IRET a TIP) and the second is the
+ * sample's.  Without kernel code the flow is lost at the first, and a
+ * branch from the sample's IP before the loss is no sign that the sample
+ * point came there: the return to user space the trace shows after it
+ * says it came later, and the gap stays the newest entry (perf auxsample
+ * simulate --kernel --psb-period 256 without the image: a sample showed
+ * the branches of the one before it, at the same IP).
+ */
+static int test_no_kernel_code_same_ip(void)
+{
+	struct auxsample_decoder *dec = new_decoder_reading(KSTART, read_user_only);
+	struct auxsample_pt_writer *pt = new_writer();
+	const struct auxsample_branch *br;
+	const uint8_t *buf;
+	size_t len;
+
+	T_ASSERT(dec && pt && !pmi_stream(pt, true));
+	buf = auxsample_pt_writer__data(pt, &len);
+
+	auxsample_decoder__set_sample_ip(dec, USER + 0x10);
+	T_ASSERT(auxsample_decoder__decode(dec, buf, len, 64) == 4);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(br[0].kind == AUXSAMPLE_BR_GAP);
+	T_ASSERT(!check(&br[1], USER + 0x10, K + 0x20, AUXSAMPLE_BR_INTR));
+	T_ASSERT(!check(&br[2], USER + 5, USER + 0x10, AUXSAMPLE_BR_CALL));
+
+	/* Cut at the first PMI's AUX copy, it is that sample's snippet. */
+	auxsample_pt_writer__reset(pt);
+	T_ASSERT(!pmi_stream(pt, false));
+	buf = auxsample_pt_writer__data(pt, &len);
+	T_ASSERT(auxsample_decoder__decode(dec, buf, len, 64) == 2);
+	auxsample_decoder__branches(dec, &br);
+	T_ASSERT(!check(&br[0], USER + 5, USER + 0x10, AUXSAMPLE_BR_CALL));
+	auxsample_pt_writer__delete(pt);
+	auxsample_decoder__delete(dec);
+	return TEST_OK;
+}
+
 const struct test tests_late[] = {
+	{ "late sample: without kernel code, a return to user space after a PMI at the IP",
+	  test_no_kernel_code_same_ip },
 	{ "late sample: without kernel code, a gap where the sample may be stays",
 	  test_no_kernel_code },
 	{ "late sample: the trace's begin after a syscall is a branch to user space",
