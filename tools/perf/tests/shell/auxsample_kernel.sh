@@ -51,7 +51,8 @@ check() {
 		return 1
 	fi
 	echo "$what: perf: $(head -1 "$out")"
-	if ! python3 "$lib/auxsample_truth.py" --exact --auxsample "$data" 64 perf > "$out" 2>&1; then
+	if ! python3 "$lib/auxsample_truth.py" --exact --auxsample "$data" 64 perf \
+		> "$out" 2>&1; then
 		fail "$what: perf auxsample script's virtual LBR does not end at the sample"
 		return 1
 	fi
@@ -115,7 +116,8 @@ fi
 # timed while they wait, they are the instructions' between two branches
 # (the simulator's clock gives each the same cycles), as user-only.
 if check "cycle-accurate" -c 700 --cyc -- "$wl" branches 40; then
-	perf auxsample inject -i "$data" -o "$tmp/cyc.data" > "$out" 2>&1 || fail "cycles: inject failed"
+	perf auxsample inject -i "$data" -o "$tmp/cyc.data" > "$out" 2>&1 ||
+		fail "cycles: inject failed"
 	perf script -i "$tmp/cyc.data" -F ip,brstack > "$tmp/cyc.brstack" 2> /dev/null
 	python3 "$lib/auxsample_cycles.py" "$wl" "$tmp/cyc.brstack" 15 > "$out" 2>&1 ||
 		fail "cycles: not those of the instructions run"
@@ -147,7 +149,8 @@ if check "sched_switch tracepoint, two CPUs" --tracepoint -- "$wl" sleeps 10; th
 	perf script -i "$data" --itrace=e -F cpu,event,ip,sym,trace > "$out" 2>&1
 	cpus=$(awk '$2 == "sched:sched_switch:" { print $1 }' "$out" | sort -u | wc -l)
 	[ "$cpus" -eq 2 ] || fail "tracepoint: samples on $cpus CPUs, not 2"
-	grep -q 'sched:sched_switch: prev_comm=workload prev_pid=[0-9]* .*==> next_comm=swapper/.* __traceiter_sched_switch$' "$out" ||
+	sw='sched:sched_switch: prev_comm=workload prev_pid=[0-9]* .*==> next_comm=swapper/'
+	grep -q "$sw.* __traceiter_sched_switch\$" "$out" ||
 		fail "tracepoint: no sample at the call site with its record"
 	perf report -i "$data" --stdio > "$out" 2>&1
 	grep -q "of event 'sched:sched_switch'" "$out" &&
