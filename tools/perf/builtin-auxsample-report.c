@@ -481,6 +481,8 @@ int cmd_auxsample_report(int argc, const char **argv)
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),
+		OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
+			   "vmlinux with the kernel's code and symbols, for kernel-traced samples"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

@@ -69,6 +69,9 @@ static void script__print_stat(struct script *s)
 	printf("%12" PRIu64 "  taken branches (%.1f per sample)\n", st->branches,
 	       (double)st->branches / n);
 	printf("%12" PRIu64 "  trace gaps\n", st->gaps);
+	if (st->late)
+		printf("%12" PRIu64 "  branches after the sample point (perf's own, left out)\n",
+		       st->late);
 	printf("%12" PRIu64 "  decode errors\n", w->errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(st->errors_by_kind); e++) {
 		if (st->errors_by_kind[e])
@@ -134,8 +137,6 @@ static int script__run(const struct script_opts *opts)
 			.done = script__done,
 			.fulltrace = script__fulltrace,
 			.full_trace = opts->full_trace,
-			/* Every address as user code, as script has shown them. */
-			.symcache = { .all_user = true },
 		},
 		.opts = opts,
 		.line = STRBUF_INIT,
@@ -185,6 +186,8 @@ int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),
+		OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
+			   "vmlinux with the kernel's code and symbols, for kernel-traced samples"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};

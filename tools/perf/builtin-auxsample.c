@@ -143,6 +143,8 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),
+		OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
+			   "vmlinux with the kernel's code and symbols, for kernel-traced samples"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
@@ -276,6 +278,12 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
 			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
+		OPT_BOOLEAN(0, "kernel", &opts.kernel,
+			    "trace the simulated kernel too, as perf record does without :u (ptrace engine)"),
+		OPT_BOOLEAN(0, "tracepoint", &opts.tracepoint,
+			    "sched:sched_switch samples, the kernel's tracepoint hits (implies --kernel)"),
+		OPT_BOOLEAN(0, "kcore", &opts.kcore,
+			    "the kernel's kcore in <output>/kcore_dir, as perf record --kcore (implies --kernel)"),
 		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
 			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
 		OPT_CALLBACK(0, "max-instructions", &opts.max_insns, "n",
@@ -304,6 +312,14 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 				       SIM_MAX_AUX_SAMPLE_SIZE);
 	if (psb_period < 256)
 		usage_with_options_msg(usage, options, "--psb-period must be at least 256 bytes");
+	if (opts.tracepoint || opts.kcore)
+		opts.kernel = true;
+	/* The simulated kernel runs in the ptrace engine only. */
+	if (opts.kernel && opts.engine == SIM_ENGINE_VALGRIND)
+		usage_with_options_msg(usage, options,
+				       "--kernel, --tracepoint and --kcore need --engine=ptrace: the Valgrind engine runs no simulated kernel");
+	if (opts.kernel)
+		opts.engine = SIM_ENGINE_PTRACE;
 	/* As intel_pt/tsc=0/ would, --no-tsc leaves the MTCs out unless asked. */
 	if (!opts.tsc && !mtc_set)
 		opts.mtc = false;

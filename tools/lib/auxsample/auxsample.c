@@ -77,6 +77,7 @@ AUXSAMPLE_API void auxsample_decoder__delete(struct auxsample_decoder *dec)
 	free(dec->out);
 	free(dec->stack);
 	free(dec->chain);
+	auxsample_late__exit(dec);
 	free(dec);
 }
 
@@ -99,8 +100,6 @@ static int auxsample_decoder__reset(struct auxsample_decoder *dec, size_t len,
 		if (!out)
 			return -AUXSAMPLE_ERR_NOMEM;
 		dec->out = out;
-		if (auxsample_timing__ring(dec, max))
-			return -AUXSAMPLE_ERR_NOMEM;
 		dec->ring_cap = max;
 	}
 	dec->max = max;
@@ -147,6 +146,22 @@ AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
 }
 
 /*
+ * Whether the newest branch is one the late-sample rule keeps: a stream
+ * has no room for the rule's branches after the sample point.
+ */
+static bool auxsample_decoder__ends_at_sample(const struct auxsample_decoder *dec)
+{
+	const struct auxsample_branch *br = &dec->out[0];
+	uint64_t ks = dec->config.kernel_start;
+
+	if (!ks || !dec->sample_ip)
+		return true;
+	if (br->to && br->to < ks)
+		return true;
+	return dec->sample_ip >= ks && br->from < ks;
+}
+
+/*
  * The ring and the call stack go on from one end to the next; the
  * statistics and errors are the stretch's since the last, at offsets
  * into the snippet.
@@ -174,7 +189,17 @@ AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 		dec->errors[i].offset = dec->errors[i].offset > start ?
 					dec->errors[i].offset - start : 0;
 	auxsample__finish(dec);
+	if (dec->ring_count && !auxsample_decoder__ends_at_sample(dec))
+		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
 	return dec->ring_count;
+}
+
+AUXSAMPLE_API int auxsample_decoder__set_sample_ip(struct auxsample_decoder *dec, uint64_t ip)
+{
+	if (!dec)
+		return -AUXSAMPLE_ERR_INVALID;
+	dec->sample_ip = ip;
+	return 0;
 }
 
 AUXSAMPLE_API int auxsample_decoder__set_thread(struct auxsample_decoder *dec, int64_t tid)
@@ -200,7 +225,7 @@ AUXSAMPLE_API int auxsample_decoder__callchain(const struct auxsample_decoder *d
 	if (!dec || !ips)
 		return -AUXSAMPLE_ERR_INVALID;
 	*ips = dec->chain;
-	return dec->depth;
+	return dec->chain_depth;
 }
 
 AUXSAMPLE_API int auxsample_decoder__errors(const struct auxsample_decoder *dec,

@@ -98,6 +98,18 @@ void auxsample__set_source(struct auxsample_decoder *dec, uint8_t trace_id);
 struct auxsample_stats *auxsample__stats(struct auxsample_decoder *dec);
 /* The ring holds as many branches as asked for. */
 bool auxsample__enough(const struct auxsample_decoder *dec);
+/*
+ * The trace ended after @from (@to 0) or began at @to (@from 0): where
+ * the late-sample rule (late.c) may start a sample's branches.
+ */
+void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
+/*
+ * Where the flow was lost, the trace still shows a branch to @to: whether
+ * the late-sample rule started the sample's branches after those waiting
+ * (late.c).  Worth looking for only while some wait.
+ */
+bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to);
+bool auxsample__late_waiting(const struct auxsample_decoder *dec);
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
 /* The thread to decode for (auxsample_decoder__set_thread()), -1: any. */

@@ -42,19 +42,7 @@ void auxsample_timing__reset(struct auxsample_decoder *dec)
 void auxsample_timing__exit(struct auxsample_decoder *dec)
 {
 	free(dec->timing.untimed);
-	free(dec->timing.ring_idx);
 	memset(&dec->timing, 0, sizeof(dec->timing));
-}
-
-/* The ring grew to @cap slots: the flow index of each slot's branch too. */
-int auxsample_timing__ring(struct auxsample_decoder *dec, unsigned int cap)
-{
-	uint64_t *idx = realloc(dec->timing.ring_idx, cap * sizeof(*idx));
-
-	if (!idx)
-		return -AUXSAMPLE_ERR_NOMEM;
-	dec->timing.ring_idx = idx;
-	return 0;
 }
 
 /* The backend's trace times its packets (Intel PT with CYC). */
@@ -84,15 +72,16 @@ void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n)
 	dec->timing.insns += n;
 }
 
-/* The taken branch just written into ring slot @slot waits for its time. */
-void auxsample_timing__branch(struct auxsample_decoder *dec, unsigned int slot)
+/*
+ * The taken branch about to be added waits for its time, by its number:
+ * the late-sample rule (late.c) may keep it a while before the ring.
+ */
+void auxsample_timing__branch(struct auxsample_decoder *dec)
 {
 	struct auxsample_timing *tm = &dec->timing;
 
-	dec->ring[slot].cycles = 0;
 	if (!auxsample_timing__on(dec))
 		return;
-	tm->ring_idx[slot] = tm->insns;
 	if (tm->nr_untimed == TIMING_MAX_UNTIMED) {
 		memmove(tm->untimed, tm->untimed + 1, (tm->nr_untimed - 1) * sizeof(*tm->untimed));
 		tm->nr_untimed--;
@@ -110,7 +99,7 @@ void auxsample_timing__branch(struct auxsample_decoder *dec, unsigned int slot)
 		tm->untimed_cap = cap;
 	}
 	tm->untimed[tm->nr_untimed++] = (struct auxsample_untimed){
-		.idx = tm->insns, .slot = slot,
+		.idx = tm->insns, .nr = dec->ring_pushed + dec->late.nr + 1,
 	};
 }
 
@@ -132,6 +121,7 @@ static void auxsample_timing__anchor(struct auxsample_decoder *dec, uint64_t idx
 	}
 	for (i = 0; i < tm->nr_untimed && tm->untimed[i].idx <= idx; i++) {
 		const struct auxsample_untimed *u = &tm->untimed[i];
+		struct auxsample_branch *br;
 		uint64_t t;
 
 		done++;
@@ -144,8 +134,9 @@ static void auxsample_timing__anchor(struct auxsample_decoder *dec, uint64_t idx
 			tm->last_valid = false;
 			continue;
 		}
-		if (tm->last_valid && t >= tm->last_time && dec->timing.ring_idx[u->slot] == u->idx)
-			dec->ring[u->slot].cycles = auxsample_timing__cycles(t - tm->last_time);
+		br = auxsample__branch_nr(dec, u->nr);
+		if (tm->last_valid && t >= tm->last_time && br)
+			br->cycles = auxsample_timing__cycles(t - tm->last_time);
 		tm->last_time = t;
 		tm->last_valid = true;
 	}

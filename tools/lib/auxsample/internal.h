@@ -4,7 +4,7 @@
 
 /*
  * The core's own: the decoder object and what only the core's files
- * (auxsample.c, lbr.c, cycles.c, image.c) share.  Backends see
+ * (auxsample.c, lbr.c, late.c, cycles.c, image.c) share.  Backends see
  * backend.h alone.
  */
 #include <stdbool.h>
@@ -13,16 +13,19 @@
 
 #define AUXSAMPLE_MAX_ERRORS	16
 
-/* A taken branch waiting for its time (cycles.c): its flow index and ring slot. */
+/*
+ * A taken branch waiting for its time (cycles.c): its flow index, and its
+ * number in the decode (auxsample__branch_nr()): in the ring or still
+ * waiting for the late-sample rule (late.c).
+ */
 struct auxsample_untimed {
 	uint64_t	idx;
-	unsigned int	slot;
+	uint64_t	nr;
 };
 
 /* Cycles of the branches from timed packets (cycles.c). */
 struct auxsample_timing {
 	uint64_t			insns;		/* instructions of the flow so far */
-	uint64_t			*ring_idx;	/* the flow index of each ring slot */
 	struct auxsample_untimed	*untimed;	/* oldest first */
 	unsigned int			nr_untimed;
 	unsigned int			untimed_cap;
@@ -41,6 +44,30 @@ struct auxsample_timing {
 	bool				enabled;	/* the backend times packets */
 };
 
+/* How to undo a change of the call stack (late.c). */
+struct auxsample_late_op {
+	uint64_t	seq;		/* after that many branches */
+	uint64_t	slot;		/* a call: what stack[depth] held */
+	unsigned int	depth;		/* before the change */
+	bool		call;
+};
+
+/* The branches that may have come after the sample point (late.c). */
+struct auxsample_late {
+	struct auxsample_branch		*pending;	/* oldest first */
+	unsigned int			nr;
+	unsigned int			cap;
+	struct auxsample_late_op	*ops;		/* oldest first */
+	unsigned int			nr_ops;
+	unsigned int			ops_cap;
+	uint64_t			seq;		/* branches added */
+	uint64_t			committed;	/* of them before the sample */
+	struct auxsample_branch		prev;		/* the last one added */
+	bool				have_prev;
+	bool				located;	/* a pending branch is from the IP */
+	bool				chain_lost;	/* the stack moved under the ops */
+};
+
 /* A decoder: its configuration, its backend, and what a decode produces. */
 struct auxsample_decoder {
 	struct auxsample_config		config;
@@ -51,6 +78,7 @@ struct auxsample_decoder {
 	unsigned int			ring_cap;
 	unsigned int			ring_next;
 	unsigned int			ring_count;
+	uint64_t			ring_pushed;	/* branches into the ring this decode */
 	unsigned int			max;
 
 	/* Return addresses of the calls seen, innermost last. */
@@ -58,9 +86,12 @@ struct auxsample_decoder {
 	uint64_t			*chain;
 	unsigned int			stack_cap;
 	unsigned int			depth;
+	unsigned int			chain_depth;	/* of @chain, at the sample point */
 
 	struct auxsample_stats		stats;
 	int64_t				tid;	/* whose trace to decode, -1: any */
+	uint64_t			sample_ip;	/* of the next decodes, 0: none */
+	struct auxsample_late		late;
 	struct auxsample_decode_error	errors[AUXSAMPLE_MAX_ERRORS];
 	unsigned int			nr_errors;
 
@@ -75,11 +106,20 @@ struct auxsample_decoder {
 };
 
 void auxsample__finish(struct auxsample_decoder *dec);
+void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br);
+struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uint64_t nr);
+
+bool auxsample_late__active(const struct auxsample_decoder *dec);
+void auxsample_late__reset(struct auxsample_decoder *dec);
+void auxsample_late__exit(struct auxsample_decoder *dec);
+void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_branch *br);
+void auxsample_late__stack_op(struct auxsample_decoder *dec, bool call, uint64_t seq_after);
+void auxsample_late__stack_moved(struct auxsample_decoder *dec);
+unsigned int auxsample_late__chain(struct auxsample_decoder *dec);
 
 void auxsample_timing__reset(struct auxsample_decoder *dec);
 void auxsample_timing__exit(struct auxsample_decoder *dec);
-int auxsample_timing__ring(struct auxsample_decoder *dec, unsigned int cap);
 void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n);
-void auxsample_timing__branch(struct auxsample_decoder *dec, unsigned int slot);
+void auxsample_timing__branch(struct auxsample_decoder *dec);
 
 #endif /* __AUXSAMPLE_INTERNAL_H */

@@ -22,12 +22,14 @@ void auxsample__restart(struct auxsample_decoder *dec)
 
 	dec->ring_next = 0;
 	dec->ring_count = 0;
+	dec->ring_pushed = 0;
 	dec->depth = 0;
 	dec->nr_errors = 0;
 	auxsample_timing__reset(dec);
 	memset(&dec->stats, 0, sizeof(dec->stats));
 	dec->stats.size = sizeof(dec->stats);
 	dec->stats.bytes = bytes;
+	auxsample_late__reset(dec);
 }
 
 /* One step of the flow, for a full-trace consumer. */
@@ -39,10 +41,40 @@ void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow)
 	dec->config.flow(flow, dec->config.flow_context);
 }
 
+void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br)
+{
+	dec->ring[dec->ring_next] = *br;
+	dec->ring_next = (dec->ring_next + 1) % dec->max;
+	if (dec->ring_count < dec->max)
+		dec->ring_count++;
+	dec->ring_pushed++;
+}
+
+/*
+ * The decode's @nr-th branch (from 1), where it is now: still waiting for
+ * the late-sample rule, or in the ring; NULL once the ring overwrote it.
+ * Every branch goes into the ring in order, through dec->late or not.
+ */
+struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uint64_t nr)
+{
+	uint64_t back;
+
+	if (!nr)
+		return NULL;
+	if (nr > dec->ring_pushed) {
+		nr -= dec->ring_pushed;
+		return nr <= dec->late.nr ? &dec->late.pending[nr - 1] : NULL;
+	}
+	back = dec->ring_pushed - nr;
+	if (back >= dec->ring_count)
+		return NULL;
+	return &dec->ring[(dec->ring_next + dec->max - 1 - back) % dec->max];
+}
+
 void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 			   uint64_t to, unsigned int kind, unsigned int flags)
 {
-	struct auxsample_branch *br;
+	struct auxsample_branch br = { from, to, kind, flags };
 
 	if (kind != AUXSAMPLE_BR_GAP) {
 		struct auxsample_flow flow = {
@@ -58,16 +90,11 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 	dec->stats.branches++;
 	if (!dec->max)
 		return;
-	br = &dec->ring[dec->ring_next];
-	br->from = from;
-	br->to = to;
-	br->kind = kind;
-	br->flags = flags;
-	br->reserved = 0;
-	auxsample_timing__branch(dec, dec->ring_next);
-	dec->ring_next = (dec->ring_next + 1) % dec->max;
-	if (dec->ring_count < dec->max)
-		dec->ring_count++;
+	auxsample_timing__branch(dec);
+	if (auxsample_late__active(dec))
+		auxsample_late__add(dec, &br);
+	else
+		auxsample__ring_push(dec, &br);
 }
 
 /* What lies between @from and @to is unknown: no call stack survives. */
@@ -81,6 +108,7 @@ void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 
 	auxsample__flow(dec, &flow);
 	dec->stats.gaps++;
+	auxsample_late__stack_op(dec, false, 1);
 	dec->depth = 0;
 	/* The time across the gap is no branch's. */
 	auxsample_timing__break(dec);
@@ -106,6 +134,7 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
 		memmove(dec->stack, dec->stack + STACK_MAX / 2,
 			STACK_MAX / 2 * sizeof(*dec->stack));
 		dec->depth = STACK_MAX / 2;
+		auxsample_late__stack_moved(dec);
 	}
 	if (dec->depth == dec->stack_cap) {
 		unsigned int cap = dec->stack_cap ? dec->stack_cap * 2 : STACK_INITIAL;
@@ -121,6 +150,7 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
 		dec->chain = chain;
 		dec->stack_cap = cap;
 	}
+	auxsample_late__stack_op(dec, true, 0);
 	dec->stack[dec->depth++] = ret_addr;
 	return 0;
 }
@@ -134,6 +164,7 @@ void auxsample__ret(struct auxsample_decoder *dec, uint64_t to)
 {
 	unsigned int i = dec->depth;
 
+	auxsample_late__stack_op(dec, false, 0);
 	while (i > 0) {
 		if (dec->stack[--i] == to) {
 			dec->depth = i;
@@ -164,7 +195,11 @@ void auxsample__error(struct auxsample_decoder *dec, uint64_t offset, int error,
 	e->lib_error = lib_error;
 }
 
-/* The results of a decode: the ring newest first, the call chain innermost first. */
+/*
+ * The results of a decode: the ring newest first, and the call chain
+ * innermost first, both at the sample point (the late branches waiting in
+ * dec->late are left out).
+ */
 void auxsample__finish(struct auxsample_decoder *dec)
 {
 	unsigned int i, pos = dec->ring_next;
@@ -173,8 +208,8 @@ void auxsample__finish(struct auxsample_decoder *dec)
 		pos = (pos + dec->max - 1) % dec->max;
 		dec->out[i] = dec->ring[pos];
 	}
-	for (i = 0; i < dec->depth; i++)
-		dec->chain[i] = dec->stack[dec->depth - 1 - i];
+	dec->chain_depth = auxsample_late__chain(dec);
+	dec->stats.late = dec->late.nr;
 }
 
 uint64_t auxsample__stack_top(const struct auxsample_decoder *dec)

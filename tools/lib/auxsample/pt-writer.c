@@ -27,6 +27,7 @@ struct auxsample_pt_writer {
 	unsigned int		nr_rets;
 	bool			enabled;	/* PacketEn: in traced (user) code */
 	bool			traceen;	/* TraceEn: timing packets flow */
+	bool			paused;		/* PacketEn was set at __stop_at() */
 	uint64_t		tsc;
 	uint64_t		mtc;		/* CTC >> mtc_period at the last MTC */
 	uint64_t		cyc_tsc;	/* TSC at the last CYC-eligible packet */
@@ -434,6 +435,13 @@ int auxsample_pt_writer__indirect(struct auxsample_pt_writer *pt, uint64_t to)
 	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_tip, to, false);
 }
 
+int auxsample_pt_writer__async(struct auxsample_pt_writer *pt, uint64_t from,
+			       uint64_t to)
+{
+	return pt_writer__flush_tnt(pt) ?: pt_writer__put_ip(pt, ppt_fup, from, false) ?:
+	       pt_writer__put_ip(pt, ppt_tip, to, false);
+}
+
 /* User code left by a far transfer: TIP.PGD without an IP. */
 int auxsample_pt_writer__syscall(struct auxsample_pt_writer *pt)
 {
@@ -451,6 +459,29 @@ int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *pt, uint64_t ip)
 		err = pt_writer__put_ip(pt, ppt_fup, ip, false);
 	pt->enabled = false;
 	return err ?: pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
+}
+
+int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err = pt_writer__flush_tnt(pt);
+
+	pt->paused = pt->enabled;
+	if (!err && pt->enabled)
+		err = pt_writer__put_ip(pt, ppt_fup, ip, false) ?:
+		      pt_writer__put_ip(pt, ppt_tip_pgd, 0, true);
+	pt->enabled = false;
+	pt->traceen = false;
+	return err;
+}
+
+int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err = auxsample_pt_writer__restart(pt);
+
+	if (err || !pt->paused)
+		return err;
+	pt->paused = false;
+	return auxsample_pt_writer__resume(pt, ip);
 }
 
 /* Back in user code at @ip: TIP.PGE. */

@@ -448,15 +448,18 @@ static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
 static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 {
 	struct auxsample_decoder *dec = f->dec;
+	uint64_t from;
 
 	switch (ev->type) {
 	case ptev_enabled:
 		auxsample__stats(dec)->end_ip = 0;
 		auxsample_timing__start(dec);
 		pt_flow__packet(f);
+		auxsample__boundary(dec, 0, ev->variant.enabled.ip);
 		break;
 	case ptev_disabled:
 		/* A branch out of the traced code, e.g. a syscall in //u trace. */
+		from = f->pending ? f->from : f->last_ip;
 		if (f->pending) {
 			auxsample__stats(dec)->end_ip = f->from;
 			if (ev->ip_suppressed)
@@ -466,6 +469,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 		}
 		pt_flow__packet(f);
 		auxsample_timing__stop(dec);
+		auxsample__boundary(dec, from, 0);
 		break;
 	case ptev_async_disabled:
 		/* Stopped at .at: an interrupt, in //u trace the sample's. */
@@ -473,6 +477,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 		auxsample__stats(dec)->end_ip = ev->variant.async_disabled.at;
 		pt_flow__packet(f);
 		auxsample_timing__stop(dec);
+		auxsample__boundary(dec, ev->variant.async_disabled.at, 0);
 		break;
 	case ptev_async_branch:
 		pt_flow__resolve(f, ev->variant.async_branch.from, 0);
@@ -535,12 +540,81 @@ static void pt_config__fill(struct pt_config *cfg, const struct auxsample_pt_con
 	cfg->flags.variant.block.end_on_jump = 1;
 }
 
+/* An IP packet's IP, against the last one (SDM Vol. 3C, "IP Compression"). */
+static uint64_t pt_packet__ip(const struct pt_packet_ip *p, uint64_t last_ip)
+{
+	switch (p->ipc) {
+	case pt_ipc_update_16:
+		return (last_ip & ~0xffffULL) | (p->ip & 0xffffULL);
+	case pt_ipc_update_32:
+		return (last_ip & ~0xffffffffULL) | (p->ip & 0xffffffffULL);
+	case pt_ipc_update_48:
+		return (last_ip & ~0xffffffffffffULL) | (p->ip & 0xffffffffffffULL);
+	case pt_ipc_sext_48:
+		return (uint64_t)((int64_t)(p->ip << 16) >> 16);
+	case pt_ipc_full:
+		return p->ip;
+	case pt_ipc_suppressed:
+	default:
+		return last_ip;
+	}
+}
+
+/*
+ * The flow was lost at @lost and is found again at the PSB at @until (or
+ * the end): the trace between still shows where indirect branches went.
+ * One into user space (an IRET's TIP, back from a kernel that has no
+ * code here) is a start for the late-sample rule: the sample point is
+ * after it, not where a branch decoded before came from its IP (an
+ * earlier sample's interrupt at the same IP).  The packets are read from
+ * the PSB at @psb, for the IPs compressed against earlier ones.
+ */
+static void pt_flow__lost(struct pt_flow *f, uint64_t psb, uint64_t lost, uint64_t until)
+{
+	struct pt_packet_decoder *pkt;
+	uint64_t offset, ip = 0;
+	struct pt_packet p;
+
+	if (!f->cfg || !auxsample__late_waiting(f->dec))
+		return;
+	pkt = pt_pkt_alloc_decoder(f->cfg);
+	if (!pkt)
+		return;
+	if (pt_pkt_sync_set(pkt, psb) < 0)
+		goto out;
+	/* Each packet moves the decoder on: at most the snippet's bytes. */
+	while (!pt_pkt_get_offset(pkt, &offset) && offset < until &&
+	       pt_pkt_next(pkt, &p, sizeof(p)) >= 0) {
+		switch (p.type) {
+		case ppt_psb:
+			ip = 0;
+			break;
+		case ppt_tip:
+		case ppt_tip_pge:
+			if (p.payload.ip.ipc == pt_ipc_suppressed)
+				break;
+			ip = pt_packet__ip(&p.payload.ip, ip);
+			if (offset >= lost && auxsample__lost_branch(f->dec, ip))
+				goto out;
+			break;
+		case ppt_tip_pgd:
+		case ppt_fup:
+			ip = pt_packet__ip(&p.payload.ip, ip);
+			break;
+		default:
+			break;
+		}
+	}
+out:
+	pt_pkt_free_decoder(pkt);
+}
+
 /* Decode from the sync point at @offset, or from the first if negative. */
 static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 {
 	struct auxsample_decoder *dec = f->dec;
 	struct auxsample_stats *stats = auxsample__stats(dec);
-	uint64_t sync;
+	uint64_t sync, lost, until;
 	int status;
 
 	if (offset >= 0)
@@ -549,7 +623,9 @@ static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 		status = pt_blk_sync_forward(f->blk);
 
 	while (status >= 0) {
-		if (!stats->syncs++ && !pt_blk_get_sync_offset(f->blk, &sync))
+		sync = 0;
+		pt_blk_get_sync_offset(f->blk, &sync);
+		if (!stats->syncs++)
 			stats->decode_start = sync;
 		pt_flow__synced(f);
 
@@ -560,7 +636,13 @@ static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 		pt_flow__error(f, status);
 		f->pending = false;
 		auxsample__gap(dec, f->last_ip, 0);
+		until = f->cfg->end - f->cfg->begin;
+		lost = until;
+		pt_blk_get_offset(f->blk, &lost);
 		status = pt_blk_sync_forward(f->blk);
+		if (status >= 0)
+			pt_blk_get_sync_offset(f->blk, &until);
+		pt_flow__lost(f, sync, lost, until);
 	}
 	if (status != -pte_eos)
 		pt_flow__error(f, status);

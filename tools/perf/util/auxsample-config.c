@@ -22,6 +22,7 @@
 #include "evlist.h"
 #include "evsel.h"
 #include "intel-pt.h"
+#include "machine.h"
 #include "session.h"
 
 #define CONFIG_MAX_CPUS	4096	/* cs_etm blocks in one record, at most */
@@ -163,6 +164,17 @@ static bool auxsample_config__pt_cyc(struct perf_session *session,
 	return false;
 }
 
+/*
+ * Where the kernel starts, as perf's own Intel PT decoder takes it, for
+ * the late-sample rule: a sample's branches end at the sample, not in
+ * perf's interrupt path (auxsample_decoder__set_sample_ip()).
+ */
+static void auxsample_config__kernel_start(struct auxsample_config *config,
+					   struct perf_session *session)
+{
+	config->kernel_start = machine__kernel_start(&session->machines.host);
+}
+
 int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 					 struct perf_session *session,
 					 union perf_event *event, u64 *pmu_type)
@@ -179,6 +191,8 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 			auxsample_config__exit(config);
 			return -AUXSAMPLE_ERR_NOT_BUILT;
 		}
+		if (!err)
+			auxsample_config__kernel_start(config, session);
 		return err;
 	}
 	if (info->type != PERF_AUXTRACE_INTEL_PT)
@@ -206,6 +220,7 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 	}
 	config->pt.cyc = auxsample_config__pt_cyc(session, info, nr);
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
+	auxsample_config__kernel_start(config, session);
 	return auxsample_supports(config->type) ? 0 : -AUXSAMPLE_ERR_NOT_BUILT;
 }
 

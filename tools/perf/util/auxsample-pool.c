@@ -208,6 +208,7 @@ static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsamp
 	wk->mem.machine = job->machine;
 	wk->mem.thread = job->thread;
 	auxsample_decoder__set_thread(dec, job->sample.tid);
+	auxsample_decoder__set_sample_ip(dec, job->sample.ip);
 	nr = auxsample_decoder__decode(dec, job->snippet, job->sample.aux_sample.size,
 				       job->depth);
 	if (auxsample_job__keep(job, dec, nr))

@@ -269,11 +269,9 @@ static int truth__stack(struct auxsample_sim_truth *truth, struct auxsample_sim_
 	return truth__write(truth, b);
 }
 
-int auxsample_sim_truth__sample(struct auxsample_sim_truth *truth,
-				struct auxsample_sim_truth_thread *t,
-				const struct auxsample_sim_truth_sample *s)
+static int truth__sample(struct auxsample_sim_truth *truth, struct auxsample_sim_truth_thread *t,
+			 const struct auxsample_sim_truth_sample *s, unsigned int nr)
 {
-	unsigned int nr = min_t(u64, t->nr_branches, AUXSAMPLE_SIM_TRUTH_BRANCHES);
 	struct truth_buf b = { .len = 0 };
 	int err = 0;
 
@@ -297,5 +295,48 @@ int auxsample_sim_truth__sample(struct auxsample_sim_truth *truth,
 	err = truth__stack(truth, t, &b);
 	if (!err)
 		truth->samples++;
+	return err;
+}
+
+int auxsample_sim_truth__sample(struct auxsample_sim_truth *truth,
+				struct auxsample_sim_truth_thread *t,
+				const struct auxsample_sim_truth_sample *s)
+{
+	return truth__sample(truth, t, s, min_t(u64, t->nr_branches, AUXSAMPLE_SIM_TRUTH_BRANCHES));
+}
+
+void auxsample_sim_truth_thread__mark(const struct auxsample_sim_truth_thread *t,
+				      struct auxsample_sim_truth_mark *m)
+{
+	m->nr_branches = t->nr_branches;
+	m->depth = t->depth;
+}
+
+/*
+ * The thread rewound to @m for the sample, then as it is: the file's
+ * branches stop at @m, and the next sample's go on from there.  The calls
+ * since @m only pushed and popped above m->depth (an interrupt's path
+ * returns to where it was taken), so the stack below is as it was.
+ */
+int auxsample_sim_truth__sample_at(struct auxsample_sim_truth *truth,
+				   struct auxsample_sim_truth_thread *t,
+				   const struct auxsample_sim_truth_sample *s,
+				   const struct auxsample_sim_truth_mark *m)
+{
+	u64 nr_branches = t->nr_branches, since = nr_branches - m->nr_branches;
+	unsigned int depth = t->depth, nr;
+	int err;
+
+	if (m->nr_branches > nr_branches || m->nr_branches < t->nr_written ||
+	    since >= AUXSAMPLE_SIM_TRUTH_BRANCHES)
+		return -EINVAL;
+	/* The ring still holds the branches before @m that came after since. */
+	nr = min_t(u64, m->nr_branches, AUXSAMPLE_SIM_TRUTH_BRANCHES - since);
+	t->nr_branches = m->nr_branches;
+	t->depth = min(m->depth, depth);
+	t->kept = min(t->kept, t->depth);
+	err = truth__sample(truth, t, s, nr);
+	t->nr_branches = nr_branches;
+	t->depth = depth;
 	return err;
 }

@@ -37,9 +37,10 @@
  *       s (addr - prev)	prev: the address before (0 for the first)
  *   'E' u samples		the end: the file is whole
  *
- * Kinds: 0 cond, 1 jump, 2 ind_jump, 3 call, 4 ind_call, 5 ret, 6 far.  A
- * far branch into the kernel (a syscall) has target 0: user-only trace
- * does not show where it went.  The reader of the tests,
+ * Kinds: 0 cond, 1 jump, 2 ind_jump, 3 call, 4 ind_call, 5 ret, 6 far,
+ * 7 intr.  A far branch into the kernel (a syscall) has target 0: user-only
+ * trace does not show where it went.  intr, kernel-traced only: an
+ * interrupt (a PMI) into the kernel's code.  The reader of the tests,
  * tests/shell/lib/auxsample_truth.py, prints a file as text (--dump).
  */
 #define AUXSAMPLE_SIM_TRUTH_BRANCHES	1024
@@ -47,7 +48,7 @@
 #define AUXSAMPLE_SIM_TRUTH_VERSION	2
 
 enum auxsample_sim_branch {
-	SB_COND, SB_JUMP, SB_IND_JUMP, SB_CALL, SB_IND_CALL, SB_RET, SB_FAR,
+	SB_COND, SB_JUMP, SB_IND_JUMP, SB_CALL, SB_IND_CALL, SB_RET, SB_FAR, SB_INTR,
 };
 
 struct auxsample_sim_truth_branch {
@@ -113,5 +114,23 @@ struct auxsample_sim_truth_sample {
 int auxsample_sim_truth__sample(struct auxsample_sim_truth *truth,
 				struct auxsample_sim_truth_thread *t,
 				const struct auxsample_sim_truth_sample *s);
+
+/*
+ * Where a thread was at a sample's point, for a sample written later:
+ * kernel-traced, a sample is written at perf's AUX copy, after its
+ * interrupt and the NMI path, and its truth is what came before.
+ */
+struct auxsample_sim_truth_mark {
+	u64		nr_branches;
+	unsigned int	depth;
+};
+
+void auxsample_sim_truth_thread__mark(const struct auxsample_sim_truth_thread *t,
+				      struct auxsample_sim_truth_mark *m);
+/* @s of thread @t as it was at @m: the branches and calls since left out. */
+int auxsample_sim_truth__sample_at(struct auxsample_sim_truth *truth,
+				   struct auxsample_sim_truth_thread *t,
+				   const struct auxsample_sim_truth_sample *s,
+				   const struct auxsample_sim_truth_mark *m);
 
 #endif /* __PERF_AUXSAMPLE_SIM_TRUTH_H */

@@ -52,11 +52,15 @@
 #include "auxsample-sim-progress.h"
 #include "auxsample-sim-stop.h"
 #include "auxsample-sim-truth.h"
+#include "auxsample-sim-kernel.h"
+#include "auxsample-sim-tracing.h"
 #include "auxsample-sim-vg.h"
+#include "auxsample-sim-vmlinux.h"
 #include "auxtrace.h"
 #include "build-id.h"
 #include "data.h"
 #include "debug.h"
+#include "dso.h"
 #include "dsos.h"
 #include "event.h"
 #include "evlist.h"
@@ -65,6 +69,7 @@
 #include "intel-pt.h"
 #include "intel-pt-decoder/intel-pt-insn-decoder.h"
 #include "machine.h"
+#include "map.h"
 #include "sample.h"
 #include "session.h"
 #include "symbol.h"
@@ -126,6 +131,7 @@ struct sim_thread {
 	int			mem_fd;		/* /proc/<tid>/mem */
 	int			signal;		/* to deliver with the next step */
 	bool			in_kernel;	/* TIP.PGD sent, TIP.PGE not yet */
+	bool			blocked;	/* in a syscall that blocked */
 	bool			awaiting_stop;	/* new, its first stop not seen yet */
 	bool			injected;	/* a signal goes with this step */
 	u64			ip;		/* of the instruction being stepped */
@@ -180,6 +186,7 @@ struct sim {
 	enum { SIM_RUNNING, SIM_STOPPING, SIM_WOKEN, SIM_KILLED } phase;
 	struct timespec		stopped_at;	/* or woken */
 	unsigned int		stop_signals;	/* stop signals seen by then */
+	struct sim_kernel	*kernel;	/* kernel-traced: its code */
 };
 
 #define SIM_EVENT_MAX	(sizeof(struct perf_record_mmap2) + 1024)
@@ -273,29 +280,42 @@ static int sim__write_sideband(struct sim *sim, union perf_event *ev,
 	if (ev->header.type == PERF_RECORD_MMAP2) {
 		sample.cpumode = PERF_RECORD_MISC_USER;
 		machine__process_mmap2_event(&sim->session->machines.host, ev, &sample);
+	} else if (ev->header.type == PERF_RECORD_MMAP) {
+		sample.cpumode = PERF_RECORD_MISC_KERNEL;
+		machine__process_mmap_event(&sim->session->machines.host, ev, &sample);
 	}
 	if (++sim->round_events == SIM_ROUND_EVENTS)
 		return sim__finished_round(sim);
 	return 0;
 }
 
+/* The thread's name, as the kernel has it; "" if it cannot be read. */
+static void sim_thread__comm(struct sim_thread *t, char comm[16])
+{
+	char path[64];
+	FILE *f;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(comm, 16, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/* @name: the thread's name, or NULL to read it from /proc. */
 static int sim__write_comm(struct sim *sim, struct sim_thread *t, bool exec,
 			   const char *name)
 {
 	union perf_event *ev = sim->event;
-	char path[64], comm[16] = "";
-	FILE *f = NULL;
+	char comm[16];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", t->tid);
 	if (name)
 		strlcpy(comm, name, sizeof(comm));
 	else
-		f = fopen(path, "r");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
+		sim_thread__comm(t, comm);
 	memset(ev, 0, sizeof(ev->comm));
 	ev->comm.header.type = PERF_RECORD_COMM;
 	ev->comm.header.misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
@@ -432,9 +452,21 @@ static int sim__write_sample(struct sim *sim, struct sim_thread *t, u64 ip)
 		.cpu = t->cpu, .period = sim->opts->period,
 		.id = sim->insn_evsel->core.id[t->cpu],
 	};
+	struct sim_sched_switch raw = {
+		.common_type = SIM_TP_SCHED_SWITCH_ID, .common_pid = t->tid,
+		.prev_pid = t->tid, .prev_prio = 120, .prev_state = 1 /* TASK_INTERRUPTIBLE */,
+		.next_pid = 0, .next_prio = 120,
+	};
 	union perf_event *ev;
 	int err;
 
+	if (type & PERF_SAMPLE_RAW) {
+		/* The thread blocks: the CPU's idle task comes next. */
+		sim_thread__comm(t, raw.prev_comm);
+		snprintf(raw.next_comm, sizeof(raw.next_comm), "swapper/%d", t->cpu);
+		sample.raw_data = &raw;
+		sample.raw_size = sizeof(raw);
+	}
 	/* Full trace: the sample carries no trace, its CPU's buffers do. */
 	if (type & PERF_SAMPLE_AUX) {
 		aux = zalloc(padded);
@@ -614,6 +646,150 @@ static int sim__pass_time(struct sim *sim, struct sim_thread *t, u64 ticks)
 	return auxsample_pt_writer__tick(t->pt, sim->tsc);
 }
 
+/* --- the simulated kernel, in kernel-traced mode (auxsample-sim-kernel.c) --- */
+
+struct sim_kctx {
+	struct sim		*sim;
+	struct sim_thread	*t;
+	u64			sample_ip;
+	struct auxsample_sim_truth_mark mark;	/* the thread at the sample point */
+};
+
+/* The truth of a sample written after its point: what came before it. */
+static int sim__write_truth_before(struct sim *sim, struct sim_kctx *c)
+{
+	struct sim_thread *t = c->t;
+
+	return auxsample_sim_truth__sample_at(&sim->truth, &t->truth,
+					      &(struct auxsample_sim_truth_sample){
+						.nr = sim->nr_samples, .pid = t->pid,
+						.cpu = t->cpu, .time = sim->tsc,
+						.ip = c->sample_ip,
+					      }, &c->mark);
+}
+
+/* One step of the kernel's code: its trace and its truth. */
+static int sim__kstep(void *arg, const struct sim_kstep *s)
+{
+	struct sim_kctx *c = arg;
+	struct sim_thread *t = c->t;
+	struct auxsample_pt_writer *pt = t->pt;
+	bool ind = s->type == SIM_KSTEP_IND_CALL;
+	int err;
+
+	switch (s->type) {
+	case SIM_KSTEP_COND:
+		if (s->taken)
+			sim_thread__branch(t, s->from, s->to, SB_COND);
+		return auxsample_pt_writer__cond(pt, s->taken);
+	case SIM_KSTEP_JUMP:
+		sim_thread__branch(t, s->from, s->to, SB_JUMP);
+		return 0;
+	case SIM_KSTEP_IND_JUMP:
+		sim_thread__branch(t, s->from, s->to, SB_IND_JUMP);
+		return auxsample_pt_writer__indirect(pt, s->to);
+	case SIM_KSTEP_CALL:
+	case SIM_KSTEP_IND_CALL:
+		sim_thread__branch(t, s->from, s->to, ind ? SB_IND_CALL : SB_CALL);
+		if (sim_thread__call(t, s->ret))
+			return -ENOMEM;
+		return auxsample_pt_writer__call(pt, s->ret, ind, s->to);
+	case SIM_KSTEP_RET:
+		sim_thread__branch(t, s->from, s->to, SB_RET);
+		sim_thread__ret(t, s->to);
+		return auxsample_pt_writer__ret(pt, s->to);
+	case SIM_KSTEP_FAR:
+		sim_thread__branch(t, s->from, s->to, SB_FAR);
+		return auxsample_pt_writer__indirect(pt, s->to);
+	case SIM_KSTEP_ASYNC:
+		auxsample_sim_truth_thread__mark(&t->truth, &c->mark);
+		sim_thread__branch(t, s->from, s->to, SB_INTR);
+		return auxsample_pt_writer__async(pt, s->from, s->to);
+	case SIM_KSTEP_TRACEPOINT:
+		/* The tracepoint's sample: its point is the call site. */
+		c->sample_ip = s->from;
+		auxsample_sim_truth_thread__mark(&t->truth, &c->mark);
+		return 0;
+	case SIM_KSTEP_SAMPLE:
+		return sim__pass_time(c->sim, t, SIM_PMI_TO_SAMPLE_TIME);
+	case SIM_KSTEP_STOP:
+		err = c->sim->opts->full_trace ? 0 : auxsample_pt_writer__stop_at(pt, s->from);
+		if (!err)
+			err = sim__write_sample(c->sim, t, c->sample_ip);
+		if (!err)
+			err = sim__write_truth_before(c->sim, c);
+		t->insns = 0;
+		return err;
+	case SIM_KSTEP_RESTART:
+		if (c->sim->opts->full_trace)
+			return 0;
+		return sim__pass_time(c->sim, t, SIM_AUX_COPY_TIME) ?:
+		       auxsample_pt_writer__restart_at(pt, s->to);
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Kernel-traced, the PMI is in the trace: an interrupt at the sample's IP
+ * (the user IP, or the syscall entry where a syscall's PMI is taken),
+ * the NMI path to perf's AUX copy, where the trace stops and starts again,
+ * and IRET; the sample's truth is what came before the interrupt.
+ */
+static int sim__sample_kernel(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	struct sim_kctx c = {
+		.sim = sim, .t = t,
+		.sample_ip = t->in_kernel ? sim_kernel__syscall_entry(sim->kernel) : ip,
+	};
+
+	return sim_kernel__pmi(sim->kernel, c.sample_ip, sim__kstep, &c) ?:
+	       sim__pass_time(sim, t, SIM_PMI_RETURN_TIME);
+}
+
+/*
+ * Whether the syscall of @regs (after it: orig_rax and the arguments)
+ * blocked, and so scheduled another task: sleeps, waits, futex waits,
+ * sched_yield, pause, poll and select.  Its sched_switch is what perf
+ * record -e sched:sched_switch samples.
+ */
+static bool sim__is_blocking_syscall(const struct user_regs_struct *regs)
+{
+	/* x86-64 syscall numbers: perf's own asm/unistd.h lists only a few. */
+	switch (regs->orig_rax) {
+	case 7:		/* poll */
+	case 23:	/* select */
+	case 24:	/* sched_yield */
+	case 34:	/* pause */
+	case 35:	/* nanosleep */
+	case 61:	/* wait4 */
+	case 230:	/* clock_nanosleep */
+	case 232:	/* epoll_wait */
+	case 247:	/* waitid */
+	case 270:	/* pselect6 */
+	case 271:	/* ppoll */
+	case 281:	/* epoll_pwait */
+		return true;
+	case 202:	/* futex: FUTEX_WAIT, FUTEX_WAIT_BITSET */
+		return (regs->rsi & 0x7f) == 0 || (regs->rsi & 0x7f) == 9;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Back to user code at @ip: from a syscall, through the kernel's code,
+ * and __schedule() where it blocked.
+ */
+static int sim__to_user(struct sim *sim, struct sim_thread *t, u64 ip, bool from_syscall)
+{
+	struct sim_kctx c = { .sim = sim, .t = t };
+
+	if (!sim->kernel || !from_syscall)
+		return auxsample_pt_writer__resume(t->pt, ip);
+	return sim_kernel__syscall(sim->kernel, ip, t->blocked, sim__kstep, &c);
+}
+
 /*
  * The PMI of the period's last instruction, as the kernel handles it for
  * an AUX-sampling event:
@@ -642,6 +818,9 @@ static int sim__sample(struct sim *sim, struct sim_thread *t, u64 ip)
 	bool snapshot = !sim->opts->full_trace;
 	u64 sample_ip = t->in_kernel ? SIM_SYSCALL_ENTRY_IP : ip;
 	int err = 0;
+
+	if (sim->kernel)
+		return sim__sample_kernel(sim, t, ip);
 
 	if (!t->in_kernel)
 		err = auxsample_pt_writer__interrupt(t->pt, ip);
@@ -756,9 +935,16 @@ static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
 		 * Into the kernel: user-only trace shows no target.  The TIP.PGE
 		 * waits for where user code goes on: @next, or a signal handler.
 		 */
-		sim_thread__branch(t, ip, 0, SB_FAR);
 		sim->tsc += 1000;
 		t->in_kernel = true;
+		if (sim->kernel) {
+			/* Kernel-traced: the entry is in the trace, a TIP. */
+			u64 entry = sim_kernel__syscall_entry(sim->kernel);
+
+			sim_thread__branch(t, ip, entry, SB_FAR);
+			return auxsample_pt_writer__indirect(t->pt, entry);
+		}
+		sim_thread__branch(t, ip, 0, SB_FAR);
 		return auxsample_pt_writer__syscall(t->pt);
 	case INTEL_PT_OP_OTHER:
 	case INTEL_PT_OP_IRET:
@@ -890,8 +1076,10 @@ static int sim_thread__step_begin(struct sim *sim, struct sim_thread *t)
 		t->insn.length = 0;
 
 	sim->tsc += SIM_TSC_PER_INSN;
-	err = auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
-	      auxsample_pt_writer__maybe_psb(t->pt, t->ip);
+	err = auxsample_pt_writer__tick(t->pt, sim->tsc);
+	/* Kernel-traced, a syscall's kernel code is yet to come: no PSB+ at @ip. */
+	if (!err && !(sim->kernel && t->in_kernel))
+		err = auxsample_pt_writer__maybe_psb(t->pt, t->ip);
 	if (err)
 		return err;
 
@@ -952,14 +1140,16 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 		 * The signal's handler starts, nothing executed: from the
 		 * kernel after a syscall, else it interrupted the code at @ip.
 		 */
+		bool from_syscall = t->in_kernel;
+
 		err = t->in_kernel ? 0 : auxsample_pt_writer__interrupt(t->pt, ip);
 		t->in_kernel = false;
-		return err ?: auxsample_pt_writer__resume(t->pt, regs.rip);
+		return err ?: sim__to_user(sim, t, regs.rip, from_syscall);
 	}
 	if (t->in_kernel) {
 		/* Back from the syscall where it was made. */
 		t->in_kernel = false;
-		err = auxsample_pt_writer__resume(t->pt, ip);
+		err = sim__to_user(sim, t, ip, true);
 		if (err)
 			return err;
 	}
@@ -973,6 +1163,8 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 	}
 	if (err)
 		return err;
+	if (t->insn.op == INTEL_PT_OP_SYSCALL)
+		t->blocked = sim__is_blocking_syscall(&regs);
 	if (t->insn.op == INTEL_PT_OP_SYSCALL && sim__is_mapping_syscall(&regs)) {
 		err = sim__scan_maps(sim, t);
 		if (err)
@@ -980,7 +1172,8 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 	}
 
 	sim->nr_insns++;
-	if (++t->insns >= sim->opts->period)
+	/* Tracepoint samples come from the kernel's code, not a period. */
+	if (++t->insns >= sim->opts->period && !sim->opts->tracepoint)
 		return sim__sample(sim, t, regs.rip);
 	return 0;
 }
@@ -1414,6 +1607,15 @@ static int sim__setup_evlist(struct sim *sim)
 	}
 	if (!sim->opts->sample_cpu)
 		insn.sample_type &= ~PERF_SAMPLE_CPU;
+	if (sim->opts->kernel)
+		pt.exclude_kernel = insn.exclude_kernel = 0;
+	if (sim->opts->tracepoint) {
+		/* -e sched:sched_switch: each hit a sample, with its record. */
+		insn.type = PERF_TYPE_TRACEPOINT;
+		insn.config = SIM_TP_SCHED_SWITCH_ID;
+		insn.sample_period = 1;
+		insn.sample_type |= PERF_SAMPLE_RAW;
+	}
 	sim->evlist = evlist__new();
 	if (!sim->evlist)
 		return -ENOMEM;
@@ -1422,8 +1624,9 @@ static int sim__setup_evlist(struct sim *sim)
 	sim->dummy_evsel = sim__add_evsel(sim, &dummy, 1 + 2 * SIM_MAX_CPUS);
 	if (!sim->pt_evsel || !sim->insn_evsel || !sim->dummy_evsel)
 		return -ENOMEM;
-	sim->pt_evsel->name = strdup("intel_pt//u");
-	sim->insn_evsel->name = strdup("instructions:u");
+	sim->pt_evsel->name = strdup(sim->opts->kernel ? "intel_pt//" : "intel_pt//u");
+	sim->insn_evsel->name = strdup(sim->opts->tracepoint ? "sched:sched_switch" :
+				       sim->opts->kernel ? "instructions" : "instructions:u");
 	sim->dummy_evsel->name = strdup("dummy:u");
 	if (!full_trace) {
 		evsel__set_leader(sim->insn_evsel, sim->pt_evsel);
@@ -1508,16 +1711,88 @@ static int sim__feat_copy(struct feat_copier *fc __maybe_unused, int feat,
 	case HEADER_NRCPUS:
 		err = fw->write(fw, nr_cpus, sizeof(nr_cpus));
 		break;
+	case HEADER_TRACING_DATA:	/* set for --tracepoint only */
+		err = auxsample_sim_tracing__write(fw);
+		break;
 	default:
 		return 0;
 	}
 	return err ? err : 1;
 }
 
+/*
+ * Kernel-traced: the simulated kernel published as perf record publishes
+ * a real one, the [kernel.kallsyms]_text MMAP and its build-id in the
+ * header; its image, <output>.vmlinux, is in the build-id cache as
+ * 'perf buildid-cache --add' puts a vmlinux there, or with --kcore its
+ * kallsyms and kcore are in <output>/kcore_dir instead.
+ */
+static int sim__write_kernel(struct sim *sim)
+{
+	struct sim_thread kt = { .pid = -1, .tid = -1, .cpu = 0 };
+	union perf_event *ev = sim->event;
+	u8 id[SIM_VMLINUX_BUILD_ID_SIZE];
+	char path[PATH_MAX], sbuild_id[SBUILD_ID_SIZE];
+	struct build_id bid;
+	struct dso *dso;
+	struct map *map;
+	size_t size;
+	int err;
+
+	if (!sim->opts->kernel)
+		return 0;
+	sim->kernel = sim_kernel__new();
+	if (!sim->kernel)
+		return -ENOMEM;
+	if (sim->opts->tracepoint)
+		sim_kernel__enable_tracepoint(sim->kernel);
+	snprintf(path, sizeof(path), "%s.vmlinux", sim->opts->output);
+	err = sim_kernel__write_vmlinux(sim->kernel, path, id);
+	if (err) {
+		pr_err("cannot write %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	sim_kernel__text(sim->kernel, &size);
+	memset(ev, 0, sizeof(ev->mmap));
+	ev->mmap.header.type = PERF_RECORD_MMAP;
+	ev->mmap.header.misc = PERF_RECORD_MISC_KERNEL;
+	ev->mmap.pid = -1;
+	ev->mmap.start = SIM_KERNEL_BASE;
+	ev->mmap.len = PERF_ALIGN(size, 4096);
+	ev->mmap.pgoff = SIM_KERNEL_BASE;	/* _text, the ref_reloc_sym */
+	strlcpy(ev->mmap.filename, "[kernel.kallsyms]_text", sizeof(ev->mmap.filename));
+	ev->mmap.header.size = offsetof(struct perf_record_mmap, filename) +
+			       PERF_ALIGN(strlen(ev->mmap.filename) + 1, sizeof(u64));
+	err = sim__write_sideband(sim, ev, sim->dummy_evsel, &kt);
+	if (err)
+		return err;
+	map = machine__kernel_map(&sim->session->machines.host);
+	dso = map ? map__dso(map) : NULL;
+	if (!dso)
+		return -ENOMEM;
+	build_id__init(&bid, id, sizeof(id));
+	dso__set_build_id(dso, &bid);
+	if (sim->opts->kcore) {
+		/* As perf record --kcore: perf reads kcore_dir before any vmlinux. */
+		if (perf_data__make_kcore_dir(&sim->data, path, sizeof(path)) ||
+		    sim_kernel__write_kcore_dir(sim->kernel, path)) {
+			pr_err("cannot write %s/kcore_dir\n", sim->opts->output);
+			return -EIO;
+		}
+		return 0;
+	}
+	build_id__sprintf(&bid, sbuild_id);
+	if (build_id_cache__add_s(sbuild_id, path, NULL, false, false) < 0)
+		pr_warning("cannot add %s to the build-id cache\n", path);
+	return 0;
+}
+
 static int sim__open_output(struct sim *sim)
 {
 	sim->data.path = sim->opts->output;
 	sim->data.mode = PERF_DATA_MODE_WRITE;
+	/* perf record --kcore writes a directory: <output>/data and kcore_dir. */
+	sim->data.is_dir = sim->opts->kcore;
 	perf_tool__init(&sim->tool, /*ordered_events=*/false);
 	/* perf.data goes to perf.data.old: its truth goes along. */
 	if (auxsample_sim_truth__rotate(sim->opts->output))
@@ -1547,7 +1822,8 @@ static int sim__open_output(struct sim *sim)
 	perf_header__set_feat(&sim->session->header, HEADER_BUILD_ID);
 	for (int feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++)
 		perf_header__set_feat(&sim->session->header, feat);
-	perf_header__clear_feat(&sim->session->header, HEADER_TRACING_DATA);
+	if (!sim->opts->tracepoint)
+		perf_header__clear_feat(&sim->session->header, HEADER_TRACING_DATA);
 	perf_header__clear_feat(&sim->session->header, HEADER_BRANCH_STACK);
 	/* Full trace: the index of the trace buffers, as perf record writes. */
 	if (!sim->opts->full_trace)
@@ -1579,7 +1855,7 @@ static int sim__open_output(struct sim *sim)
 		return -ENOMEM;
 	/* As perf record: time conversion, then id index before auxtrace info. */
 	return sim__write_time_conv(sim) ?: sim__write_id_index(sim) ?:
-	       sim__write_auxtrace_info(sim);
+	       sim__write_auxtrace_info(sim) ?: sim__write_kernel(sim);
 }
 
 static int sim__close_output(struct sim *sim)
@@ -1617,6 +1893,7 @@ static void sim__cleanup(struct sim *sim, bool failed)
 		unlink(sim->opts->output);
 	auxsample_sim_truth__exit(&sim->truth, failed);
 	free(sim->event);
+	sim_kernel__delete(sim->kernel);
 	free(sim->maps);
 }
 

@@ -48,6 +48,27 @@ struct sim_opts {
 	u64			max_insns;	/* stop after that many, 0: no bound */
 	unsigned long		duration;	/* stop after so many seconds, 0: none */
 	int			progress;	/* enum auxsample_sim_progress_mode */
+	/*
+	 * Kernel and user traced, as perf record -Aintel_pt -e instructions
+	 * (no :u) as root: the simulated kernel's code (auxsample-sim-kernel.c)
+	 * is in the trace around syscalls and every PMI, its image is
+	 * <output>.vmlinux, in the build-id cache too.
+	 */
+	bool			kernel;
+	/*
+	 * Tracepoint samples, as perf record -Aintel_pt -e sched:sched_switch
+	 * -a: the simulated kernel's sched_switch fires in every syscall that
+	 * blocks, and each hit is a sample (period 1, raw data, its IP the
+	 * tracepoint's call site) instead of an instructions sample.  Implies
+	 * @kernel.
+	 */
+	bool			tracepoint;
+	/*
+	 * The output is a directory, as perf record --kcore makes it: the
+	 * simulated kernel's kallsyms and kcore in <output>/kcore_dir, and
+	 * not in the build-id cache.  Implies @kernel.
+	 */
+	bool			kcore;
 };
 
 /*

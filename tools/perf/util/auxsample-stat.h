@@ -16,6 +16,7 @@ struct auxsample_stat {
 	u64	syncs;
 	u64	overlap;	/* with the CPU's previous snippet */
 	u64	gaps;
+	u64	late;		/* branches after the sample point, left out */
 	u64	branches;
 	u64	errors_by_kind[AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE];
 	/* the previous snippet of each CPU, to measure how much they overlap */

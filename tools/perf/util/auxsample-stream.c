@@ -527,6 +527,7 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 	run->mem.machine = ctx->machine;
 	thread__put(run->mem.thread);
 	run->mem.thread = thread__get(ctx->thread);
+	auxsample_decoder__set_sample_ip(run->dec, ctx->sample_ip);
 	nr = auxsample_decoder__stream_to(run->dec, cut->start, cut->end);
 	if (nr == -AUXSAMPLE_ERR_NOT_IN_STREAM)
 		return AUXSAMPLE_STREAM_ALONE;

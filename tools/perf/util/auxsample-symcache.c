@@ -69,8 +69,9 @@ static void auxsample_symcache__resolve_uncached(struct auxsample_symcache *cach
 						 struct thread *thread, u64 ip)
 {
 	struct machine *machine = maps__machine(thread__maps(thread));
-	u8 cpumode = !cache->all_user && machine__kernel_ip(machine, ip) ?
-		     PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	/* Kernel-traced snippets have kernel branches: the kernel's symbols. */
+	u8 cpumode = machine__kernel_ip(machine, ip) ? PERF_RECORD_MISC_KERNEL :
+						       PERF_RECORD_MISC_USER;
 	struct addr_location al;
 
 	memset(a, 0, sizeof(*a));

@@ -50,12 +50,6 @@ struct auxsample_symcache {
 	/* the cache's own reference to each dso it names */
 	struct hashmap			*held_dsos;
 	u64				generation;
-	/*
-	 * Look every address up as user code, as perf auxsample script
-	 * always has; else kernel addresses are looked up in the kernel's
-	 * maps, as perf report does.
-	 */
-	bool				all_user;
 };
 
 /*

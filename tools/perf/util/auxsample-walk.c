@@ -121,7 +121,7 @@ static int auxsample_walk__stream_deliver(void *arg, const struct auxsample_resu
 
 int auxsample_decoding__decode_claim(struct auxsample_decoding *d,
 				    struct machine *machine, struct thread *thread,
-				    const struct auxsample_stream_job *job,
+				    const struct auxsample_stream_job *job, u64 sample_ip,
 				    auxsample_decoding_fn fn, void *arg)
 {
 	struct auxsample_stream_ctx ctx = {
@@ -129,6 +129,7 @@ int auxsample_decoding__decode_claim(struct auxsample_decoding *d,
 		.thread		= thread,
 		.image		= auxsample_proc__image(&d->proc, machine, thread),
 		.depth		= d->depth,
+		.sample_ip	= sample_ip,
 		.fn		= fn,
 		.arg		= arg,
 	};
@@ -152,7 +153,8 @@ int auxsample_decoding__decode(struct auxsample_decoding *d, struct machine *mac
 	if (!claimed && d->streams && auxsample_streams__claim(d->streams, sample, &job))
 		claimed = &job;
 	if (claimed)
-		nr = auxsample_decoding__decode_claim(d, machine, thread, claimed, fn, arg);
+		nr = auxsample_decoding__decode_claim(d, machine, thread, claimed, sample->ip,
+							   fn, arg);
 	if (nr != AUXSAMPLE_STREAM_ALONE)
 		return nr;
 	d->dec = auxsample_proc__decoder(&d->proc, config, machine, thread);
@@ -160,6 +162,7 @@ int auxsample_decoding__decode(struct auxsample_decoding *d, struct machine *mac
 		return -ENOMEM;
 	/* ETM: the trace of the sample's thread only. */
 	auxsample_decoder__set_thread(d->dec, sample->tid);
+	auxsample_decoder__set_sample_ip(d->dec, sample->ip);
 	nr = auxsample_decoder__decode(d->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       d->depth);
 	auxsample_result__init(&res, d->dec, nr, &stats);
@@ -254,6 +257,7 @@ static int auxsample_walk__submit(struct auxsample_walk *w, struct perf_sample *
 			struct walk_stream_sample ws = { w, thread, sample, evsel };
 
 			err = auxsample_decoding__decode_claim(&w->d, machine, thread, &stream,
+							       sample->ip,
 							       auxsample_walk__stream_deliver,
 							       &ws);
 		}

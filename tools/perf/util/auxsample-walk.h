@@ -58,10 +58,13 @@ int auxsample_decoding__decode(struct auxsample_decoding *d, struct machine *mac
 			       const struct auxsample_stream_job *claimed,
 			       auxsample_decoding_fn fn, void *arg);
 
-/* A claim alone: AUXSAMPLE_STREAM_ALONE when its stream cannot serve it. */
+/*
+ * A claim alone, for the sample at @sample_ip (the late-sample rule):
+ * AUXSAMPLE_STREAM_ALONE when its stream cannot serve it.
+ */
 int auxsample_decoding__decode_claim(struct auxsample_decoding *d, struct machine *machine,
 				     struct thread *thread, const struct auxsample_stream_job *job,
-				     auxsample_decoding_fn fn, void *arg);
+				     u64 sample_ip, auxsample_decoding_fn fn, void *arg);
 
 /*
  * The decoding threads for @threads (0: one per online CPU); 1: decode

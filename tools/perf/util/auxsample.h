@@ -155,6 +155,7 @@ struct auxsample_stream_ctx {
 	struct thread		*thread;	/* the sample's */
 	struct auxsample_image	*image;		/* its process's */
 	unsigned int		depth;
+	u64			sample_ip;	/* for the late-sample rule */
 	int			(*fn)(void *arg, const struct auxsample_result *res);
 	void			*arg;
 };

@@ -51,6 +51,7 @@ static const struct test *suites[] = {
 	tests_x86_branch,
 #ifdef AUXSAMPLE_PT
 	tests_decoder,
+	tests_late,
 	tests_pt_real,
 #endif
 #ifdef AUXSAMPLE_ETM

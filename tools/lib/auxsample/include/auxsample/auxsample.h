@@ -152,6 +152,12 @@ struct auxsample_config {
 	uint32_t			flags;		/* AUXSAMPLE_CFG_* */
 	auxsample_flow_fn		*flow;		/* optional: every step */
 	void				*flow_context;
+	/*
+	 * The lowest kernel address (perf's machine__kernel_start()), for
+	 * the late-sample rule (auxsample_decoder__set_sample_ip()); 0: the
+	 * rule is off, the snippet's end is the sample point.
+	 */
+	uint64_t			kernel_start;
 };
 
 /* Decode from the first sync point on: call chains see every call. */
@@ -203,6 +209,8 @@ struct auxsample_stats {
 	uint64_t	decode_start;
 	/* stretches left out: another thread's (__set_thread()) */
 	uint64_t	foreign;
+	/* branches decoded after the sample point, left out (__set_sample_ip()) */
+	uint64_t	late;
 };
 
 /* One decode error: where in the snippet, and the library's code. */
@@ -262,6 +270,28 @@ AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
 						  unsigned int max_branches);
 AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 					       uint64_t start, uint64_t end);
+
+/*
+ * The IP of the sample the next __decode()s are for (perf's sample->ip),
+ * or 0, the default: the snippet's end is the sample point.
+ *
+ * A sample is written some time after its event.  With kernel tracing
+ * the snippet goes on past the sample point, through the PMI entry,
+ * perf's NMI handler and the AUX copy (a tracepoint: through the call
+ * into perf), and its newest branches are perf's own.  With the sample
+ * IP and config.kernel_start, decoding drops the branches after the
+ * sample point, by upstream perf's rule (thread_stack__br_sample_late()):
+ * for a user-space IP the branch stack starts at the newest branch to user
+ * space; for a kernel IP at the newest branch from whose target the code
+ * runs straight past the IP to the next branch, or the newest branch from
+ * or to user space.  The call chain is the one at that point, and
+ * @max_branches counts branches before it: decoding goes back to earlier
+ * sync points until it has them.  stats.late counts the branches left out.
+ * Stream decoding (__stream_to()) serves snippets that end at the sample:
+ * where the rule would leave branches out, it returns
+ * -AUXSAMPLE_ERR_NOT_IN_STREAM.
+ */
+AUXSAMPLE_API int auxsample_decoder__set_sample_ip(struct auxsample_decoder *dec, uint64_t ip);
 
 /*
  * The thread the next decodes are for, as the trace names it (ETM: the

@@ -73,6 +73,13 @@ int auxsample_pt_writer__call(struct auxsample_pt_writer *w, uint64_t ret_addr,
 					    bool indirect, uint64_t to);
 int auxsample_pt_writer__ret(struct auxsample_pt_writer *w, uint64_t to);
 int auxsample_pt_writer__indirect(struct auxsample_pt_writer *w, uint64_t to);
+/*
+ * Kernel and user traced (no exclude_kernel): an interrupt or exception
+ * at @from goes to @to, FUP and TIP; PacketEn stays set.  Far branches
+ * (syscall, sysret, iret) are __indirect()s.
+ */
+int auxsample_pt_writer__async(struct auxsample_pt_writer *w, uint64_t from,
+			       uint64_t to);
 /* Into the kernel by a syscall: TIP.PGD without IP. */
 int auxsample_pt_writer__syscall(struct auxsample_pt_writer *w);
 /* Interrupted at @ip: FUP, TIP.PGD. */
@@ -83,6 +90,14 @@ int auxsample_pt_writer__interrupt(struct auxsample_pt_writer *w, uint64_t ip);
  */
 int auxsample_pt_writer__stop(struct auxsample_pt_writer *w);
 int auxsample_pt_writer__restart(struct auxsample_pt_writer *w);
+/*
+ * The same in kernel-traced code: the WRMSR at @ip clears TraceEn, FUP
+ * @ip and TIP.PGD (an asynchronous disable, as both libipt and perf's
+ * decoder take it); set again by the WRMSR before @ip, the trace starts
+ * with the timing packets and a TIP.PGE at @ip.
+ */
+int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *w, uint64_t ip);
+int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *w, uint64_t ip);
 /* Back in user code at @ip: TIP.PGE. */
 int auxsample_pt_writer__resume(struct auxsample_pt_writer *w, uint64_t ip);
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare the virtual LBR of simulated AUX samples with the ground truth.
 
-usage: auxsample_truth.py [--auxsample] [--exact] <perf.data> <depth> <perf> [args...]
+usage: auxsample_truth.py [--auxsample] [--exact|--gaps] <perf.data> <depth> <perf> [args...]
 
 Without --auxsample the branch stacks come from perf's own decoder
 ('perf script --itrace=L<depth> -F ip,brstack'); with it from
@@ -13,6 +13,11 @@ all, the newest <depth> true branches and no fewer (perf's decoder is run
 with twice the depth, so that the trace begins and ends it shows still
 leave <depth> branches): what a timed decoder gets wrong when it cannot
 tell which branches came before the sample.
+
+With --gaps (perf auxsample script only) the code of the kernel was not
+to be found: its stretches are gaps.  The branches between two gaps must
+be true ones, in the truth's order, and those before the newest gap the
+truth's newest: nothing made up, nothing out of order.
 
 Reads <perf.data>.truth (perf auxsample simulate) and the branch stacks
 that 'perf script --itrace=L<depth> -F ip,brstack' gives, and checks, sample
@@ -44,7 +49,7 @@ import subprocess
 import sys
 
 TRUTH_MAGIC = b'AUXTRUTH'
-TRUTH_KINDS = ('cond', 'jump', 'ind_jump', 'call', 'ind_call', 'ret', 'far')
+TRUTH_KINDS = ('cond', 'jump', 'ind_jump', 'call', 'ind_call', 'ret', 'far', 'intr')
 MASK64 = (1 << 64) - 1
 
 
@@ -209,7 +214,9 @@ def read_perf(perf, data, depth, args):
     return samples
 
 
-def read_auxsample(perf, data, depth, args):
+def read_auxsample(perf, data, depth, args, gaps=False):
+    """The branch stacks of perf auxsample script; with @gaps each entry
+    says whether it is a gap, (from, to, is_gap)."""
     cmd = [perf, 'auxsample', 'script', '-i', data, '--depth', str(depth)] + args
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     samples = []
@@ -218,23 +225,35 @@ def read_auxsample(perf, data, depth, args):
         if not f:
             continue
         if not line.startswith('\t'):
-            ip = f[f.index('instructions:u:') + 1] if 'instructions:u:' in f else '0'
+            # instructions:u, instructions when the kernel is traced,
+            # or the tracepoint's samples
+            ev = [x for x in f if x in ('instructions:u:', 'instructions:',
+                                        'sched:sched_switch:')]
+            ip = f[f.index(ev[0]) + 1] if ev else '0'
             samples.append({'ip': int(ip, 16), 'br': []})
         elif f[0] == 'branch':
             arrow = f.index('->')
             addr = [0 if x == '?' else int(x, 16) for x in (f[1], f[arrow + 1])]
-            samples[-1]['br'].append(tuple(addr))
+            samples[-1]['br'].append(tuple(addr) + ((f[-1] == 'gap',) if gaps else ()))
     return samples
 
 
+KERNEL_START = 1 << 63
+
+
 def without_trace_gaps(br):
-    """Newest first: drop (0 -> b), and (b -> 0) right after it."""
+    """Newest first: drop (0 -> b), and (b -> 0) right after it.
+
+    With kernel tracing the AUX copy stops the trace at one WRMSR and
+    starts it at the next (pt_event_snapshot_aux()): a trace end and a
+    trace begin at two kernel IPs, no branch either."""
     out, begin = [], None
     for e in br:
         if e[0] == 0:
             begin = e[1]
             continue
-        if not (e[1] == 0 and e[0] == begin):
+        if not (e[1] == 0 and begin is not None and
+                (e[0] == begin or min(e[0], begin) >= KERNEL_START)):
             out.append(e)
         begin = None
     return out
@@ -256,6 +275,46 @@ def compare_exact(truth, got, depth):
     return 0 if full and equal == len(full) else 1
 
 
+def find_run(truth, run, pos, anchored):
+    """Where @run is in @truth at or after @pos (at @pos if anchored)."""
+    last = pos if anchored else len(truth) - len(run)
+    for i in range(pos, last + 1):
+        if truth[i:i + len(run)] == run:
+            return i
+    return -1
+
+
+def compare_gaps(truth, got):
+    if len(truth) != len(got) or not truth:
+        print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
+        return 1
+    compared = gaps = 0
+    for i, (t, p) in enumerate(zip(truth, got)):
+        runs, run = [], []
+        for e in p['br']:
+            if e[2]:
+                runs.append(run)
+                run = []
+                gaps += 1
+            else:
+                run.append(e[:2])
+        runs.append(run)
+        pos = 0
+        for k, run in enumerate(runs):
+            if not run:
+                continue
+            at = find_run(t['br'], run, pos, k == 0)
+            if at < 0:
+                print('sample %d ip %#x: branches %s are not the truth\'s %s' %
+                      (i, t['ip'], ['%#x->%#x' % e for e in run[:4]],
+                       'newest' if k == 0 else 'in order'))
+                return 1
+            pos = at + len(run)
+            compared += len(run)
+    print('%d samples, %d true branches between %d gaps' % (len(truth), compared, gaps))
+    return 0 if compared and gaps else 1
+
+
 def main():
     args = sys.argv[1:]
     if args and args[0] in ('--dump', '--samples'):
@@ -268,10 +327,11 @@ def main():
             print('%s: %s' % (args[1], e), file=sys.stderr)
             return 1
         return 0
-    ours = exact = False
-    while args[0] in ('--auxsample', '--exact'):
-        ours |= args[0] == '--auxsample'
+    ours = exact = gaps = False
+    while args[0] in ('--auxsample', '--exact', '--gaps'):
+        ours |= args[0] in ('--auxsample', '--gaps')
         exact |= args[0] == '--exact'
+        gaps |= args[0] == '--gaps'
         args = args[1:]
     data, depth, perf = args[0], int(args[1]), args[2]
     try:
@@ -280,9 +340,11 @@ def main():
         print('%s.truth: %s' % (data, e))
         return 1
     if ours:
-        got = read_auxsample(perf, data, depth, args[3:])
+        got = read_auxsample(perf, data, depth, args[3:], gaps)
     else:
         got = read_perf(perf, data, depth * 2 if exact else depth, args[3:])
+    if gaps:
+        return compare_gaps(truth, got)
     if exact:
         return compare_exact(truth, got, depth)
     if len(truth) != len(got) or not truth:

@@ -8,6 +8,7 @@
  *   workload signal N		a signal handler entered N times
  *   workload syscalls N		a syscall-heavy loop
  *   workload threads N		two threads running branches
+ *   workload sleeps N		two threads, each N times branches and a sleep
  *   workload loops N		N calls of nest(): LOOP_OUTER runs of an inner
  *				loop of LOOP_INNER iterations each
  *   workload exec N PROG ARG...	branches, then exec PROG ARG... (a new comm)
@@ -17,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -136,6 +138,28 @@ static void threads(int n)
 	pthread_join(t, NULL);
 }
 
+/* Work, then sleep: each sleep blocks, a sched_switch. */
+static void *sleeper(void *arg)
+{
+	struct timespec ts = { 0, 1000 };
+
+	for (int i = 0; i < (int)(long)arg; i++) {
+		branches(1);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void sleeps(int n)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, sleeper, (void *)(long)n))
+		exit(2);
+	sleeper((void *)(long)n);
+	pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 20;
@@ -150,6 +174,8 @@ int main(int argc, char **argv)
 		syscalls(n);
 	else if (!strcmp(argv[1], "threads"))
 		threads(n);
+	else if (!strcmp(argv[1], "sleeps"))
+		sleeps(n);
 	else if (!strcmp(argv[1], "loops"))
 		loops(n);
 	else if (!strcmp(argv[1], "exec") && argc > 3) {
