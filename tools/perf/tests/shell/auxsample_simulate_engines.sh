@@ -110,6 +110,10 @@ grep -q 'PERF_RECORD_MMAP2 .*libc.so' "$out" || fail "sh -c: no MMAP2 of libc"
 grep -q 'PERF_RECORD_MMAP2 .*<[0-9a-f]\{40\}>.*/bin/dash\|PERF_RECORD_MMAP2 .*<[0-9a-f]\{40\}>.*/bin/sh' "$out" ||
 	fail "sh -c: the shell's MMAP2 has no build-id"
 
+# Code mapped at every place of the tool's chunk of records, at its end
+# too (see mmaps() in the workload): no record is cut in two.
+truth valgrind "mmaps 520, a mapping at each word of a chunk" -c 20000 -- "$wl" mmaps 520
+
 # Stops, as for the ptrace engine (its suite has the details): the
 # program gets SIGTERM and its handler runs, the files are whole.
 cat > "$tmp/blocker.c" <<'EOF'
