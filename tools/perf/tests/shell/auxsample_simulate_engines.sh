@@ -99,6 +99,12 @@ for w in "branches 20" "longjmp 10" "signal 10" "syscalls 20" "threads 10"; do
 	echo "$w: valgrind against ptrace: $(cat "$out")"
 done
 
+# A program that execs another: the new one's code is what each engine
+# reads (the ptrace engine read the old program's memory after an exec).
+for engine in valgrind ptrace; do
+	truth $engine "exec" -c 700 -- "$wl" exec 5 "$wl" branches 10
+done
+
 # Dynamic linking, a shell that forks and execs, a program that maps code.
 truth valgrind "dynamically linked /bin/true" -c 3000 -- /bin/true
 truth valgrind "sh -c, fork and exec" -c 3000 -- /bin/sh -c '/bin/true; /bin/true'
