@@ -11,7 +11,8 @@
  * The stream is a sequence of chunks of at most AVG_CHUNK_BYTES, each
  * written by one write() so that the chunks of the processes of a
  * program (fork) never mix: a header word (size in bytes, pid of the
- * writer) and records.  A record's first word holds its type in the
+ * writer) and whole records (perf parses a chunk alone: a record never
+ * goes on into the next).  A record's first word holds its type in the
  * low 8 bits and a payload above:
  *
  * AVG_START	 pid; ppid; comm (AVG_COMM_LEN bytes).  A Valgrind instance

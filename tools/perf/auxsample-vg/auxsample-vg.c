@@ -289,7 +289,12 @@ static void avg_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_hand
 	name_len = VG_(strlen)(name);
 	if (name_len > AVG_MAX_NAME)
 		name_len = AVG_MAX_NAME;
-	words = 4 + (name_len + 8) / 8;
+	/*
+	 * One reservation for the whole record, the inode too: perf reads a
+	 * chunk's records whole, and a second one could flush the chunk
+	 * between the name and the inode.
+	 */
+	words = 5 + (name_len + 8) / 8;
 	p = avg_reserve(words);
 	VG_(memset)(p, 0, words * 8);
 	p[0] = AVG_REC(AVG_MMAP, name_len);
@@ -298,7 +303,7 @@ static void avg_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_hand
 	p[3] = pgoff;
 	/* The inode goes after the name's words. */
 	VG_(memcpy)(&p[4], name, name_len);
-	avg_reserve(1)[0] = ino;
+	p[words - 1] = ino;
 }
 
 static void avg_mprotect(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)

@@ -525,10 +525,34 @@ static int sim__write_truth(struct sim *sim, struct sim_thread *t, u64 ip)
 
 /* --- threads --- */
 
+/*
+ * The code @t runs is read from its /proc/<tid>/mem, opened anew at an
+ * exec: the file opened before reads nothing of the new program (its
+ * memory is the old one's, gone).  Other engines hand over the code they
+ * ran.
+ */
+static int sim_thread__open_mem(struct sim *sim, struct sim_thread *t)
+{
+	char path[64];
+	int fd;
+
+	if (sim->opts->engine != SIM_ENGINE_PTRACE)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_err("cannot read the memory of thread %d: %s\n", t->tid, strerror(errno));
+		return -errno;
+	}
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
+	t->mem_fd = fd;
+	return 0;
+}
+
 static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 {
 	struct sim_thread *t = zalloc(sizeof(*t));
-	char path[64];
 
 	if (!t)
 		return NULL;
@@ -542,9 +566,11 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 	t->tid = tid;
 	t->cpu = sim->next_cpu++;
 	auxsample_sim_truth_thread__init(&t->truth, tid);
-	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
-	/* Other engines hand over the code they ran. */
-	t->mem_fd = sim->opts->engine == SIM_ENGINE_PTRACE ? open(path, O_RDONLY) : -1;
+	t->mem_fd = -1;
+	if (sim_thread__open_mem(sim, t)) {
+		free(t);
+		return NULL;
+	}
 	t->pt = auxsample_pt_writer__new(&(struct auxsample_pt_writer_config){
 		.size = sizeof(struct auxsample_pt_writer_config),
 		.psb_period = sim->opts->psb_period,
@@ -558,9 +584,8 @@ static struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 		.cbr = SIM_MAX_NONTURBO,
 		.nom_freq = SIM_MAX_NONTURBO,
 	});
-	if ((t->mem_fd < 0 && sim->opts->engine == SIM_ENGINE_PTRACE) || !t->pt) {
-		auxsample_pt_writer__delete(t->pt);
-		pr_err("cannot read the memory of thread %d: %s\n", tid, strerror(errno));
+	if (!t->pt) {
+		pr_err("perf auxsample simulate: no memory for thread %d's trace\n", tid);
 		if (t->mem_fd >= 0)
 			close(t->mem_fd);
 		free(t);
@@ -1120,7 +1145,7 @@ static int sim_thread__step_end(struct sim *sim, struct sim_thread *t, int statu
 		sim_thread__branch(t, ip, 0, SB_FAR);
 		err = t->in_kernel ? 0 : auxsample_pt_writer__syscall(t->pt);
 		t->in_kernel = false;
-		return err ?: sim__start_thread(sim, t, true);
+		return err ?: sim_thread__open_mem(sim, t) ?: sim__start_thread(sim, t, true);
 	}
 	/* A signal to deliver: it comes with the next step. */
 	pending = sig == SIGTRAP ? 0 : sig;

@@ -99,6 +99,12 @@ for w in "branches 20" "longjmp 10" "signal 10" "syscalls 20" "threads 10"; do
 	echo "$w: valgrind against ptrace: $(cat "$out")"
 done
 
+# A program that execs another: the new one's code is what each engine
+# reads (the ptrace engine read the old program's memory after an exec).
+for engine in valgrind ptrace; do
+	truth $engine "exec" -c 700 -- "$wl" exec 5 "$wl" branches 10
+done
+
 # Dynamic linking, a shell that forks and execs, a program that maps code.
 truth valgrind "dynamically linked /bin/true" -c 3000 -- /bin/true
 truth valgrind "sh -c, fork and exec" -c 3000 -- /bin/sh -c '/bin/true; /bin/true'
@@ -109,6 +115,10 @@ perf report -D -i "$data" > "$out" 2>&1
 grep -q 'PERF_RECORD_MMAP2 .*libc.so' "$out" || fail "sh -c: no MMAP2 of libc"
 grep -q 'PERF_RECORD_MMAP2 .*<[0-9a-f]\{40\}>.*/bin/dash\|PERF_RECORD_MMAP2 .*<[0-9a-f]\{40\}>.*/bin/sh' "$out" ||
 	fail "sh -c: the shell's MMAP2 has no build-id"
+
+# Code mapped at every place of the tool's chunk of records, at its end
+# too (see mmaps() in the workload): no record is cut in two.
+truth valgrind "mmaps 520, a mapping at each word of a chunk" -c 20000 -- "$wl" mmaps 520
 
 # Stops, as for the ptrace engine (its suite has the details): the
 # program gets SIGTERM and its handler runs, the files are whole.

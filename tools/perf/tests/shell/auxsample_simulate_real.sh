@@ -9,7 +9,7 @@
 # sample without an error (--itrace=e), perf auxsample script's virtual
 # LBR is the ground truth on every sample at depth 64 and 1024, and perf's
 # own (--itrace=L64) is the truth too, as it is at perf record's default
-# timing.  It takes some 20 minutes on a 2-core VM: 'make check-long' runs
+# timing.  It takes 7 to 10 minutes on a 2-core VM: 'make check-long' runs
 # it, not 'make check' (see README).
 
 set -u

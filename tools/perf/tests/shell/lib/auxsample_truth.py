@@ -44,11 +44,15 @@ and in the SIMULATE section of perf-auxsample(1); read_truth() and
 iter_truth() below read both versions.
 """
 import collections
+import io
+import itertools
 import struct
 import subprocess
 import sys
+import tempfile
 
 TRUTH_MAGIC = b'AUXTRUTH'
+TRUTH_V1 = b'# perf auxsample simulate ground truth v1'
 TRUTH_KINDS = ('cond', 'jump', 'ind_jump', 'call', 'ind_call', 'ret', 'far', 'intr')
 MASK64 = (1 << 64) - 1
 
@@ -57,17 +61,47 @@ class TruthError(Exception):
     """A truth file that is not whole or not one."""
 
 
-class _Bytes:
-    """LEB128 numbers from a bytes object."""
+class _Stream:
+    """LEB128 numbers and bytes from a file, read a chunk at a time: a
+    truth file of any size takes no more memory than one chunk."""
 
-    def __init__(self, data, pos):
-        self.data, self.pos = data, pos
+    CHUNK = 1 << 20
+    LONGEST = 10            # bytes of a 64-bit LEB128 number
+
+    def __init__(self, f, pos):
+        self.f, self.data, self.pos, self.base, self.eof = f, b'', 0, pos, False
+        f.seek(pos)
+
+    def _fill(self):
+        """At least LONGEST bytes from pos on, or all that is left."""
+        if self.eof or len(self.data) - self.pos >= self.LONGEST:
+            return
+        more = self.f.read(self.CHUNK)
+        self.eof = not more
+        self.base += self.pos
+        self.data, self.pos = self.data[self.pos:] + more, 0
+
+    def offset(self):
+        return self.base + self.pos
+
+    def at_end(self):
+        self._fill()
+        return self.pos >= len(self.data)
+
+    def byte(self):
+        self._fill()
+        if self.pos >= len(self.data):
+            raise TruthError('truncated at offset %d: a record is cut short' % self.offset())
+        self.pos += 1
+        return self.data[self.pos - 1]
 
     def u(self):
+        self._fill()
         data, pos, shift, value = self.data, self.pos, 0, 0
         while True:
             if pos >= len(data):
-                raise TruthError('truncated at offset %d: a record is cut short' % self.pos)
+                raise TruthError('truncated at offset %d: a record is cut short'
+                                 % self.offset())
             byte = data[pos]
             pos += 1
             value |= (byte & 0x7f) << shift
@@ -75,7 +109,7 @@ class _Bytes:
             if not byte & 0x80:
                 break
             if shift > 63:
-                raise TruthError('bad number at offset %d' % self.pos)
+                raise TruthError('bad number at offset %d' % self.offset())
         self.pos = pos
         return value
 
@@ -91,17 +125,17 @@ class _Thread:
         self.stack = []
 
 
-def _iter_v2(data):
+def _iter_v2(f, depth):
     """Samples of a version 2 file, each a dict (see iter_truth)."""
-    if len(data) < 16:
+    head = f.read(16)
+    if len(head) < 16:
         raise TruthError('truncated header')
-    version, nr_max = struct.unpack_from('<II', data, 8)
+    version, nr_max = struct.unpack_from('<II', head, 8)
     if version != 2:
         raise TruthError('version %d, this reader knows 1 and 2' % version)
-    b, threads, count = _Bytes(data, 16), {}, 0
-    while b.pos < len(data):
-        rec = data[b.pos]
-        b.pos += 1
+    b, threads, count = _Stream(f, 16), {}, 0
+    while not b.at_end():
+        rec = b.byte()
         if rec == ord('T'):
             threads[b.u()] = _Thread(nr_max)
         elif rec == ord('B'):
@@ -130,7 +164,8 @@ def _iter_v2(data):
             for _ in range(n):
                 prev = (prev + b.s()) & MASK64
                 t.stack.append(prev)
-            newest = [t.branches[-1 - i] for i in range(nbr)]
+            newest = list(itertools.islice(reversed(t.branches),
+                                           nbr if depth is None else min(nbr, depth)))
             count += 1
             yield {'nr': nr, 'pid': pid, 'tid': tid, 'cpu': cpu, 'time': time,
                    'ip': ip, 'br': [(e[0], e[1]) for e in newest],
@@ -138,18 +173,18 @@ def _iter_v2(data):
                             for e in newest],
                    'stack': t.stack[::-1]}
         elif rec == ord('E'):
-            if b.u() != count or b.pos != len(data):
+            if b.u() != count or not b.at_end():
                 raise TruthError('the end record does not close the file')
             return
         else:
-            raise TruthError('unknown record %#x at offset %d' % (rec, b.pos - 1))
+            raise TruthError('unknown record %#x at offset %d' % (rec, b.offset() - 1))
     raise TruthError('truncated: no end record after %d samples (the run was killed?)'
                      % count)
 
 
 def _iter_v1(text):
     cur = None
-    for line in text.splitlines():
+    for line in text:
         w = line.split()
         if not w or w[0].startswith('#'):
             continue
@@ -167,17 +202,27 @@ def _iter_v1(text):
             yield cur
 
 
-def iter_truth(path):
+def iter_truth(path, depth=None):
     """The samples of a truth file, in order: dicts with nr, pid, tid, cpu,
-    time, ip, br (the true branches as (from, to), newest first), kind
-    (theirs) and stack (return addresses, innermost first).  Raises
-    TruthError on a file that is cut short or not a truth file."""
+    time, ip, br (the true branches as (from, to), newest first, at most
+    @depth of them), kind (theirs) and stack (return addresses, innermost
+    first).  It reads as it goes: only the sample it yields is in memory.
+    Raises TruthError on a file that is cut short or not a truth file,
+    when the iteration reaches where it is cut."""
     with open(path, 'rb') as f:
-        data = f.read()
-    if data.startswith(TRUTH_MAGIC):
-        return _iter_v2(data)
-    if data.startswith(b'# perf auxsample simulate ground truth v1'):
-        return _iter_v1(data.decode())
+        magic = f.read(len(TRUTH_MAGIC))
+        if magic == TRUTH_MAGIC:
+            f.seek(0)
+            yield from _iter_v2(f, depth)
+            return
+        f.seek(0)
+        if f.read(len(TRUTH_V1)) == TRUTH_V1:
+            f.seek(0)
+            for t in _iter_v1(io.TextIOWrapper(f)):
+                if depth is not None:
+                    t['br'], t['kind'] = t['br'][:depth], t['kind'][:depth]
+                yield t
+            return
     raise TruthError('not a perf auxsample simulate ground truth')
 
 
@@ -200,42 +245,77 @@ def dump_truth(path, out):
         out.write('end\n')
 
 
-def read_perf(perf, data, depth, args):
+class PerfError(Exception):
+    """perf failed: its exit status and the end of what it said."""
+
+
+def _lines(cmd):
+    """The lines @cmd writes, as it writes them; PerfError if it fails.
+    What it says on stderr goes to a file, so that it cannot block."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            yield from proc.stdout
+        finally:
+            # Left before the end (a mismatch): perf need not go on.
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+            rc = proc.wait()
+        if rc:
+            err.seek(0)
+            said = err.read().decode(errors='replace').strip().splitlines()[-3:]
+            raise PerfError('%s exited %d: %s' % (' '.join(cmd[:2]), rc, ' / '.join(said)))
+
+
+def iter_perf(perf, data, depth, args):
+    """The samples of 'perf script --itrace=L<depth>', as it prints them:
+    dicts with ip and br (trace begins and ends left out)."""
     cmd = [perf, 'script', '-i', data, '--itrace=L%d' % depth,
            '-F', 'ip,brstack'] + args
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    samples = []
-    for line in out.splitlines():
+    for line in _lines(cmd):
         f = line.split()
         if not f:
             continue
         br = [tuple(int(x, 16) for x in e.split('/')[:2]) for e in f[1:]]
-        samples.append({'ip': int(f[0], 16), 'br': without_trace_gaps(br)})
-    return samples
+        yield {'ip': int(f[0], 16), 'br': without_trace_gaps(br)}
 
 
-def read_auxsample(perf, data, depth, args, gaps=False):
-    """The branch stacks of perf auxsample script; with @gaps each entry
-    says whether it is a gap, (from, to, is_gap)."""
+def iter_auxsample(perf, data, depth, args, gaps=False):
+    """The samples of 'perf auxsample script --depth <depth>', as it prints
+    them: dicts with ip and br; with @gaps each entry says whether it is a
+    gap, (from, to, is_gap)."""
     cmd = [perf, 'auxsample', 'script', '-i', data, '--depth', str(depth)] + args
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    samples = []
-    for line in out.splitlines():
+    cur = None
+    for line in _lines(cmd):
         f = line.split()
         if not f:
             continue
         if not line.startswith('\t'):
+            if cur:
+                yield cur
             # instructions:u, instructions when the kernel is traced,
             # or the tracepoint's samples
             ev = [x for x in f if x in ('instructions:u:', 'instructions:',
                                         'sched:sched_switch:')]
             ip = f[f.index(ev[0]) + 1] if ev else '0'
-            samples.append({'ip': int(ip, 16), 'br': []})
+            cur = {'ip': int(ip, 16), 'br': []}
         elif f[0] == 'branch':
+            if cur is None:
+                raise PerfError('a branch before the first sample')
             arrow = f.index('->')
             addr = [0 if x == '?' else int(x, 16) for x in (f[1], f[arrow + 1])]
-            samples[-1]['br'].append(tuple(addr) + ((f[-1] == 'gap',) if gaps else ()))
-    return samples
+            cur['br'].append(tuple(addr) + ((f[-1] == 'gap',) if gaps else ()))
+    if cur:
+        yield cur
+
+
+def read_perf(perf, data, depth, args):
+    return list(iter_perf(perf, data, depth, args))
+
+
+def read_auxsample(perf, data, depth, args, gaps=False):
+    return list(iter_auxsample(perf, data, depth, args, gaps))
 
 
 KERNEL_START = 1 << 63
@@ -261,18 +341,53 @@ def without_trace_gaps(br):
 
 
 
-def compare_exact(truth, got, depth):
-    if len(truth) != len(got) or not truth:
-        print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
+class _Pairs:
+    """The samples of the truth and of perf side by side, one pair at a
+    time; counts them all, to the end of both, even after a mismatch."""
+
+    def __init__(self, truth, got):
+        self.truth, self.got = truth, got
+        self.nr_truth = self.nr_got = 0
+
+    def __iter__(self):
+        for t in self.truth:
+            self.nr_truth += 1
+            p = next(self.got, None)
+            if p is None:
+                break
+            self.nr_got += 1
+            yield self.nr_got - 1, t, p
+
+    def count_rest(self):
+        self.nr_truth += sum(1 for _ in self.truth)
+        self.nr_got += sum(1 for _ in self.got)
+
+    def counts_differ(self):
+        """Says so when the counts differ or there are no samples."""
+        self.count_rest()
+        if self.nr_truth != self.nr_got or not self.nr_truth:
+            print('%d samples in the truth, %d from perf' % (self.nr_truth, self.nr_got))
+            return True
+        return False
+
+
+def compare_exact(pairs, depth):
+    full = equal = 0
+    first = None
+    for i, t, p in pairs:
+        if len(t['br']) < depth:
+            continue
+        full += 1
+        if p['br'][:depth] == t['br'][:depth]:
+            equal += 1
+        elif first is None:
+            first = 'first: sample %d ip %#x' % (i, t['ip'])
+    if pairs.counts_differ():
         return 1
-    full = [(t, p) for t, p in zip(truth, got) if len(t['br']) >= depth]
-    equal = sum(1 for t, p in full if p['br'][:depth] == t['br'][:depth])
-    print('%d of %d samples with their newest %d true branches' % (equal, len(full), depth))
-    for i, (t, p) in enumerate(zip(truth, got)):
-        if len(t['br']) >= depth and p['br'][:depth] != t['br'][:depth]:
-            print('first: sample %d ip %#x' % (i, t['ip']))
-            break
-    return 0 if full and equal == len(full) else 1
+    print('%d of %d samples with their newest %d true branches' % (equal, full, depth))
+    if first:
+        print(first)
+    return 0 if full and equal == full else 1
 
 
 def find_run(truth, run, pos, anchored):
@@ -284,12 +399,10 @@ def find_run(truth, run, pos, anchored):
     return -1
 
 
-def compare_gaps(truth, got):
-    if len(truth) != len(got) or not truth:
-        print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
-        return 1
+def compare_gaps(pairs, depth):
+    """Between gaps, runs of true branches in the truth's order."""
     compared = gaps = 0
-    for i, (t, p) in enumerate(zip(truth, got)):
+    for i, t, p in pairs:
         runs, run = [], []
         for e in p['br']:
             if e[2]:
@@ -305,14 +418,43 @@ def compare_gaps(truth, got):
                 continue
             at = find_run(t['br'], run, pos, k == 0)
             if at < 0:
-                print('sample %d ip %#x: branches %s are not the truth\'s %s' %
-                      (i, t['ip'], ['%#x->%#x' % e for e in run[:4]],
-                       'newest' if k == 0 else 'in order'))
+                if not pairs.counts_differ():
+                    print('sample %d ip %#x: branches %s are not the truth\'s %s' %
+                          (i, t['ip'], ['%#x->%#x' % e for e in run[:4]],
+                           'newest' if k == 0 else 'in order'))
                 return 1
             pos = at + len(run)
             compared += len(run)
-    print('%d samples, %d true branches between %d gaps' % (len(truth), compared, gaps))
+    if pairs.counts_differ():
+        return 1
+    print('%d samples, %d true branches between %d gaps' % (pairs.nr_truth, compared, gaps))
     return 0 if compared and gaps else 1
+
+
+def compare(pairs, depth):
+    """perf's entries are the newest true branches, in order, or fewer."""
+    compared = short = 0
+    for i, t, p in pairs:
+        want = t['br']
+        if t['ip'] != p['ip']:
+            if not pairs.counts_differ():
+                print('sample %d: ip %#x, perf says %#x' % (i, t['ip'], p['ip']))
+            return 1
+        for j, e in enumerate(p['br']):
+            if j >= len(want) or want[j] != e:
+                if not pairs.counts_differ():
+                    print('sample %d ip %#x: entry %d is %#x -> %#x, truth %s' %
+                          (i, t['ip'], j, e[0], e[1],
+                           '%#x -> %#x' % want[j] if j < len(want) else 'has no more'))
+                return 1
+        compared += len(p['br'])
+        short += len(p['br']) < len(want)
+    if pairs.counts_differ():
+        return 1
+    print('%d samples, %d branches equal to the truth, %d samples with fewer'
+          ' (perf shows trace begins and ends, or the sync point limits it)'
+          % (pairs.nr_truth, compared, short))
+    return 0 if compared else 1
 
 
 def main():
@@ -334,40 +476,25 @@ def main():
         gaps |= args[0] == '--gaps'
         args = args[1:]
     data, depth, perf = args[0], int(args[1]), args[2]
+    # Between gaps the runs may go further back than depth in the truth.
+    truth = iter_truth(data + '.truth', None if gaps else depth)
+    if ours:
+        got = iter_auxsample(perf, data, depth, args[3:], gaps)
+    else:
+        got = iter_perf(perf, data, depth * 2 if exact else depth, args[3:])
+    pairs = _Pairs(truth, got)
     try:
-        truth = read_truth(data + '.truth')
+        if gaps:
+            return compare_gaps(pairs, depth)
+        return (compare_exact if exact else compare)(pairs, depth)
     except (TruthError, OSError) as e:
         print('%s.truth: %s' % (data, e))
         return 1
-    if ours:
-        got = read_auxsample(perf, data, depth, args[3:], gaps)
-    else:
-        got = read_perf(perf, data, depth * 2 if exact else depth, args[3:])
-    if gaps:
-        return compare_gaps(truth, got)
-    if exact:
-        return compare_exact(truth, got, depth)
-    if len(truth) != len(got) or not truth:
-        print('%d samples in the truth, %d from perf' % (len(truth), len(got)))
+    except PerfError as e:
+        print(e)
         return 1
-    compared = short = 0
-    for i, (t, p) in enumerate(zip(truth, got)):
-        want = t['br'][:depth]
-        if t['ip'] != p['ip']:
-            print('sample %d: ip %#x, perf says %#x' % (i, t['ip'], p['ip']))
-            return 1
-        for j, e in enumerate(p['br']):
-            if j >= len(want) or want[j] != e:
-                print('sample %d ip %#x: entry %d is %#x -> %#x, truth %s' %
-                      (i, t['ip'], j, e[0], e[1],
-                       '%#x -> %#x' % want[j] if j < len(want) else 'has no more'))
-                return 1
-        compared += len(p['br'])
-        short += len(p['br']) < len(want)
-    print('%d samples, %d branches equal to the truth, %d samples with fewer'
-          ' (perf shows trace begins and ends, or the sync point limits it)'
-          % (len(truth), compared, short))
-    return 0 if compared else 1
+    finally:
+        got.close()
 
 
 if __name__ == '__main__':

@@ -12,6 +12,8 @@
  *   workload loops N		N calls of nest(): LOOP_OUTER runs of an inner
  *				loop of LOOP_INNER iterations each
  *   workload exec N PROG ARG...	branches, then exec PROG ARG... (a new comm)
+ *   workload mmaps N		N times: an exec that fails, k = 0, 1 ... N - 1
+ *				loop iterations, a mapping of executable memory
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 /*
@@ -160,6 +163,30 @@ static void sleeps(int n)
 	pthread_join(t, NULL);
 }
 
+/*
+ * The Valgrind engine's tool sends its records in chunks of 512 words
+ * and empties its chunk at an exec, failed or not; each loop iteration
+ * is one word (the exit of the loop's superblock).  So the record of
+ * the k-th mapping lands one word further into a chunk than the one
+ * before: with N >= 512 one is where the chunk ends.
+ */
+static void mmaps(int n)
+{
+	char *const argv[] = { "/nonexistent/auxsample-workload", NULL };
+
+	for (int k = 0; k < n; k++) {
+		void *p;
+
+		execv(argv[0], argv);
+		for (int i = 0; i < k; i++)
+			sink += i;
+		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			exit(2);
+		munmap(p, 4096);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 20;
@@ -178,6 +205,8 @@ int main(int argc, char **argv)
 		sleeps(n);
 	else if (!strcmp(argv[1], "loops"))
 		loops(n);
+	else if (!strcmp(argv[1], "mmaps"))
+		mmaps(n);
 	else if (!strcmp(argv[1], "exec") && argc > 3) {
 		branches(n);
 		execv(argv[3], argv + 3);
