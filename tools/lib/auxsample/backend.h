@@ -56,11 +56,14 @@ struct auxsample_backend {
 
 extern const struct auxsample_backend auxsample_pt_backend;	/* pt.c */
 extern const struct auxsample_backend auxsample_etm_backend;	/* etm.c */
+extern const struct auxsample_backend auxsample_pt_walk_backend;	/* pt-walk.c */
 
 /* The backends built in (backends.c), and the one for a trace type. */
 extern const struct auxsample_backend *const auxsample_backends[];
 extern const unsigned int auxsample_nr_backends;
 const struct auxsample_backend *auxsample_backend__find(enum auxsample_trace_type type);
+/* The backend for @config: __find()'s, or the Intel PT walker if asked for. */
+const struct auxsample_backend *auxsample_backend__select(const struct auxsample_config *config);
 
 /* A file of an image, as auxsample_image__add_file() got it. */
 struct auxsample_image_file {

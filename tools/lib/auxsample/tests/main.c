@@ -52,6 +52,7 @@ static const struct test *suites[] = {
 #ifdef AUXSAMPLE_PT
 	tests_decoder,
 	tests_pt_real,
+	tests_pt_walk,
 #endif
 #ifdef AUXSAMPLE_ETM
 	tests_etm_real,

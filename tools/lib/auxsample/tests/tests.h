@@ -44,6 +44,7 @@ extern const struct test tests_backends[];
 extern const struct test tests_x86_branch[];
 extern const struct test tests_decoder[];
 extern const struct test tests_pt_real[];
+extern const struct test tests_pt_walk[];
 extern const struct test tests_etm_real[];
 
 #endif /* __AUXSAMPLE_TESTS_H */

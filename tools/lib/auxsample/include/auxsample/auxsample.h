@@ -151,6 +151,18 @@ struct auxsample_config {
 	uint32_t			flags;		/* AUXSAMPLE_CFG_* */
 	auxsample_flow_fn		*flow;		/* optional: every step */
 	void				*flow_context;
+	uint32_t			pt_decoder;	/* enum auxsample_pt_decoder */
+};
+
+/*
+ * Intel PT: libipt's block decoder, the reference, or the library's own
+ * walker, which hands what it does not handle (stats.pt_fallbacks) to
+ * libipt.  DEFAULT is libipt until the walker matches it everywhere.
+ */
+enum auxsample_pt_decoder {
+	AUXSAMPLE_PT_DECODER_DEFAULT = 0,
+	AUXSAMPLE_PT_DECODER_LIBIPT,
+	AUXSAMPLE_PT_DECODER_WALKER,
 };
 
 /* Decode from the first sync point on: call chains see every call. */
@@ -202,6 +214,8 @@ struct auxsample_stats {
 	uint64_t	decode_start;
 	/* stretches left out: another thread's (__set_thread()) */
 	uint64_t	foreign;
+	/* Intel PT walker: snippets it handed to libipt */
+	uint64_t	pt_fallbacks;
 };
 
 /* One decode error: where in the snippet, and the library's code. */

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Intel PT walker (pt-walk.c) against libipt's block decoder, the
+ * reference: random programs run by a small executor that writes their
+ * trace with the PT writer, decoded in sample-sized snippets, cut and
+ * flipped; both backends must give the same branches, call chain,
+ * errors and statistics.  A bounded run: the walk is deterministic, so
+ * a fixed seed covers the same ground each time.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <auxsample/auxsample.h>
+#include <auxsample/pt-writer.h>
+#include "tests.h"
+
+#define CODE_BASE	0x400000ULL
+#define CODE_SIZE	(64 * 1024)
+#define NR_FUNCS	48
+#define ERRORS_SHOWN	4
+
+enum unit_type {
+	U_PLAIN = 1, U_JCC, U_JMP, U_CALL, U_ICALL, U_IJMP, U_RET, U_SYSCALL,
+};
+
+struct unit {
+	uint8_t		type;
+	uint8_t		len;
+	uint16_t	fn;
+	uint32_t	target;		/* JCC, JMP, CALL: offset */
+};
+
+struct program {
+	uint8_t		code[CODE_SIZE];
+	struct unit	units[CODE_SIZE];	/* by offset of the instruction */
+	uint32_t	fn_start[NR_FUNCS];
+	uint32_t	fn_end[NR_FUNCS];
+	uint32_t	seed;
+};
+
+static uint32_t rnd(struct program *p)
+{
+	p->seed = p->seed * 1103515245 + 12345;
+	return p->seed >> 8;
+}
+
+static int read_program(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	struct program *p = context;
+
+	if (addr < CODE_BASE || addr >= CODE_BASE + CODE_SIZE)
+		return -1;
+	if (size > CODE_BASE + CODE_SIZE - addr)
+		size = CODE_BASE + CODE_SIZE - addr;
+	memcpy(buf, p->code + (addr - CODE_BASE), size);
+	return size;
+}
+
+/* Instructions that are no branches, of many lengths and maps. */
+static const struct { uint8_t len; uint8_t bytes[11]; } plain[] = {
+	{ 1, { 0x90 } },				/* nop */
+	{ 3, { 0x48, 0x89, 0xc3 } },			/* mov %rax,%rbx */
+	{ 4, { 0x48, 0x83, 0xc0, 0x01 } },		/* add $1,%rax */
+	{ 5, { 0x0f, 0x1f, 0x44, 0x00, 0x00 } },	/* nopl 0(%rax,%rax) */
+	{ 5, { 0x48, 0x8d, 0x44, 0x24, 0x08 } },	/* lea 8(%rsp),%rax */
+	{ 4, { 0x66, 0x0f, 0xef, 0xc0 } },		/* pxor %xmm0,%xmm0 */
+	{ 4, { 0xc5, 0xf9, 0xef, 0xc0 } },		/* vpxor */
+	{ 10, { 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 } },	/* movabs */
+	{ 7, { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 } },	/* mov 0x10(%rip),%rax */
+	{ 6, { 0x81, 0xfb, 0x00, 0x01, 0x00, 0x00 } },	/* cmp $0x100,%ebx */
+	{ 3, { 0xf6, 0xc1, 0x01 } },			/* test $1,%cl */
+	{ 6, { 0xc4, 0xe3, 0x79, 0x0f, 0xc1, 0x08 } },	/* vpalignr */
+	{ 6, { 0x66, 0x0f, 0x3a, 0x0f, 0xc1, 0x08 } },	/* palignr $8 */
+	{ 2, { 0x31, 0xc0 } },				/* xor %eax,%eax */
+	{ 9, { 0x48, 0xc7, 0x44, 0x24, 0x08, 1, 0, 0, 0 } }, /* movq $1,8(%rsp) */
+};
+
+static unsigned int emit(struct program *p, uint32_t at, const uint8_t *bytes, unsigned int len,
+			 enum unit_type type, unsigned int fn)
+{
+	memcpy(p->code + at, bytes, len);
+	p->units[at] = (struct unit){ .type = type, .len = len, .fn = fn };
+	return len;
+}
+
+static void put_rel32(struct program *p, uint32_t at, unsigned int len, uint32_t target)
+{
+	int32_t rel = (int32_t)(target - (at + len));
+
+	memcpy(p->code + at + len - 4, &rel, 4);
+	p->units[at].target = target;
+}
+
+/*
+ * Functions one after another; function i calls only later ones, so
+ * every call returns.  Function 0 loops forever: a JMP back to its start.
+ */
+static void program__generate(struct program *p, uint32_t seed)
+{
+	uint32_t at = 0;
+	uint32_t fixups[256];
+
+	memset(p, 0, sizeof(*p));
+	p->seed = seed;
+	for (unsigned int fn = 0; fn < NR_FUNCS; fn++) {
+		unsigned int n = 3 + rnd(p) % 24, nr_fix = 0;
+		uint32_t starts[32];
+
+		at = (at + 15) & ~15U;
+		p->fn_start[fn] = at;
+		for (unsigned int k = 0; k < n; k++) {
+			unsigned int r = rnd(p) % 16;
+			static const uint8_t jcc[] = { 0x0f, 0x84, 0, 0, 0, 0 };
+			static const uint8_t jcc8[] = { 0x75, 0 };
+			static const uint8_t call[] = { 0xe8, 0, 0, 0, 0 };
+			static const uint8_t icall[] = { 0xff, 0xd0 };
+			static const uint8_t ijmp[] = { 0x41, 0xff, 0xe3 };
+			static const uint8_t sysc[] = { 0x0f, 0x05 };
+
+			starts[k] = at;
+			if (r < 8 || k + 2 >= n) {
+				unsigned int i = rnd(p) % ARRAY_SIZE(plain);
+
+				at += emit(p, at, plain[i].bytes, plain[i].len, U_PLAIN, fn);
+			} else if (r < 11) {
+				fixups[nr_fix++] = at;
+				at += emit(p, at, jcc, sizeof(jcc), U_JCC, fn);
+			} else if (r == 11) {
+				/* a short loop back: taken at random, so it ends */
+				uint32_t t = starts[rnd(p) % (k + 1)];
+
+				if (at + 2 - t > 120)
+					t = at;
+				at += emit(p, at, jcc8, sizeof(jcc8), U_JCC, fn);
+				p->code[at - 1] = (uint8_t)(int8_t)(t - at);
+				p->units[at - 2].target = t;
+			} else if (r == 12 && fn + 1 < NR_FUNCS) {
+				at += emit(p, at, call, sizeof(call), U_CALL, fn);
+				p->units[at - 5].target = fn + 1 + rnd(p) % (NR_FUNCS - fn - 1);
+			} else if (r == 13 && fn + 1 < NR_FUNCS) {
+				at += emit(p, at, icall, sizeof(icall), U_ICALL, fn);
+			} else if (r == 14) {
+				fixups[nr_fix++] = at;
+				at += emit(p, at, ijmp, sizeof(ijmp), U_IJMP, fn);
+			} else {
+				at += emit(p, at, sysc, sizeof(sysc), U_SYSCALL, fn);
+			}
+		}
+		/* The last unit: RET, or function 0's JMP to its start. */
+		starts[n] = at;
+		if (fn) {
+			static const uint8_t ret = 0xc3;
+
+			at += emit(p, at, &ret, 1, U_RET, fn);
+		} else {
+			static const uint8_t jmp[] = { 0xe9, 0, 0, 0, 0 };
+
+			emit(p, at, jmp, sizeof(jmp), U_JMP, fn);
+			put_rel32(p, at, sizeof(jmp), p->fn_start[0]);
+			at += sizeof(jmp);
+		}
+		p->fn_end[fn] = at;
+		/* Forward branches: to a later unit of the function. */
+		for (unsigned int i = 0; i < nr_fix; i++) {
+			uint32_t from = fixups[i], t = 0;
+
+			for (unsigned int k = 0; k <= n; k++) {
+				if (starts[k] > from) {
+					t = starts[k + rnd(p) % (n + 1 - k)];
+					break;
+				}
+			}
+			if (p->units[from].type == U_JCC)
+				put_rel32(p, from, 6, t);
+			else
+				p->units[from].target = t;
+		}
+	}
+	/* Direct calls: to the functions chosen above. */
+	for (uint32_t a = 0; a < at; a++) {
+		if (p->units[a].type == U_CALL && p->units[a].len)
+			put_rel32(p, a, 5, p->fn_start[p->units[a].target]);
+	}
+}
+
+/*
+ * Run the program for @insns instructions, writing its trace; the trace's
+ * length at each interrupt (where an AUX sample's snippet ends) in @ends.
+ */
+static int program__run(struct program *p, struct auxsample_pt_writer *w, unsigned int insns,
+			size_t *ends, unsigned int *nr_ends, unsigned int max_ends)
+{
+	uint32_t stack[1024], ip = p->fn_start[0];
+	unsigned int depth = 0;
+	uint64_t tsc = 1000;
+
+	auxsample_pt_writer__tick(w, tsc);
+	if (auxsample_pt_writer__start(w, CODE_BASE + ip))
+		return -1;
+	for (unsigned int i = 0; i < insns; i++) {
+		const struct unit *u = &p->units[ip];
+		uint64_t next = CODE_BASE + ip + u->len;
+		int err = 0;
+
+		if (!u->len || auxsample_pt_writer__maybe_psb(w, CODE_BASE + ip)) {
+			pr_test("step %u: no instruction at %#x, or no PSB\n", i, ip);
+			return -1;
+		}
+		if (rnd(p) % 400 == 0) {
+			size_t len;
+
+			auxsample_pt_writer__tick(w, tsc += 5000);
+			if (auxsample_pt_writer__interrupt(w, CODE_BASE + ip))
+				return -1;
+			auxsample_pt_writer__data(w, &len);
+			if (*nr_ends < max_ends)
+				ends[(*nr_ends)++] = len;
+			if (auxsample_pt_writer__resume(w, CODE_BASE + ip))
+				return -1;
+			continue;
+		}
+		switch (u->type) {
+		case U_PLAIN:
+			ip += u->len;
+			break;
+		case U_JCC: {
+			bool taken = rnd(p) % 2;
+
+			err = auxsample_pt_writer__cond(w, taken);
+			ip = taken ? u->target : ip + u->len;
+			break;
+		}
+		case U_JMP:
+			ip = u->target;
+			break;
+		case U_CALL:
+		case U_ICALL: {
+			/* a direct call's target is set; an indirect one's, chosen now */
+			uint32_t to = u->type == U_CALL ? u->target :
+				      p->fn_start[u->fn + 1 + rnd(p) % (NR_FUNCS - u->fn - 1)];
+
+			if (depth == ARRAY_SIZE(stack)) {
+				pr_test("stack overflow at %#x\n", ip);
+				return -1;
+			}
+			stack[depth++] = ip + u->len;
+			err = auxsample_pt_writer__call(w, next, u->type == U_ICALL,
+							CODE_BASE + to);
+			ip = to;
+			break;
+		}
+		case U_IJMP:
+			err = auxsample_pt_writer__indirect(w, CODE_BASE + u->target);
+			ip = u->target;
+			break;
+		case U_RET:
+			if (!depth) {
+				pr_test("RET at %#x with no call\n", ip);
+				return -1;
+			}
+			ip = stack[--depth];
+			err = auxsample_pt_writer__ret(w, CODE_BASE + ip);
+			break;
+		case U_SYSCALL:
+			err = auxsample_pt_writer__syscall(w) ||
+			      auxsample_pt_writer__resume(w, next);
+			ip += u->len;
+			break;
+		default:
+			return -1;
+		}
+		if (err) {
+			pr_test("step %u: unit %u at %#x: writer error\n", i, u->type, ip);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct pair {
+	struct auxsample_decoder	*ref;		/* libipt */
+	struct auxsample_decoder	*walker;
+	unsigned int			decodes;
+	unsigned int			walked;		/* without falling back */
+};
+
+static int pair__init(struct pair *pr, struct auxsample_config *config)
+{
+	memset(pr, 0, sizeof(*pr));
+	config->pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT;
+	pr->ref = auxsample_decoder__new(config, NULL);
+	config->pt_decoder = AUXSAMPLE_PT_DECODER_WALKER;
+	pr->walker = auxsample_decoder__new(config, NULL);
+	return pr->ref && pr->walker ? 0 : -1;
+}
+
+static void pair__exit(struct pair *pr)
+{
+	auxsample_decoder__delete(pr->ref);
+	auxsample_decoder__delete(pr->walker);
+}
+
+/* Both backends on one snippet: 0 when they agree in everything public. */
+static int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
+{
+	const struct auxsample_branch *rb, *wb;
+	const struct auxsample_decode_error *re, *we;
+	const uint64_t *rc, *wc;
+	struct auxsample_stats rs, ws;
+	int rn, wn, rd, wdp, rne, wne;
+
+	rn = auxsample_decoder__decode(pr->ref, buf, len, max);
+	wn = auxsample_decoder__decode(pr->walker, buf, len, max);
+	auxsample_decoder__branches(pr->ref, &rb);
+	auxsample_decoder__branches(pr->walker, &wb);
+	rd = auxsample_decoder__callchain(pr->ref, &rc);
+	wdp = auxsample_decoder__callchain(pr->walker, &wc);
+	rne = auxsample_decoder__errors(pr->ref, &re);
+	wne = auxsample_decoder__errors(pr->walker, &we);
+	auxsample_decoder__stats(pr->ref, &rs, sizeof(rs));
+	auxsample_decoder__stats(pr->walker, &ws, sizeof(ws));
+	pr->decodes++;
+	if (!ws.pt_fallbacks)
+		pr->walked++;
+	ws.pt_fallbacks = 0;
+	if (rn == wn && rd == wdp && rne == wne &&
+	    (rn <= 0 || !memcmp(rb, wb, rn * sizeof(*rb))) &&
+	    (rd <= 0 || !memcmp(rc, wc, rd * sizeof(*rc))) &&
+	    (rne <= 0 || !memcmp(re, we, rne * sizeof(*re))) &&
+	    !memcmp(&rs, &ws, sizeof(rs)))
+		return 0;
+
+	fprintf(stderr, "  %zu bytes, %s: libipt %d branches, %d deep, %d errors, %llu insns;"
+		" walker %d, %d, %d, %llu\n", len, ws.pt_fallbacks ? "fell back" : "walked",
+		rn, rd, rne, (unsigned long long)rs.insns, wn, wdp, wne,
+		(unsigned long long)ws.insns);
+	for (int i = 0; i < rn && i < wn; i++) {
+		if (memcmp(&rb[i], &wb[i], sizeof(*rb))) {
+			fprintf(stderr, "  branch %d: libipt %#llx -> %#llx %s %#x, walker %#llx -> %#llx %s %#x\n",
+				i, (unsigned long long)rb[i].from, (unsigned long long)rb[i].to,
+				auxsample_branch_kind__name(rb[i].kind), rb[i].flags,
+				(unsigned long long)wb[i].from, (unsigned long long)wb[i].to,
+				auxsample_branch_kind__name(wb[i].kind), wb[i].flags);
+			break;
+		}
+	}
+	for (int i = 0; i < rne && i < ERRORS_SHOWN; i++)
+		fprintf(stderr, "  libipt error at %llu: %s (%d)\n", (unsigned long long)re[i].offset,
+			auxsample_strerror(re[i].error), re[i].lib_error);
+	if (getenv("PTW_DUMP")) {
+		for (size_t i = ws.decode_start; i < len; i++)
+			fprintf(stderr, "%02x%s", buf[i], (i - ws.decode_start) % 32 == 31 ? "\n" : " ");
+		fprintf(stderr, "\n");
+	}
+	fprintf(stderr, "  end_ip %#llx/%#llx syncs %llu/%llu start %llu/%llu underflows %llu/%llu\n",
+		(unsigned long long)rs.end_ip, (unsigned long long)ws.end_ip,
+		(unsigned long long)rs.syncs, (unsigned long long)ws.syncs,
+		(unsigned long long)rs.decode_start, (unsigned long long)ws.decode_start,
+		(unsigned long long)rs.underflows, (unsigned long long)ws.underflows);
+	return -1;
+}
+
+struct run {
+	struct program			*prog;
+	struct auxsample_pt_writer	*w;
+	struct pair			pair;
+	size_t				ends[4096];
+	unsigned int			nr_ends;
+};
+
+static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int insns)
+{
+	struct auxsample_pt_writer_config wcfg = {
+		.size = sizeof(wcfg), .psb_period = 2048, .noretcomp = noretcomp,
+		.tsc = 1, .mtc = 1, .mtc_period = 3, .tsc_per_ctc = 2, .cbr = 20, .nom_freq = 20,
+	};
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = read_program,
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->prog = malloc(sizeof(*r->prog));
+	r->w = auxsample_pt_writer__new(&wcfg);
+	if (!r->prog || !r->w)
+		return -1;
+	program__generate(r->prog, seed);
+	config.context = r->prog;
+	if (pair__init(&r->pair, &config))
+		return -1;
+	return program__run(r->prog, r->w, insns, r->ends, &r->nr_ends, ARRAY_SIZE(r->ends));
+}
+
+static void run__exit(struct run *r)
+{
+	pair__exit(&r->pair);
+	auxsample_pt_writer__delete(r->w);
+	free(r->prog);
+}
+
+/* Snippets as AUX samples take them: the 4 KiB before each interrupt. */
+static int check_samples(uint32_t seed, bool noretcomp)
+{
+	struct run r;
+	const uint8_t *buf;
+	size_t len;
+	int ret = TEST_FAIL;
+
+	if (run__init(&r, seed, noretcomp, 200000)) {
+		fprintf(stderr, "  seed %u: the program did not run\n", seed);
+		goto out;
+	}
+	buf = auxsample_pt_writer__data(r.w, &len);
+	for (unsigned int i = 0; i < r.nr_ends; i++) {
+		size_t end = r.ends[i], start = end > 4096 ? end - 4096 : 0;
+
+		for (unsigned int max = 16; max <= 256; max *= 4) {
+			if (pair__compare(&r.pair, buf + start, end - start, max)) {
+				fprintf(stderr, "  seed %u, snippet [%zu, %zu), %u branches\n",
+					seed, start, end, max);
+				goto out;
+			}
+		}
+	}
+	pr_test("seed %u: %u of %u decodes walked, %u samples\n", seed, r.pair.walked,
+		r.pair.decodes, r.nr_ends);
+	/* Clean user-only trace is the walker's: it must not hand it on. */
+	T_ASSERT(r.nr_ends > 10 && r.pair.walked == r.pair.decodes);
+	ret = TEST_OK;
+out:
+	run__exit(&r);
+	return ret;
+}
+
+static int test_samples(void)
+{
+	for (uint32_t seed = 1; seed <= 4; seed++) {
+		if (check_samples(seed, false) || check_samples(seed + 100, true))
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+/* Cut anywhere, bytes flipped: the same, errors included. */
+static int test_cut_flipped(void)
+{
+	struct run r;
+	const uint8_t *trace;
+	uint8_t *buf = NULL;
+	size_t len;
+	uint32_t seed = 77;
+	int ret = TEST_FAIL;
+
+	if (run__init(&r, 7, false, 100000))
+		goto out;
+	trace = auxsample_pt_writer__data(r.w, &len);
+	buf = malloc(8192);
+	if (!buf)
+		goto out;
+	for (int round = 0; round < 3000; round++) {
+		size_t size, start;
+
+		seed = seed * 1103515245 + 12345;
+		size = 1 + (seed >> 8) % 8192;
+		if (size > len)
+			size = len;
+		seed = seed * 1103515245 + 12345;
+		start = (seed >> 8) % (len - size + 1);
+		memcpy(buf, trace + start, size);
+		for (int k = 0; k < round % 4; k++) {
+			seed = seed * 1103515245 + 12345;
+			buf[(seed >> 8) % size] ^= 1 << (seed % 8);
+		}
+		if (pair__compare(&r.pair, buf, size, round % 2 ? 64 : 1024)) {
+			fprintf(stderr, "  round %d: [%zu, +%zu)\n", round, start, size);
+			for (size_t i = 0; i < size; i++) {
+				if (buf[i] != trace[start + i])
+					fprintf(stderr, "  flipped at %zu: %02x, was %02x\n", i,
+						buf[i], trace[start + i]);
+			}
+			goto out;
+		}
+	}
+	pr_test("%u of %u decodes walked\n", r.pair.walked, r.pair.decodes);
+	T_ASSERT(r.pair.walked > 0);
+	ret = TEST_OK;
+out:
+	free(buf);
+	run__exit(&r);
+	return ret;
+}
+
+const struct test tests_pt_walk[] = {
+	{ "walker and libipt agree on sample snippets", test_samples },
+	{ "walker and libipt agree on cut and flipped snippets", test_cut_flipped },
+	{ NULL, NULL },
+};
