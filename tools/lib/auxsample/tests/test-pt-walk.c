@@ -11,7 +11,9 @@
 #include <string.h>
 #include <auxsample/auxsample.h>
 #include <auxsample/pt-writer.h>
+#include <intel-pt.h>
 #include "tests.h"
+#include "../pt-parse.h"
 
 #define CODE_BASE	0x400000ULL
 #define CODE_SIZE	(64 * 1024)
@@ -276,14 +278,7 @@ static int program__run(struct program *p, struct auxsample_pt_writer *w, unsign
 	return 0;
 }
 
-struct pair {
-	struct auxsample_decoder	*ref;		/* libipt */
-	struct auxsample_decoder	*walker;
-	unsigned int			decodes;
-	unsigned int			walked;		/* without falling back */
-};
-
-static int pair__init(struct pair *pr, struct auxsample_config *config)
+int pair__init(struct pair *pr, struct auxsample_config *config)
 {
 	memset(pr, 0, sizeof(*pr));
 	config->pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT;
@@ -293,14 +288,14 @@ static int pair__init(struct pair *pr, struct auxsample_config *config)
 	return pr->ref && pr->walker ? 0 : -1;
 }
 
-static void pair__exit(struct pair *pr)
+void pair__exit(struct pair *pr)
 {
 	auxsample_decoder__delete(pr->ref);
 	auxsample_decoder__delete(pr->walker);
 }
 
 /* Both backends on one snippet: 0 when they agree in everything public. */
-static int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
+int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
 {
 	const struct auxsample_branch *rb, *wb;
 	const struct auxsample_decode_error *re, *we;
@@ -491,7 +486,153 @@ out:
 	return ret;
 }
 
+/*
+ * The parser against libipt's packet decoder on packets libipt's encoder
+ * wrote and on random bytes: the same sizes, the same refusals (libipt:
+ * bad opcode or packet; here PTW_BAD, also for the packets the walker
+ * leaves to libipt), the same cut packets.
+ */
+static int check_parse(const uint8_t *buf, size_t len, struct pt_packet_decoder *pkt)
+{
+	/* PSBEND, PSB, TNT-64, OVF, CBR, TMA, PIP, VMCS, TraceStop */
+	static const uint8_t known_ext[] = {
+		0x23, 0x82, 0xa3, 0xf3, 0x03, 0x73, 0x43, 0xc8, 0x83,
+	};
+	struct ptw_packet p;
+	struct pt_packet ref;
+	int n = ptw_parse(buf, len, &p), rn;
+
+	if (pt_pkt_sync_set(pkt, 0) < 0)
+		return -1;
+	rn = pt_pkt_next(pkt, &ref, sizeof(ref));
+	/* A cut packet the walker leaves to libipt: refused as unknown. */
+	if (rn == -pte_eos && n == PTW_BAD && len >= 2 && buf[0] == 0x02 &&
+	    !memchr(known_ext, buf[1], sizeof(known_ext)))
+		return 0;
+	if (rn == -pte_eos ? n == PTW_EOS :
+	    rn < 0 ? n == PTW_BAD :
+	    n == rn || (n == PTW_BAD && ref.type != ppt_tnt_8 && ref.type != ppt_tnt_64 &&
+			ref.type != ppt_tip && ref.type != ppt_fup && ref.type != ppt_psb &&
+			ref.type != ppt_psbend && ref.type != ppt_pad && ref.type != ppt_tsc &&
+			ref.type != ppt_mtc && ref.type != ppt_tma && ref.type != ppt_cyc &&
+			ref.type != ppt_cbr && ref.type != ppt_mode && ref.type != ppt_ovf))
+		return 0;
+	fprintf(stderr, "  %02x %02x %02x: libipt %d (type %d), walker %d\n", buf[0],
+		len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0, rn, rn < 0 ? -1 : (int)ref.type, n);
+	return -1;
+}
+
+static int test_parse(void)
+{
+	static const struct pt_packet packets[] = {
+		{ .type = ppt_pad },
+		{ .type = ppt_psb },
+		{ .type = ppt_psbend },
+		{ .type = ppt_ovf },
+		{ .type = ppt_tnt_8, .payload.tnt = { .bit_size = 5, .payload = 0x15 } },
+		{ .type = ppt_tnt_64, .payload.tnt = { .bit_size = 40, .payload = 0x123456789aULL } },
+		{ .type = ppt_tip, .payload.ip = { .ipc = pt_ipc_update_16, .ip = 0x1234 } },
+		{ .type = ppt_tip_pge, .payload.ip = { .ipc = pt_ipc_sext_48, .ip = 0x7fff12345678ULL } },
+		{ .type = ppt_tip_pgd, .payload.ip = { .ipc = pt_ipc_suppressed } },
+		{ .type = ppt_fup, .payload.ip = { .ipc = pt_ipc_full, .ip = 0xffffffff81000000ULL } },
+		{ .type = ppt_fup, .payload.ip = { .ipc = pt_ipc_update_48, .ip = 0x123456789abcULL } },
+		{ .type = ppt_tip, .payload.ip = { .ipc = pt_ipc_update_32, .ip = 0x12345678 } },
+		{ .type = ppt_mode, .payload.mode = { .leaf = pt_mol_exec, .bits.exec = { .csl = 1 } } },
+		{ .type = ppt_mode, .payload.mode = { .leaf = pt_mol_tsx, .bits.tsx = { .intx = 1 } } },
+		{ .type = ppt_tsc, .payload.tsc = { .tsc = 0x123456789abcdeULL } },
+		{ .type = ppt_cbr, .payload.cbr = { .ratio = 37 } },
+		{ .type = ppt_tma, .payload.tma = { .ctc = 0x1234, .fc = 0x1ff } },
+		{ .type = ppt_mtc, .payload.mtc = { .ctc = 0x42 } },
+		{ .type = ppt_cyc, .payload.cyc = { .value = 0x123456789ULL } },
+		{ .type = ppt_pip, .payload.pip = { .cr3 = 0x12345000, .nr = 1 } },
+		{ .type = ppt_vmcs, .payload.vmcs = { .base = 0x12345000 } },
+		{ .type = ppt_stop },
+		{ .type = ppt_ptw, .payload.ptw = { .plc = 1, .payload = 42 } },
+		{ .type = ppt_exstop },
+		{ .type = ppt_mwait },
+		{ .type = ppt_pwre },
+		{ .type = ppt_pwrx },
+		{ .type = ppt_mnt, .payload.mnt = { .payload = 7 } },
+	};
+	uint8_t buf[64];
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	struct pt_packet_decoder *pkt;
+	uint32_t seed = 99;
+	int ret = TEST_FAIL;
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + sizeof(buf);
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		return TEST_FAIL;
+	for (size_t i = 0; i < ARRAY_SIZE(packets); i++) {
+		struct ptw_packet p;
+		int n;
+
+		memset(buf, 0, sizeof(buf));
+		if (pt_enc_sync_set(enc, 0) < 0)
+			goto out;
+		n = pt_enc_next(enc, &packets[i]);
+		if (n < 0)
+			goto out;
+		/* Whole, then cut short by every byte. */
+		for (int len = n; len > 0; len--) {
+			cfg.end = buf + len;
+			pkt = pt_pkt_alloc_decoder(&cfg);
+			if (!pkt || check_parse(buf, len, pkt)) {
+				fprintf(stderr, "  packet %zu, %d of %d bytes\n", i, len, n);
+				pt_pkt_free_decoder(pkt);
+				goto out;
+			}
+			pt_pkt_free_decoder(pkt);
+		}
+		/* What the walker reads of them. */
+		ptw_parse(buf, n, &p);
+		if (packets[i].type == ppt_tnt_64)
+			T_ASSERT(p.nr_bits == 40 && p.tnt == 0x123456789aULL);
+		if (i == 7) {
+			uint64_t ip;
+
+			T_ASSERT(!ptw_ip(&p, 0xffff800000000000ULL, &ip) && ip == 0x7fff12345678ULL);
+		}
+		if (i == 6) {
+			uint64_t ip;
+
+			T_ASSERT(!ptw_ip(&p, 0x7fff00000000ULL, &ip) && ip == 0x7fff00001234ULL);
+		}
+	}
+	cfg.end = buf + sizeof(buf);
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt)
+		goto out;
+	for (int round = 0; round < 200000; round++) {
+		size_t len;
+
+		for (size_t i = 0; i < 16; i++) {
+			seed = seed * 1103515245 + 12345;
+			buf[i] = seed >> 16;
+		}
+		/* Often an extended opcode, which holds most packet kinds. */
+		if (round % 2)
+			buf[0] = 0x02;
+		len = 1 + (seed >> 8) % 16;
+		pt_pkt_free_decoder(pkt);
+		cfg.end = buf + len;
+		pkt = pt_pkt_alloc_decoder(&cfg);
+		if (!pkt || check_parse(buf, len, pkt))
+			goto out;
+	}
+	pt_pkt_free_decoder(pkt);
+	ret = TEST_OK;
+out:
+	pt_free_encoder(enc);
+	return ret;
+}
+
 const struct test tests_pt_walk[] = {
+	{ "walker's packets are libipt's, whole, cut and random", test_parse },
 	{ "walker and libipt agree on sample snippets", test_samples },
 	{ "walker and libipt agree on cut and flipped snippets", test_cut_flipped },
 	{ NULL, NULL },
