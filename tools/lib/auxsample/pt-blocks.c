@@ -12,13 +12,8 @@
 #include "pt-blocks.h"
 #include "x86-branch.h"
 
-#define PTW_BLOCKS		16384		/* a power of two */
 #define PTW_BLOCK_MAX_INSNS	4096		/* longer: libipt's */
 #define PTW_INSN_MAX		15
-
-struct ptw_blocks {
-	struct ptw_block	slots[PTW_BLOCKS];
-};
 
 struct ptw_blocks *ptw_blocks__new(void)
 {
@@ -64,7 +59,7 @@ static int64_t ptw_rel(const uint8_t *raw, unsigned int len)
 			 (uint32_t)raw[len - 2] << 16 | (uint32_t)raw[len - 1] << 24);
 }
 
-static int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip)
+int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip)
 {
 	uint8_t raw[PTW_INSN_MAX];
 	struct x86_branch br;
@@ -94,17 +89,6 @@ static int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, 
 		at += len;
 	}
 	return -1;
-}
-
-const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
-					struct auxsample_decoder *dec, uint64_t ip)
-{
-	struct ptw_block *b = &blocks->slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
-
-	if (b->valid && b->start == ip)
-		return b;
-	b->valid = 0;
-	return ptw_block__build(b, dec, ip) ? NULL : b;
 }
 
 int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *b,

@@ -22,15 +22,31 @@ struct ptw_block {
 	uint8_t		valid;
 };
 
-struct ptw_blocks;
+#define PTW_BLOCKS		16384		/* a power of two */
+
+struct ptw_blocks {
+	struct ptw_block	slots[PTW_BLOCKS];
+};
 
 struct ptw_blocks *ptw_blocks__new(void);
 void ptw_blocks__delete(struct ptw_blocks *blocks);
 /* Forget every block: the code may have changed. */
 void ptw_blocks__clear(struct ptw_blocks *blocks);
+/* Decode the block at @ip into @b: 0, or -1 where the code cannot be read or decoded here. */
+int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip);
+
 /* The block at @ip, NULL where the code cannot be read or decoded here. */
-const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
-					struct auxsample_decoder *dec, uint64_t ip);
+static inline const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
+						      struct auxsample_decoder *dec,
+						      uint64_t ip)
+{
+	struct ptw_block *b = &blocks->slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
+
+	if (b->valid && b->start == ip)
+		return b;
+	b->valid = 0;
+	return ptw_block__build(b, dec, ip) ? NULL : b;
+}
 /*
  * The instructions of @b before @ip, an instruction of it: -1 when @ip
  * is none of its instructions' addresses.
