@@ -307,16 +307,16 @@ static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
 			w->ip = taken ? b->target : next;
 		return err;
 	case X86_BR_CALL:
-		ptw_walk__push(w, next);
-		/* fallthrough */
 	case X86_BR_JUMP:
+		if (b->cls == X86_BR_CALL)
+			ptw_walk__push(w, next);
 		w->ip = b->target;
 		return 0;
 	case X86_BR_IND_CALL:
-		ptw_walk__push(w, next);
-		/* fallthrough */
 	case X86_BR_IND_JUMP:
 	case X86_BR_FAR:
+		if (b->cls == X86_BR_IND_CALL)
+			ptw_walk__push(w, next);
 		return ptw_walk__tip(w, false);
 	case X86_BR_RET:
 		if (!w->nr_bits) {

@@ -330,8 +330,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 		(unsigned long long)ws.insns);
 	for (int i = 0; i < rn && i < wn; i++) {
 		if (memcmp(&rb[i], &wb[i], sizeof(*rb))) {
-			fprintf(stderr, "  branch %d: libipt %#llx -> %#llx %s %#x, walker %#llx -> %#llx %s %#x\n",
-				i, (unsigned long long)rb[i].from, (unsigned long long)rb[i].to,
+			fprintf(stderr, "  branch %d: libipt %#llx -> %#llx %s %#x,"
+				" walker %#llx -> %#llx %s %#x\n", i, (unsigned long long)rb[i].from, (unsigned long long)rb[i].to,
 				auxsample_branch_kind__name(rb[i].kind), rb[i].flags,
 				(unsigned long long)wb[i].from, (unsigned long long)wb[i].to,
 				auxsample_branch_kind__name(wb[i].kind), wb[i].flags);
@@ -339,14 +339,17 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 		}
 	}
 	for (int i = 0; i < rne && i < ERRORS_SHOWN; i++)
-		fprintf(stderr, "  libipt error at %llu: %s (%d)\n", (unsigned long long)re[i].offset,
-			auxsample_strerror(re[i].error), re[i].lib_error);
+		fprintf(stderr, "  libipt error at %llu: %s (%d)\n",
+			(unsigned long long)re[i].offset, auxsample_strerror(re[i].error),
+			re[i].lib_error);
 	if (getenv("PTW_DUMP")) {
 		for (size_t i = ws.decode_start; i < len; i++)
-			fprintf(stderr, "%02x%s", buf[i], (i - ws.decode_start) % 32 == 31 ? "\n" : " ");
+			fprintf(stderr, "%02x%s", buf[i],
+				(i - ws.decode_start) % 32 == 31 ? "\n" : " ");
 		fprintf(stderr, "\n");
 	}
-	fprintf(stderr, "  end_ip %#llx/%#llx syncs %llu/%llu start %llu/%llu underflows %llu/%llu\n",
+	fprintf(stderr, "  end_ip %#llx/%#llx syncs %llu/%llu start %llu/%llu"
+		" underflows %llu/%llu\n",
 		(unsigned long long)rs.end_ip, (unsigned long long)ws.end_ip,
 		(unsigned long long)rs.syncs, (unsigned long long)ws.syncs,
 		(unsigned long long)rs.decode_start, (unsigned long long)ws.decode_start,
@@ -530,15 +533,15 @@ static int test_parse(void)
 		{ .type = ppt_psbend },
 		{ .type = ppt_ovf },
 		{ .type = ppt_tnt_8, .payload.tnt = { .bit_size = 5, .payload = 0x15 } },
-		{ .type = ppt_tnt_64, .payload.tnt = { .bit_size = 40, .payload = 0x123456789aULL } },
-		{ .type = ppt_tip, .payload.ip = { .ipc = pt_ipc_update_16, .ip = 0x1234 } },
-		{ .type = ppt_tip_pge, .payload.ip = { .ipc = pt_ipc_sext_48, .ip = 0x7fff12345678ULL } },
-		{ .type = ppt_tip_pgd, .payload.ip = { .ipc = pt_ipc_suppressed } },
-		{ .type = ppt_fup, .payload.ip = { .ipc = pt_ipc_full, .ip = 0xffffffff81000000ULL } },
-		{ .type = ppt_fup, .payload.ip = { .ipc = pt_ipc_update_48, .ip = 0x123456789abcULL } },
-		{ .type = ppt_tip, .payload.ip = { .ipc = pt_ipc_update_32, .ip = 0x12345678 } },
-		{ .type = ppt_mode, .payload.mode = { .leaf = pt_mol_exec, .bits.exec = { .csl = 1 } } },
-		{ .type = ppt_mode, .payload.mode = { .leaf = pt_mol_tsx, .bits.tsx = { .intx = 1 } } },
+		{ .type = ppt_tnt_64, .payload.tnt = { 40, 0x123456789aULL } },
+		{ .type = ppt_tip, .payload.ip = { pt_ipc_update_16, 0x1234 } },
+		{ .type = ppt_tip_pge, .payload.ip = { pt_ipc_sext_48, 0x7fff12345678ULL } },
+		{ .type = ppt_tip_pgd, .payload.ip = { pt_ipc_suppressed, 0 } },
+		{ .type = ppt_fup, .payload.ip = { pt_ipc_full, 0xffffffff81000000ULL } },
+		{ .type = ppt_fup, .payload.ip = { pt_ipc_update_48, 0x123456789abcULL } },
+		{ .type = ppt_tip, .payload.ip = { pt_ipc_update_32, 0x12345678 } },
+		{ .type = ppt_mode, .payload.mode = { pt_mol_exec, .bits.exec = { .csl = 1 } } },
+		{ .type = ppt_mode, .payload.mode = { pt_mol_tsx, .bits.tsx = { .intx = 1 } } },
 		{ .type = ppt_tsc, .payload.tsc = { .tsc = 0x123456789abcdeULL } },
 		{ .type = ppt_cbr, .payload.cbr = { .ratio = 37 } },
 		{ .type = ppt_tma, .payload.tma = { .ctc = 0x1234, .fc = 0x1ff } },
@@ -595,7 +598,8 @@ static int test_parse(void)
 		if (i == 7) {
 			uint64_t ip;
 
-			T_ASSERT(!ptw_ip(&p, 0xffff800000000000ULL, &ip) && ip == 0x7fff12345678ULL);
+			T_ASSERT(!ptw_ip(&p, 0xffff800000000000ULL, &ip) &&
+				 ip == 0x7fff12345678ULL);
 		}
 		if (i == 6) {
 			uint64_t ip;

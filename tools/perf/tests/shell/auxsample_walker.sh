@@ -23,22 +23,23 @@ auxsample_test_traps
 
 auxsample_sim_workload "$tmp/workload" "$out"
 
-# decode DECODER WHAT [OPTIONS]: script and stat of $data, as DECODER decodes it.
+# decode DECODER [OPTIONS]: script and stat of $data as DECODER decodes
+# it, in $tmp/DECODER.script and $tmp/DECODER.stat.
 decode() {
-	local decoder=$1 what=$2 rc
+	local decoder=$1 rc
 
-	shift 2
-	perf auxsample script -i "$data" --decoder="$decoder" "$@" > "$tmp/$what.script" 2>&1
+	shift
+	perf auxsample script -i "$data" --decoder="$decoder" "$@" > "$tmp/$decoder.script" 2>&1
 	rc=$?
-	if killed $rc || [ $rc -ne 0 ]; then
-		cp "$tmp/$what.script" "$out"
+	if [ $rc -ne 0 ]; then
+		cp "$tmp/$decoder.script" "$out"
 		fail "$what: perf auxsample script --decoder=$decoder exited $rc"
 		return 1
 	fi
-	perf auxsample stat -i "$data" --decoder="$decoder" "$@" > "$tmp/$what.stat" 2>&1
+	perf auxsample stat -i "$data" --decoder="$decoder" "$@" > "$tmp/$decoder.stat" 2>&1
 	rc=$?
-	if killed $rc || [ $rc -ne 0 ]; then
-		cp "$tmp/$what.stat" "$out"
+	if [ $rc -ne 0 ]; then
+		cp "$tmp/$decoder.stat" "$out"
 		fail "$what: perf auxsample stat --decoder=$decoder exited $rc"
 		return 1
 	fi
@@ -54,8 +55,8 @@ check() {
 		return
 	fi
 	for reuse in --no-reuse --reuse; do
-		decode libipt libipt $reuse -j 1 || return
-		decode walker walker $reuse -j 1 || return
+		decode libipt "$reuse" -j 1 || return
+		decode walker "$reuse" -j 1 || return
 		if ! cmp -s "$tmp/libipt.script" "$tmp/walker.script"; then
 			diff "$tmp/libipt.script" "$tmp/walker.script" > "$out"
 			fail "$what ($reuse): the walker's branches are not libipt's"
@@ -70,7 +71,7 @@ check() {
 		fi
 	done
 	# Without streams every snippet is decoded alone: the walker's own.
-	decode walker walker --no-reuse -j 1 || return
+	decode walker --no-reuse -j 1 || return
 	samples=$(awk 'NR == 1 { print $1 }' "$tmp/walker.stat")
 	fallbacks=$(awk '/snippets the walker handed to libipt/ { print $1 }' "$tmp/walker.stat")
 	echo "$what: $samples samples alike, $fallbacks handed to libipt"
