@@ -294,6 +294,12 @@ void pair__exit(struct pair *pr)
 	auxsample_decoder__delete(pr->walker);
 }
 
+static void print_branch(const char *who, const struct auxsample_branch *br)
+{
+	fprintf(stderr, "    %s: %#llx -> %#llx %s %#x\n", who, (unsigned long long)br->from,
+		(unsigned long long)br->to, auxsample_branch_kind__name(br->kind), br->flags);
+}
+
 /* Both backends on one snippet: 0 when they agree in everything public. */
 int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
 {
@@ -302,6 +308,7 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	const uint64_t *rc, *wc;
 	struct auxsample_stats rs, ws;
 	int rn, wn, rd, wdp, rne, wne;
+	bool fell_back;
 
 	rn = auxsample_decoder__decode(pr->ref, buf, len, max);
 	wn = auxsample_decoder__decode(pr->walker, buf, len, max);
@@ -314,7 +321,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	auxsample_decoder__stats(pr->ref, &rs, sizeof(rs));
 	auxsample_decoder__stats(pr->walker, &ws, sizeof(ws));
 	pr->decodes++;
-	if (!ws.pt_fallbacks)
+	fell_back = ws.pt_fallbacks;
+	if (!fell_back)
 		pr->walked++;
 	ws.pt_fallbacks = 0;
 	if (rn == wn && rd == wdp && rne == wne &&
@@ -324,17 +332,16 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	    !memcmp(&rs, &ws, sizeof(rs)))
 		return 0;
 
-	fprintf(stderr, "  %zu bytes, %s: libipt %d branches, %d deep, %d errors, %llu insns;"
-		" walker %d, %d, %d, %llu\n", len, ws.pt_fallbacks ? "fell back" : "walked",
-		rn, rd, rne, (unsigned long long)rs.insns, wn, wdp, wne,
-		(unsigned long long)ws.insns);
+	fprintf(stderr, "  %zu bytes, the walker %s\n", len, fell_back ? "fell back" : "walked");
+	fprintf(stderr, "  libipt: %d branches, %d deep, %d errors, %llu insns\n",
+		rn, rd, rne, (unsigned long long)rs.insns);
+	fprintf(stderr, "  walker: %d branches, %d deep, %d errors, %llu insns\n",
+		wn, wdp, wne, (unsigned long long)ws.insns);
 	for (int i = 0; i < rn && i < wn; i++) {
 		if (memcmp(&rb[i], &wb[i], sizeof(*rb))) {
-			fprintf(stderr, "  branch %d: libipt %#llx -> %#llx %s %#x,"
-				" walker %#llx -> %#llx %s %#x\n", i, (unsigned long long)rb[i].from, (unsigned long long)rb[i].to,
-				auxsample_branch_kind__name(rb[i].kind), rb[i].flags,
-				(unsigned long long)wb[i].from, (unsigned long long)wb[i].to,
-				auxsample_branch_kind__name(wb[i].kind), wb[i].flags);
+			fprintf(stderr, "  branch %d:\n", i);
+			print_branch("libipt", &rb[i]);
+			print_branch("walker", &wb[i]);
 			break;
 		}
 	}
@@ -348,10 +355,10 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 				(i - ws.decode_start) % 32 == 31 ? "\n" : " ");
 		fprintf(stderr, "\n");
 	}
-	fprintf(stderr, "  end_ip %#llx/%#llx syncs %llu/%llu start %llu/%llu"
-		" underflows %llu/%llu\n",
+	fprintf(stderr, "  end_ip %#llx/%#llx syncs %llu/%llu\n",
 		(unsigned long long)rs.end_ip, (unsigned long long)ws.end_ip,
-		(unsigned long long)rs.syncs, (unsigned long long)ws.syncs,
+		(unsigned long long)rs.syncs, (unsigned long long)ws.syncs);
+	fprintf(stderr, "  start %llu/%llu underflows %llu/%llu\n",
 		(unsigned long long)rs.decode_start, (unsigned long long)ws.decode_start,
 		(unsigned long long)rs.underflows, (unsigned long long)ws.underflows);
 	return -1;
