@@ -54,6 +54,8 @@ struct ptw_walk {
 	bool				ended;		/* ... where the flow needed it */
 	bool				mode;		/* MODE.Exec: 64-bit seen */
 	bool				nomem;		/* libipt's to report */
+	bool				tsc;		/* a TSC seen */
+	bool				tma;		/* a TMA after it */
 	uint64_t			last_ip;
 	uint64_t			ip;
 	bool				enabled;
@@ -118,6 +120,27 @@ static void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flag
 	}
 }
 
+/*
+ * A timing packet at @at: libipt's time keeping refuses some orders
+ * (fuzz-pt found a TMA without a TSC before it, and MTC and CYC in a
+ * PSB+ before either): only TSC, then TMA, then MTC and CYC are the
+ * walker's, as the hardware and the PT writer send them.
+ */
+static int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at)
+{
+	if (at[0] == 0x19) {
+		w->tsc = true;
+	} else if (at[0] == 0x02 && at[1] == 0x73) {
+		if (!w->tsc)
+			return PTW_FALLBACK;
+		w->tma = true;
+	} else if (at[0] == 0x59 || (at[0] & 3) == 3) {
+		if (!w->tma)
+			return PTW_FALLBACK;
+	}
+	return 0;
+}
+
 /* The PSB+ after the PSB just read: whether it enables the flow, at *@ip. */
 static int ptw_walk__psb_plus(struct ptw_walk *w, bool *fup, uint64_t *ip)
 {
@@ -127,14 +150,19 @@ static int ptw_walk__psb_plus(struct ptw_walk *w, bool *fup, uint64_t *ip)
 	w->nr_rets = 0;
 	*fup = false;
 	for (;;) {
-		int n = ptw_parse(w->buf + w->pos, w->len - w->pos, &p);
+		const uint8_t *at = w->buf + w->pos;
+		int n = ptw_parse(at, w->len - w->pos, &p);
 
 		if (n < 0)
 			return PTW_FALLBACK;
 		w->pos += n;
 		switch (p.type) {
 		case PTW_PAD:
+			break;
 		case PTW_TIMING:
+			/* No MTC or CYC in a PSB+: libipt's timing may refuse them. */
+			if (at[0] == 0x59 || (at[0] & 3) == 3 || ptw_walk__timing(w, at))
+				return PTW_FALLBACK;
 			break;
 		case PTW_MODE_EXEC:
 			if ((p.mode & 3) != 1)
@@ -171,19 +199,23 @@ static int ptw_walk__peek(struct ptw_walk *w)
 	bool fup;
 
 	while (!w->have) {
+		const uint8_t *at = w->buf + w->pos;
 		int n;
 
 		if (w->pos == w->len) {
 			w->eos = true;
 			return 0;
 		}
-		n = ptw_parse(w->buf + w->pos, w->len - w->pos, p);
+		n = ptw_parse(at, w->len - w->pos, p);
 		if (n < 0)
 			return PTW_FALLBACK;
 		w->pos += n;
 		switch (p->type) {
 		case PTW_PAD:
+			break;
 		case PTW_TIMING:
+			if (ptw_walk__timing(w, at))
+				return PTW_FALLBACK;
 			break;
 		case PTW_MODE_EXEC:
 			if ((p->mode & 3) != 1)
