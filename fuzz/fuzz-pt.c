@@ -14,6 +14,9 @@
  *                  the read_memory callback
  *        bit 4     a flow callback
  *        bits 5-6  0 decode, 1 stream, 2 decode twice, 3 stream then decode
+ *        bit 7     decode with libauxsample's Intel PT walker and with
+ *                  libipt too: any difference aborts (not with a flow
+ *                  callback, which the walker leaves to libipt)
  *   h[1]           max branches (0: 64)
  *   h[2], h[3]     stream cut points, as fractions (/256) of the length
  *
@@ -22,6 +25,7 @@
  * ../shared/data if it is not beside the current directory.
  */
 #include "../tools/lib/auxsample/tests/test-pt-real.c"
+#include "../tools/lib/auxsample/tests/pt-pair.c"
 #include "unit-tests.h"
 
 #define NR_PROGS	3
@@ -131,6 +135,21 @@ static void stream(struct auxsample_decoder *dec, const uint8_t *trace, size_t l
 	results(dec);
 }
 
+/* The walker decodes as libipt does, or hands the snippet to it. */
+static void differ(struct auxsample_config *config, const uint8_t *trace, size_t len,
+		   unsigned int max)
+{
+	struct pair pr;
+
+	if (pair__init(&pr, config)) {
+		pair__exit(&pr);
+		return;
+	}
+	if (pair__compare(&pr, trace, len, max))
+		abort();
+	pair__exit(&pr);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct auxsample_config config = {
@@ -173,6 +192,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		config.flow_context = &flow_sum;
 	}
 
+	if ((data[0] & 0x80) && !config.flow) {
+		differ(&config, trace, len, max);
+		return 0;
+	}
 	dec = auxsample_decoder__new(&config, NULL);
 	if (!dec)
 		return 0;

@@ -13,6 +13,7 @@
 #include <subcmd/parse-options.h>
 
 #include "builtin-auxsample.h"
+#include "util/auxsample-config.h"
 #include "util/debug.h"
 #include "util/symbol.h"
 
@@ -478,6 +479,9 @@ int cmd_auxsample_report(int argc, const char **argv)
 			     auxsample__parse_size),
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
+		OPT_CALLBACK(0, "decoder", NULL, "libipt|walker",
+			     "Intel PT decoder: libipt (default) or the library's walker",
+			     auxsample__parse_decoder),
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),

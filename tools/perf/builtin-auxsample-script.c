@@ -11,6 +11,7 @@
 #include <subcmd/parse-options.h>
 
 #include "builtin-auxsample.h"
+#include "util/auxsample-config.h"
 #include "util/debug.h"
 #include "util/symbol.h"
 
@@ -72,6 +73,8 @@ static void script__print_stat(struct script *s)
 	if (st->late)
 		printf("%12" PRIu64 "  branches after the sample point (perf's own, left out)\n",
 		       st->late);
+	if (auxsample_pt_decoder == AUXSAMPLE_PT_DECODER_WALKER)
+		printf("%12" PRIu64 "  snippets the walker handed to libipt\n", st->pt_fallbacks);
 	printf("%12" PRIu64 "  decode errors\n", w->errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(st->errors_by_kind); e++) {
 		if (st->errors_by_kind[e])
@@ -183,6 +186,9 @@ int cmd_auxsample_script(int argc, const char **argv, bool stat)
 			    "decode the trace buffers, not AUX samples (default without AUX samples)"),
 		OPT_BOOLEAN(0, "autofdo", &opts.autofdo,
 			    "full trace as AutoFDO text: ranges and taken branches per binary (script)"),
+		OPT_CALLBACK(0, "decoder", NULL, "libipt|walker",
+			     "Intel PT decoder: libipt (default) or the library's walker",
+			     auxsample__parse_decoder),
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),

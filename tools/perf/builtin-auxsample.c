@@ -26,6 +26,7 @@
 
 #include "builtin.h"
 #include "builtin-auxsample.h"
+#include "util/auxsample-config.h"
 #include "util/auxsample-inject.h"
 #include "util/auxsample-profile.h"
 #include "util/auxsample-report.h"
@@ -140,6 +141,9 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 			   "write BOLT's pre-aggregated profile of the binary (perf2bolt --pa)"),
 		OPT_BOOLEAN(0, "autofdo", &inject.autofdo,
 			    "write AutoFDO text (simpleperf's) of every binary"),
+		OPT_CALLBACK(0, "decoder", NULL, "libipt|walker",
+			     "Intel PT decoder: libipt (default) or the library's walker",
+			     auxsample__parse_decoder),
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",
 			     symbol__config_symfs),

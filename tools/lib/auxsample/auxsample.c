@@ -31,8 +31,7 @@ auxsample_decoder__new(const struct auxsample_config *config, int *errp)
 	if (config->type != AUXSAMPLE_TRACE_INTEL_PT && config->type != AUXSAMPLE_TRACE_ETM)
 		goto out_err;
 	err = -AUXSAMPLE_ERR_NOT_BUILT;
-	backend = auxsample_backend__find(config->type);
-	if (!backend)
+	if (!auxsample_backend__find(config->type))
 		goto out_err;
 
 	err = -AUXSAMPLE_ERR_NOMEM;
@@ -43,6 +42,10 @@ auxsample_decoder__new(const struct auxsample_config *config, int *errp)
 	size = config->size < sizeof(dec->config) ? config->size : sizeof(dec->config);
 	memcpy(&dec->config, config, size);
 	dec->config.size = sizeof(dec->config);
+	err = -AUXSAMPLE_ERR_INVALID;
+	if (dec->config.pt_decoder > AUXSAMPLE_PT_DECODER_WALKER)
+		goto out_free_dec;
+	backend = auxsample_backend__select(&dec->config);
 	dec->tid = -1;
 	dec->backend = backend;
 	auxsample_image__get(dec->config.image);
@@ -58,6 +61,7 @@ auxsample_decoder__new(const struct auxsample_config *config, int *errp)
 
 out_free:
 	auxsample_image__put(dec->config.image);
+out_free_dec:
 	free(dec);
 out_err:
 	if (errp)

@@ -56,11 +56,14 @@ struct auxsample_backend {
 
 extern const struct auxsample_backend auxsample_pt_backend;	/* pt.c */
 extern const struct auxsample_backend auxsample_etm_backend;	/* etm.c */
+extern const struct auxsample_backend auxsample_pt_walk_backend;	/* pt-walk.c */
 
 /* The backends built in (backends.c), and the one for a trace type. */
 extern const struct auxsample_backend *const auxsample_backends[];
 extern const unsigned int auxsample_nr_backends;
 const struct auxsample_backend *auxsample_backend__find(enum auxsample_trace_type type);
+/* The backend for @config: __find()'s, or the Intel PT walker if asked for. */
+const struct auxsample_backend *auxsample_backend__select(const struct auxsample_config *config);
 
 /* A file of an image, as auxsample_image__add_file() got it. */
 struct auxsample_image_file {
@@ -110,6 +113,8 @@ void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t 
  */
 bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to);
 bool auxsample__late_waiting(const struct auxsample_decoder *dec);
+/* Whether the late-sample rule applies to this decode at all. */
+bool auxsample__late_rule(const struct auxsample_decoder *dec);
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
 /* The thread to decode for (auxsample_decoder__set_thread()), -1: any. */

@@ -28,3 +28,15 @@ const struct auxsample_backend *auxsample_backend__find(enum auxsample_trace_typ
 	}
 	return NULL;
 }
+
+const struct auxsample_backend *auxsample_backend__select(const struct auxsample_config *config)
+{
+	const struct auxsample_backend *backend = auxsample_backend__find(config->type);
+
+#ifdef AUXSAMPLE_PT
+	if (backend == &auxsample_pt_backend &&
+	    config->pt_decoder == AUXSAMPLE_PT_DECODER_WALKER)
+		return &auxsample_pt_walk_backend;
+#endif
+	return backend;
+}

@@ -187,3 +187,150 @@ int x86_branch__decode(const uint8_t *buf, size_t size, enum x86_mode mode,
 		return -1;
 	}
 }
+
+/*
+ * Instruction lengths, for the Intel PT walker's blocks (pt-blocks.c):
+ * what follows the opcode of each one-byte and 0F opcode.  X86_BAD: not
+ * decoded here (invalid in 64-bit mode, 3DNow!, ...): the walker leaves
+ * that trace to libipt.
+ */
+enum {
+	X86_NONE	= 0,
+	X86_MODRM	= 1 << 0,
+	X86_IMM8	= 1 << 1,
+	X86_IMM16	= 1 << 2,
+	X86_IMMZ	= 1 << 3,	/* 16 or 32 bits: operand size */
+	X86_IMMV	= 1 << 4,	/* MOV reg, imm: 64 bits with REX.W */
+	X86_MOFFS	= 1 << 5,	/* address size */
+	X86_GRP3	= 1 << 6,	/* F6/F7: an immediate for /0 and /1 */
+	X86_BAD		= 1 << 7,
+};
+
+#define M	X86_MODRM
+#define I8	X86_IMM8
+#define IZ	X86_IMMZ
+#define BAD	X86_BAD
+
+static const uint8_t x86_map1[256] = {
+	/* 00 */ M, M, M, M, I8, IZ, BAD, BAD, M, M, M, M, I8, IZ, BAD, BAD,
+	/* 10 */ M, M, M, M, I8, IZ, BAD, BAD, M, M, M, M, I8, IZ, BAD, BAD,
+	/* 20 */ M, M, M, M, I8, IZ, 0, BAD, M, M, M, M, I8, IZ, 0, BAD,
+	/* 30 */ M, M, M, M, I8, IZ, 0, BAD, M, M, M, M, I8, IZ, 0, BAD,
+	/* 40 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 50 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 60 */ BAD, BAD, BAD, M, 0, 0, 0, 0, IZ, M | IZ, I8, M | I8, 0, 0, 0, 0,
+	/* 70 */ I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8, I8,
+	/* 80 */ M | I8, M | IZ, BAD, M | I8, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 90 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, BAD, 0, 0, 0, 0, 0,
+	/* a0 */ X86_MOFFS, X86_MOFFS, X86_MOFFS, X86_MOFFS, 0, 0, 0, 0,
+		 I8, IZ, 0, 0, 0, 0, 0, 0,
+	/* b0 */ I8, I8, I8, I8, I8, I8, I8, I8,
+		 X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV,
+	/* c0 */ M | I8, M | I8, X86_IMM16, 0, BAD, BAD, M | I8, M | IZ,
+		 X86_IMM16 | I8, 0, X86_IMM16, 0, 0, I8, BAD, 0,
+	/* d0 */ M, M, M, M, BAD, BAD, BAD, 0, M, M, M, M, M, M, M, M,
+	/* e0 */ I8, I8, I8, I8, I8, I8, I8, I8, IZ, IZ, BAD, I8, 0, 0, 0, 0,
+	/* f0 */ 0, 0, 0, 0, 0, 0, M | X86_GRP3, M | X86_GRP3, 0, 0, 0, 0, 0, 0, M, M,
+};
+
+static const uint8_t x86_map2[256] = {
+	/* 00 */ M, M, M, M, BAD, 0, 0, 0, 0, 0, BAD, 0, BAD, M, 0, BAD,
+	/* 10 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 20 */ M, M, M, M, BAD, BAD, BAD, BAD, M, M, M, M, M, M, M, M,
+	/* 30 */ 0, 0, 0, 0, 0, 0, BAD, 0, BAD, BAD, BAD, BAD, BAD, BAD, BAD, BAD,
+	/* 40 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 50 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 60 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* 70 */ M | I8, M | I8, M | I8, M | I8, M, M, M, 0, M, M, M, M, M, M, M, M,
+	/* 80 */ IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ,
+	/* 90 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* a0 */ 0, 0, 0, M, M | I8, M, BAD, BAD, 0, 0, 0, M, M | I8, M, M, M,
+	/* b0 */ M, M, M, M, M, M, M, M, M, M, M | I8, M, M, M, M, M,
+	/* c0 */ M, M, M | I8, M, M | I8, M | I8, M | I8, M, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* d0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* e0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* f0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+};
+
+#undef M
+#undef I8
+#undef IZ
+#undef BAD
+
+/* VEX and EVEX: ModRM always (but VZEROUPPER/ALL), imm8 in map 3 and a few of map 1. */
+static int x86_insn__vex(const uint8_t *buf, size_t size, unsigned int n,
+			 unsigned int map, struct x86_prefixes *p)
+{
+	uint8_t op;
+	unsigned int len, modrm;
+
+	if (n >= size)
+		return -1;
+	op = buf[n];
+	if (map == 1 && op == 0x77)
+		return n + 1;
+	if (map < 1 || map > 3)
+		return -1;
+	modrm = x86_modrm_size(buf + n + 1, size - n - 1, X86_MODE_64, p);
+	if (!modrm)
+		return -1;
+	len = n + 1 + modrm;
+	if (map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) || op == 0xc2 ||
+				      (op >= 0xc4 && op <= 0xc6))))
+		len++;
+	return len <= size && len <= X86_MAX_INSN ? (int)len : -1;
+}
+
+int x86_insn__length(const uint8_t *buf, size_t size, enum x86_mode mode)
+{
+	struct x86_prefixes p = { 0 };
+	unsigned int n = x86_prefixes__scan(buf, size, mode, &p);
+	bool rex_w = n && mode == X86_MODE_64 && (buf[n - 1] & 0xf8) == 0x48;
+	unsigned int len, imm = 0, modrm = 0;
+	uint8_t op, attr;
+
+	/* Only 64-bit code: the walker hands other modes to libipt. */
+	if (mode != X86_MODE_64 || n >= size)
+		return -1;
+	op = buf[n++];
+	if (op == 0xc5)
+		return x86_insn__vex(buf, size, n + 1, 1, &p);
+	if (op == 0xc4)
+		return n + 1 < size ? x86_insn__vex(buf, size, n + 2, buf[n] & 0x1f, &p) : -1;
+	if (op == 0x62)
+		return n + 2 < size ? x86_insn__vex(buf, size, n + 3, buf[n] & 0x7, &p) : -1;
+	if (op == 0x0f) {
+		if (n >= size)
+			return -1;
+		op = buf[n++];
+		if (op == 0x38 || op == 0x3a) {
+			attr = X86_MODRM | (op == 0x3a ? X86_IMM8 : 0);
+			n++;	/* the third opcode byte */
+		} else {
+			attr = x86_map2[op];
+		}
+	} else {
+		attr = x86_map1[op];
+	}
+	if (attr & X86_BAD || n > size)
+		return -1;
+	if (attr & X86_MODRM) {
+		modrm = x86_modrm_size(buf + n, size - n, mode, &p);
+		if (!modrm)
+			return -1;
+		if (attr & X86_GRP3 && ((buf[n] >> 3) & 7) < 2)
+			imm += op == 0xf6 ? 1 : p.opsize ? 2 : 4;
+	}
+	if (attr & X86_IMM8)
+		imm += 1;
+	if (attr & X86_IMM16)
+		imm += 2;
+	if (attr & X86_IMMZ)
+		imm += p.opsize ? 2 : 4;
+	if (attr & X86_IMMV)
+		imm += rex_w ? 8 : p.opsize ? 2 : 4;
+	if (attr & X86_MOFFS)
+		imm += p.addrsize ? 4 : 8;
+	len = n + modrm + imm;
+	return len <= size && len <= X86_MAX_INSN ? (int)len : -1;
+}

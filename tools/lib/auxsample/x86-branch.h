@@ -39,4 +39,10 @@ struct x86_branch {
 int x86_branch__decode(const uint8_t *buf, size_t size, enum x86_mode mode,
 		       struct x86_branch *br);
 
+/*
+ * The length of the 64-bit mode instruction at @buf (@size bytes
+ * available), or -1 when it is cut short or not known here.
+ */
+int x86_insn__length(const uint8_t *buf, size_t size, enum x86_mode mode);
+
 #endif /* __AUXSAMPLE_X86_BRANCH_H */

@@ -219,9 +219,28 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 		config->pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
 	}
 	config->pt.cyc = auxsample_config__pt_cyc(session, info, nr);
+	config->pt_decoder = auxsample_pt_decoder;
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
 	auxsample_config__kernel_start(config, session);
 	return auxsample_supports(config->type) ? 0 : -AUXSAMPLE_ERR_NOT_BUILT;
+}
+
+unsigned int auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_DEFAULT;
+
+int auxsample__parse_decoder(const struct option *opt __maybe_unused, const char *str,
+			     int unset)
+{
+	if (unset || !str || !strcmp(str, "default")) {
+		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_DEFAULT;
+	} else if (!strcmp(str, "libipt")) {
+		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT;
+	} else if (!strcmp(str, "walker")) {
+		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_WALKER;
+	} else {
+		pr_err("--decoder=%s: not an Intel PT decoder (libipt, walker)\n", str);
+		return -1;
+	}
+	return 0;
 }
 
 /* Each decoder of libauxsample is built only when its library was found. */

@@ -25,6 +25,15 @@ void auxsample_config__exit(struct auxsample_config *config);
 const char *auxsample__not_built(const struct auxsample_config *config);
 
 /*
+ * The Intel PT decoder of every config made from now on (--decoder):
+ * an enum auxsample_pt_decoder.  auxsample__parse_decoder() is its
+ * OPT_CALLBACK: "libipt" or "walker".
+ */
+extern unsigned int auxsample_pt_decoder;
+struct option;
+int auxsample__parse_decoder(const struct option *opt, const char *str, int unset);
+
+/*
  * CoreSight ETMv4/ETE trace configuration from perf's cs_etm AUXTRACE_INFO
  * (the per-CPU ID and configuration registers, cs-etm.h): one source per
  * CPU, in the record's order, formatted (the default: ETR/ETF sinks) until

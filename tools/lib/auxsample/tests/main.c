@@ -53,6 +53,7 @@ static const struct test *suites[] = {
 	tests_decoder,
 	tests_late,
 	tests_pt_real,
+	tests_pt_walk,
 #endif
 #ifdef AUXSAMPLE_ETM
 	tests_etm_real,

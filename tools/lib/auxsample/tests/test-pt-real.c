@@ -640,7 +640,86 @@ static int test_repro_jump_loop(void)
 	return check_pt_repro("repro/REPRO-pt-hang-direct-jump-loop.bin");
 }
 
+/*
+ * The Intel PT walker (--decoder=walker) against libipt on every window
+ * of the recordings, whole and with bytes flipped: the same branches,
+ * call chains, errors and statistics.  Real trace has what the walker
+ * leaves to libipt (32-bit code, ...): it must hand that on, not guess.
+ */
+static int check_walker(const char *dir, uint64_t *walked, uint64_t *decodes)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = {
+			.family = 6, .model = 85, .stepping = 4,
+			.cpuid_0x15_eax = 2, .cpuid_0x15_ebx = 308,
+			.mtc_freq = 3, .nom_freq = 37,
+		},
+		.read_memory = program__read,
+	};
+	uint32_t seed = 4242;
+	struct recording r;
+	struct pair pr = { NULL };
+	uint8_t *buf = NULL;
+	int ret = recording__load(&r, dir);
+
+	if (ret != TEST_OK) {
+		recording__exit(&r);
+		return ret;
+	}
+	config.context = &r.prog;
+	ret = TEST_FAIL;
+	buf = malloc(r.pt_size);
+	if (!buf || pair__init(&pr, &config))
+		goto out;
+	for (size_t size = 512; size <= 8192; size *= 4) {
+		for (size_t end = 1; end <= r.pt_size; end += 61) {
+			size_t start = end > size ? end - size : 0;
+
+			memcpy(buf, r.pt + start, end - start);
+			if (end % 3 == 0) {
+				seed = seed * 1103515245 + 12345;
+				buf[(seed >> 8) % (end - start)] ^= 1 << (seed % 8);
+			}
+			if (pair__compare(&pr, buf, end - start, end % 2 ? 64 : 1024)) {
+				fprintf(stderr, "  %s: window [%zu, %zu)\n", dir, start, end);
+				goto out;
+			}
+		}
+	}
+	ret = TEST_OK;
+out:
+	*walked += pr.walked;
+	*decodes += pr.decodes;
+	pair__exit(&pr);
+	free(buf);
+	recording__exit(&r);
+	return ret;
+}
+
+static int test_walker(void)
+{
+	static const char * const dirs[] = {
+		"current/test_simple.raw",
+		"v2022-06-i386/test_simple.raw",
+		"v2022-06-glibc-static/test_simple.tracedir",
+	};
+	uint64_t walked = 0, decodes = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		int ret = check_walker(dirs[i], &walked, &decodes);
+
+		if (ret != TEST_OK)
+			return ret;
+	}
+	pr_test("%llu of %llu windows walked, the rest handed to libipt\n",
+		(unsigned long long)walked, (unsigned long long)decodes);
+	return TEST_OK;
+}
+
 const struct test tests_pt_real[] = {
+	{ "real PT: the walker decodes every window as libipt", test_walker },
 	{ "real PT, 64-bit hello: 8 instructions", test_hello64 },
 	{ "real PT, 32-bit hello: 6 instructions", test_hello32 },
 	{ "real PT, glibc static hello: 59234 instructions", test_glibc_static },

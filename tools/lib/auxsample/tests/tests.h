@@ -3,6 +3,8 @@
 #define __AUXSAMPLE_TESTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -45,6 +47,23 @@ extern const struct test tests_x86_branch[];
 extern const struct test tests_decoder[];
 extern const struct test tests_late[];
 extern const struct test tests_pt_real[];
+extern const struct test tests_pt_walk[];
 extern const struct test tests_etm_real[];
+
+/* The Intel PT walker and libipt on the same snippets (test-pt-walk.c). */
+struct auxsample_config;
+struct auxsample_decoder;
+
+struct pair {
+	struct auxsample_decoder	*ref;		/* libipt */
+	struct auxsample_decoder	*walker;
+	unsigned int			decodes;
+	unsigned int			walked;		/* without falling back */
+};
+
+int pair__init(struct pair *pr, struct auxsample_config *config);
+void pair__exit(struct pair *pr);
+/* 0 when both decode the @len bytes at @buf alike, in everything public. */
+int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max);
 
 #endif /* __AUXSAMPLE_TESTS_H */

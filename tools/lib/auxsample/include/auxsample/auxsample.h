@@ -158,6 +158,18 @@ struct auxsample_config {
 	 * rule is off, the snippet's end is the sample point.
 	 */
 	uint64_t			kernel_start;
+	uint32_t			pt_decoder;	/* enum auxsample_pt_decoder */
+};
+
+/*
+ * Intel PT: libipt's block decoder, the reference, or the library's own
+ * walker, which hands what it does not handle (stats.pt_fallbacks) to
+ * libipt.  DEFAULT is libipt until the walker matches it everywhere.
+ */
+enum auxsample_pt_decoder {
+	AUXSAMPLE_PT_DECODER_DEFAULT = 0,
+	AUXSAMPLE_PT_DECODER_LIBIPT,
+	AUXSAMPLE_PT_DECODER_WALKER,
 };
 
 /* Decode from the first sync point on: call chains see every call. */
@@ -211,6 +223,8 @@ struct auxsample_stats {
 	uint64_t	foreign;
 	/* branches decoded after the sample point, left out (__set_sample_ip()) */
 	uint64_t	late;
+	/* Intel PT walker: snippets it handed to libipt */
+	uint64_t	pt_fallbacks;
 };
 
 /* One decode error: where in the snippet, and the library's code. */

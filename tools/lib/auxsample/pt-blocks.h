@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_PT_BLOCKS_H
+#define __AUXSAMPLE_PT_BLOCKS_H
+
+/*
+ * The Intel PT walker's basic blocks (pt-blocks.c): from an address to
+ * the first branch, as libipt's block decoder ends its blocks with
+ * end_on_call and end_on_jump, built from the code bytes once and kept.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+struct auxsample_decoder;
+
+struct ptw_block {
+	uint64_t	start;
+	uint64_t	end;		/* the branch's address */
+	uint64_t	target;		/* direct jumps, calls and Jcc */
+	uint32_t	ninsn;		/* the branch included */
+	uint8_t		cls;		/* enum x86_branch_class */
+	uint8_t		length;		/* of the branch */
+	uint8_t		valid;
+};
+
+#define PTW_BLOCKS		16384		/* a power of two */
+
+struct ptw_blocks {
+	struct ptw_block	slots[PTW_BLOCKS];
+};
+
+struct ptw_blocks *ptw_blocks__new(void);
+void ptw_blocks__delete(struct ptw_blocks *blocks);
+/* Forget every block: the code may have changed. */
+void ptw_blocks__clear(struct ptw_blocks *blocks);
+/* Decode the block at @ip into @b: 0, or -1 where the code cannot be read or decoded here. */
+int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip);
+
+/* The block at @ip, NULL where the code cannot be read or decoded here. */
+static inline const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
+						      struct auxsample_decoder *dec,
+						      uint64_t ip)
+{
+	struct ptw_block *b = &blocks->slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
+
+	if (b->valid && b->start == ip)
+		return b;
+	b->valid = 0;
+	return ptw_block__build(b, dec, ip) ? NULL : b;
+}
+/*
+ * The instructions of @b before @ip, an instruction of it: -1 when @ip
+ * is none of its instructions' addresses.
+ */
+int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *b,
+			 uint64_t ip);
+
+#endif /* __AUXSAMPLE_PT_BLOCKS_H */

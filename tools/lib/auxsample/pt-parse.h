@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_PT_PARSE_H
+#define __AUXSAMPLE_PT_PARSE_H
+
+/*
+ * Intel PT packets, as the SDM (Vol. 3C, 33.4 "Trace Packets") lays
+ * them out, read in place: the walker's parser (pt-parse.c).  Only what
+ * the walker uses is decoded; the rest is sized and skipped.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+enum ptw_type {
+	PTW_PAD = 1,
+	PTW_TIMING,		/* TSC, TMA, MTC, CYC, CBR: not flow */
+	PTW_TNT,
+	PTW_TIP,
+	PTW_TIP_PGE,
+	PTW_TIP_PGD,
+	PTW_FUP,
+	PTW_MODE_EXEC,
+	PTW_MODE_TSX,
+	PTW_PSB,
+	PTW_PSBEND,
+	PTW_OVF,
+	PTW_OTHER,		/* PIP, VMCS, PTWRITE, power, ...: left to libipt */
+};
+
+/* Errors of ptw_parse(). */
+#define PTW_EOS		(-1)	/* the packet does not end in the buffer */
+#define PTW_BAD		(-2)	/* no packet the walker knows */
+
+struct ptw_packet {
+	enum ptw_type	type;
+	unsigned int	size;
+	/* TNT: the bits, first branch in the highest of @nr_bits */
+	uint64_t	tnt;
+	unsigned int	nr_bits;
+	/* TIP, FUP: the IP bytes (0: suppressed) and the raw payload */
+	unsigned int	ip_bytes;
+	uint64_t	ip;
+	/* MODE.Exec: CS.L, CS.D; MODE.TSX: the payload */
+	uint8_t		mode;
+};
+
+/* The packet at @buf[0] of @len bytes: its size, or PTW_EOS / PTW_BAD. */
+int ptw_parse(const uint8_t *buf, size_t len, struct ptw_packet *p);
+
+/*
+ * The IP of a TIP/FUP after IP compression against @last_ip (the last
+ * IP sent, 0 after a PSB), or -1 for a reserved IPBytes.
+ */
+int ptw_ip(const struct ptw_packet *p, uint64_t last_ip, uint64_t *ip);
+
+#endif /* __AUXSAMPLE_PT_PARSE_H */

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Intel PT walker: a decoder of our own, beside libipt's (pt.c), that
+ * walks cached basic blocks (pt-blocks.c) with TNT bits and TIP targets
+ * read in place (pt-parse.c), and gives what pt.c gives: the same taken
+ * branches, call stack, end IP and statistics.
+ *
+ * It does only what it is sure to do as libipt does: user-only 64-bit
+ * flow, PSB+, TNT, TIP with IP compression, return compression, TIP.PGD
+ * and TIP.PGE, FUP-bound interrupts.  Anything else (errors, OVF, TSX,
+ * PTWRITE, power and VMX packets, other modes, truncated packets, flow
+ * records, cycles) makes it hand the whole snippet to libipt, which then
+ * decodes it as pt.c always does, errors included: counted in
+ * stats.pt_fallbacks.  Streams (__stream_begin()) and kernel-traced
+ * samples (the late-sample rule) are libipt's too.
+ *
+ * Return compression follows the SDM and perf's intel-pt-decoder: a
+ * 64-entry stack of the calls' return addresses, popped by every near
+ * RET, compressed or not, and emptied at a PSB.
+ */
+#define _GNU_SOURCE	/* memmem */
+#include <stdlib.h>
+#include <string.h>
+#include "backend.h"
+#include "pt-blocks.h"
+#include "pt-parse.h"
+#include "x86-branch.h"
+
+/* As pt.c's: the most blocks walked without reading the trace. */
+#define PTW_MAX_LOOPS		100000
+#define PTW_PSB_CANDIDATES	32
+#define PTW_RETS		64	/* the CPU's return compression stack */
+
+/* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
+#define PTW_FALLBACK		1
+
+struct ptw_decoder {
+	struct auxsample_decoder	*dec;
+	const struct auxsample_config	*config;
+	void				*libipt;	/* pt.c's state, for fallbacks */
+	struct ptw_blocks		*blocks;
+	unsigned int			image_generation;
+};
+
+struct ptw_walk {
+	struct ptw_decoder		*wd;
+	struct auxsample_decoder	*dec;
+	const uint8_t			*buf;
+	size_t				len;
+	size_t				pos;		/* of the next packet */
+	struct ptw_packet		pkt;		/* peeked, if @have */
+	uint64_t			pkt_ip;
+	bool				have;
+	bool				eos;		/* the trace ended cleanly */
+	bool				ended;		/* ... where the flow needed it */
+	bool				mode;		/* MODE.Exec: 64-bit seen */
+	bool				nomem;		/* libipt's to report */
+	bool				tsc;		/* a TSC seen */
+	bool				tma;		/* a TMA after it */
+	uint64_t			last_ip;
+	uint64_t			ip;
+	bool				enabled;
+	uint64_t			tnt;
+	unsigned int			nr_bits;
+	/* the branch that ended the last block, as pt.c's pending */
+	bool				pending;
+	uint64_t			from;
+	unsigned int			cls;
+	unsigned int			length;
+	uint64_t			rets[PTW_RETS];
+	unsigned int			ret_top;
+	unsigned int			nr_rets;
+	unsigned int			no_progress;
+};
+
+static void ptw_walk__push(struct ptw_walk *w, uint64_t ret)
+{
+	w->rets[w->ret_top] = ret;
+	w->ret_top = (w->ret_top + 1) % PTW_RETS;
+	if (w->nr_rets < PTW_RETS)
+		w->nr_rets++;
+}
+
+static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
+{
+	if (!w->nr_rets)
+		return false;
+	w->ret_top = (w->ret_top + PTW_RETS - 1) % PTW_RETS;
+	w->nr_rets--;
+	*ret = w->rets[w->ret_top];
+	return true;
+}
+
+/* The branch that ended the last block went to @to: pt.c's pt_flow__resolve(). */
+static void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
+{
+	static const unsigned int kinds[] = {
+		[X86_BR_COND]		= AUXSAMPLE_BR_COND,
+		[X86_BR_JUMP]		= AUXSAMPLE_BR_JUMP,
+		[X86_BR_IND_JUMP]	= AUXSAMPLE_BR_IND_JUMP,
+		[X86_BR_CALL]		= AUXSAMPLE_BR_CALL,
+		[X86_BR_IND_CALL]	= AUXSAMPLE_BR_IND_CALL,
+		[X86_BR_RET]		= AUXSAMPLE_BR_RET,
+		[X86_BR_FAR]		= AUXSAMPLE_BR_FAR,
+	};
+	uint64_t next = w->from + w->length;
+
+	if (!w->pending)
+		return;
+	w->pending = false;
+	if (w->cls == X86_BR_COND && (flags || to == next))
+		return;
+	auxsample__add_branch(w->dec, w->from, to, kinds[w->cls], flags);
+	if (flags)
+		return;
+	if (w->cls == X86_BR_CALL || w->cls == X86_BR_IND_CALL) {
+		if (to != next && auxsample__call(w->dec, next))
+			w->nomem = true;
+	} else if (w->cls == X86_BR_RET) {
+		auxsample__ret(w->dec, to);
+	}
+}
+
+/*
+ * A timing packet at @at: libipt's time keeping refuses some orders
+ * (fuzz-pt found a TMA without a TSC before it, and MTC and CYC in a
+ * PSB+ before either): only TSC, then TMA, then MTC and CYC are the
+ * walker's, as the hardware and the PT writer send them.
+ */
+static int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at)
+{
+	if (at[0] == 0x19) {
+		w->tsc = true;
+	} else if (at[0] == 0x02 && at[1] == 0x73) {
+		if (!w->tsc)
+			return PTW_FALLBACK;
+		w->tma = true;
+	} else if (at[0] == 0x59 || (at[0] & 3) == 3) {
+		if (!w->tma)
+			return PTW_FALLBACK;
+	}
+	return 0;
+}
+
+/* The PSB+ after the PSB just read: whether it enables the flow, at *@ip. */
+static int ptw_walk__psb_plus(struct ptw_walk *w, bool *fup, uint64_t *ip)
+{
+	struct ptw_packet p;
+
+	w->last_ip = 0;
+	w->nr_rets = 0;
+	*fup = false;
+	for (;;) {
+		const uint8_t *at = w->buf + w->pos;
+		int n = ptw_parse(at, w->len - w->pos, &p);
+
+		if (n < 0)
+			return PTW_FALLBACK;
+		w->pos += n;
+		switch (p.type) {
+		case PTW_PAD:
+			break;
+		case PTW_TIMING:
+			/* No MTC or CYC in a PSB+: libipt's timing may refuse them. */
+			if (at[0] == 0x59 || (at[0] & 3) == 3 || ptw_walk__timing(w, at))
+				return PTW_FALLBACK;
+			break;
+		case PTW_MODE_EXEC:
+			if ((p.mode & 3) != 1)
+				return PTW_FALLBACK;
+			w->mode = true;
+			break;
+		case PTW_MODE_TSX:
+			if (p.mode & 3)
+				return PTW_FALLBACK;
+			break;
+		case PTW_FUP:
+			if (*fup || ptw_ip(&p, w->last_ip, ip))
+				return PTW_FALLBACK;
+			w->last_ip = *ip;
+			*fup = true;
+			break;
+		case PTW_PSBEND:
+			return w->mode || !*fup ? 0 : PTW_FALLBACK;
+		default:
+			return PTW_FALLBACK;
+		}
+	}
+}
+
+/*
+ * The next packet of the flow (TNT, TIP, TIP.PGE, TIP.PGD, FUP), kept
+ * until consumed; PSB+ and timing on the way are taken in.  0 with
+ * @w->eos at the end of the trace.
+ */
+static int ptw_walk__peek(struct ptw_walk *w)
+{
+	struct ptw_packet *p = &w->pkt;
+	uint64_t ip;
+	bool fup;
+
+	while (!w->have) {
+		const uint8_t *at = w->buf + w->pos;
+		int n;
+
+		if (w->pos == w->len) {
+			w->eos = true;
+			return 0;
+		}
+		n = ptw_parse(at, w->len - w->pos, p);
+		if (n < 0)
+			return PTW_FALLBACK;
+		w->pos += n;
+		switch (p->type) {
+		case PTW_PAD:
+			break;
+		case PTW_TIMING:
+			if (ptw_walk__timing(w, at))
+				return PTW_FALLBACK;
+			break;
+		case PTW_MODE_EXEC:
+			if ((p->mode & 3) != 1)
+				return PTW_FALLBACK;
+			w->mode = true;
+			break;
+		case PTW_MODE_TSX:
+			if (p->mode & 3)
+				return PTW_FALLBACK;
+			break;
+		case PTW_PSB:
+			if (w->nr_bits || ptw_walk__psb_plus(w, &fup, &ip) || fup != w->enabled)
+				return PTW_FALLBACK;
+			break;
+		case PTW_TNT:
+			w->have = true;
+			break;
+		case PTW_TIP:
+		case PTW_TIP_PGE:
+		case PTW_TIP_PGD:
+		case PTW_FUP:
+			if (p->ip_bytes) {
+				if (ptw_ip(p, w->last_ip, &w->pkt_ip))
+					return PTW_FALLBACK;
+				w->last_ip = w->pkt_ip;
+			} else if (p->type != PTW_TIP_PGD) {
+				return PTW_FALLBACK;
+			}
+			w->have = true;
+			break;
+		default:
+			return PTW_FALLBACK;
+		}
+	}
+	return 0;
+}
+
+/* The next packet of the flow is to be of @type: 0 if it is. */
+static int ptw_walk__expect(struct ptw_walk *w, enum ptw_type type)
+{
+	int err = ptw_walk__peek(w);
+
+	if (err || w->eos)
+		return err;
+	if (w->pkt.type != type)
+		return PTW_FALLBACK;
+	w->have = false;
+	w->no_progress = 0;
+	return 0;
+}
+
+/* The next TNT bit, in *@taken. */
+static int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
+{
+	if (!w->nr_bits) {
+		int err = ptw_walk__expect(w, PTW_TNT);
+
+		if (err || w->eos)
+			return err;
+		w->tnt = w->pkt.tnt;
+		w->nr_bits = w->pkt.nr_bits;
+		if (!w->nr_bits)
+			return PTW_FALLBACK;
+	}
+	w->nr_bits--;
+	*taken = (w->tnt >> w->nr_bits) & 1;
+	return 0;
+}
+
+/* Tracing stopped after the pending branch (TIP.PGD): pt.c's ptev_disabled. */
+static void ptw_walk__disabled(struct ptw_walk *w)
+{
+	w->have = false;
+	w->no_progress = 0;
+	if (w->pending) {
+		auxsample__stats(w->dec)->end_ip = w->from;
+		if (w->pkt.ip_bytes)
+			ptw_walk__resolve(w, w->pkt_ip, 0);
+		else
+			ptw_walk__resolve(w, 0, AUXSAMPLE_BRF_TO_UNKNOWN);
+	}
+	w->enabled = false;
+}
+
+/* An indirect branch, far transfer or uncompressed RET: TIP or TIP.PGD. */
+static int ptw_walk__tip(struct ptw_walk *w, bool ret)
+{
+	uint64_t to;
+	int err;
+
+	if (w->nr_bits)
+		return PTW_FALLBACK;
+	err = ptw_walk__peek(w);
+	if (err || w->eos)
+		return err;
+	if (ret)
+		ptw_walk__pop(w, &to);
+	if (w->pkt.type == PTW_TIP_PGD) {
+		ptw_walk__disabled(w);
+		return 0;
+	}
+	if (w->pkt.type != PTW_TIP)
+		return PTW_FALLBACK;
+	w->have = false;
+	w->no_progress = 0;
+	w->ip = w->pkt_ip;
+	return 0;
+}
+
+/* Where the branch ending @b went, from the trace. */
+static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
+{
+	uint64_t next = b->end + b->length;
+	bool taken;
+	int err;
+
+	switch (b->cls) {
+	case X86_BR_COND:
+		err = ptw_walk__tnt(w, &taken);
+		if (!err && !w->eos)
+			w->ip = taken ? b->target : next;
+		return err;
+	case X86_BR_CALL:
+	case X86_BR_JUMP:
+		if (b->cls == X86_BR_CALL)
+			ptw_walk__push(w, next);
+		w->ip = b->target;
+		return 0;
+	case X86_BR_IND_CALL:
+	case X86_BR_IND_JUMP:
+	case X86_BR_FAR:
+		if (b->cls == X86_BR_IND_CALL)
+			ptw_walk__push(w, next);
+		return ptw_walk__tip(w, false);
+	case X86_BR_RET:
+		if (!w->nr_bits) {
+			err = ptw_walk__peek(w);
+			if (err || w->eos)
+				return err;
+			if (w->pkt.type != PTW_TNT)
+				return ptw_walk__tip(w, true);
+		}
+		err = ptw_walk__tnt(w, &taken);
+		if (err || w->eos)
+			return err;
+		/* A compressed RET; not taken would be a corrupt trace. */
+		if (!taken || !ptw_walk__pop(w, &w->ip))
+			return PTW_FALLBACK;
+		return 0;
+	default:
+		return PTW_FALLBACK;
+	}
+}
+
+/* The block at the walk's IP, as pt.c takes a block of libipt's. */
+static int ptw_walk__block(struct ptw_walk *w)
+{
+	const struct ptw_block *b = ptw_blocks__get(w->wd->blocks, w->dec, w->ip);
+	int err;
+
+	if (!b)
+		return PTW_FALLBACK;
+	if (++w->no_progress >= PTW_MAX_LOOPS)
+		return PTW_FALLBACK;
+	ptw_walk__resolve(w, w->ip, 0);
+	auxsample__insns(w->dec, b->ninsn);
+	w->pending = true;
+	w->from = b->end;
+	w->cls = b->cls;
+	w->length = b->length;
+	err = ptw_walk__branch(w, b);
+	/* The trace ended where the branch needed it. */
+	if (!err && w->eos && b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL)
+		w->ended = true;
+	return err;
+}
+
+/*
+ * An asynchronous event at the FUP's IP (the instruction there did not
+ * run): walk there through direct branches, then a TIP.PGD (an
+ * interrupt, in user-only trace the sample's PMI) or a TIP (an
+ * interrupt that stays in traced code).
+ */
+static int ptw_walk__async(struct ptw_walk *w)
+{
+	uint64_t at = w->pkt_ip;
+	int err;
+
+	w->have = false;
+	while (w->ip != at) {
+		const struct ptw_block *b = ptw_blocks__get(w->wd->blocks, w->dec, w->ip);
+		int n;
+
+		if (!b || ++w->no_progress >= PTW_MAX_LOOPS)
+			return PTW_FALLBACK;
+		if (at > w->ip && at <= b->end) {
+			n = ptw_blocks__count_to(w->dec, b, at);
+			if (n <= 0)
+				return PTW_FALLBACK;
+			ptw_walk__resolve(w, w->ip, 0);
+			auxsample__insns(w->dec, n);
+			w->ip = at;
+			break;
+		}
+		if (b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL)
+			return PTW_FALLBACK;
+		err = ptw_walk__block(w);
+		if (err)
+			return err;
+	}
+	err = ptw_walk__peek(w);
+	if (err || w->eos)
+		return err ? err : PTW_FALLBACK;
+	w->have = false;
+	w->no_progress = 0;
+	if (w->pkt.type == PTW_TIP_PGD) {
+		ptw_walk__resolve(w, at, 0);
+		auxsample__stats(w->dec)->end_ip = at;
+		w->enabled = false;
+		return 0;
+	}
+	if (w->pkt.type != PTW_TIP)
+		return PTW_FALLBACK;
+	ptw_walk__resolve(w, at, 0);
+	auxsample__add_branch(w->dec, at, w->pkt_ip, AUXSAMPLE_BR_INTR, 0);
+	w->ip = w->pkt_ip;
+	return 0;
+}
+
+/* Tracing is off: on again at a TIP.PGE, pt.c's ptev_enabled. */
+static int ptw_walk__enable(struct ptw_walk *w)
+{
+	int err = ptw_walk__expect(w, PTW_TIP_PGE);
+
+	if (err || w->eos)
+		return err;
+	if (!w->pkt.ip_bytes || !w->mode)
+		return PTW_FALLBACK;
+	auxsample__stats(w->dec)->end_ip = 0;
+	w->ip = w->pkt_ip;
+	w->enabled = true;
+	return 0;
+}
+
+static int ptw_walk__run(struct ptw_walk *w)
+{
+	int err = 0;
+
+	while (!err && !w->ended) {
+		if (!w->enabled) {
+			err = ptw_walk__enable(w);
+			if (w->eos)
+				break;
+			continue;
+		}
+		if (!w->nr_bits) {
+			err = ptw_walk__peek(w);
+			if (err)
+				break;
+			if (w->have && w->pkt.type == PTW_FUP) {
+				err = ptw_walk__async(w);
+				continue;
+			}
+		}
+		/* At the end, libipt walks on to the next branch that reads the trace. */
+		err = ptw_walk__block(w);
+	}
+	return err || w->nomem ? PTW_FALLBACK : 0;
+}
+
+/* Walk from the PSB at @offset to the end of the snippet. */
+static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
+{
+	struct auxsample_stats *stats = auxsample__stats(w->dec);
+	struct ptw_packet p;
+	int err;
+
+	memset(&w->pkt, 0, sizeof(*w) - offsetof(struct ptw_walk, pkt));
+	w->pos = offset;
+	if (ptw_parse(w->buf + w->pos, w->len - w->pos, &p) != 16 || p.type != PTW_PSB)
+		return PTW_FALLBACK;
+	w->pos += p.size;
+	err = ptw_walk__psb_plus(w, &w->enabled, &w->ip);
+	if (err)
+		return err;
+	if (!stats->syncs++)
+		stats->decode_start = offset;
+	auxsample_timing__break(w->dec);
+	return ptw_walk__run(w);
+}
+
+/* The offsets of the last PSBs in the snippet, oldest first: pt.c's. */
+static unsigned int ptw_find_psbs(const uint8_t *buf, size_t len, uint64_t *first,
+				  uint64_t *psbs)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	unsigned int nr = 0;
+	const uint8_t *p = buf;
+
+	*first = len;
+	while ((p = memmem(p, len - (p - buf), psb, sizeof(psb))) != NULL) {
+		if (*first == len)
+			*first = p - buf;
+		if (nr == PTW_PSB_CANDIDATES) {
+			memmove(psbs, psbs + 1, (nr - 1) * sizeof(*psbs));
+			nr--;
+		}
+		psbs[nr++] = p - buf;
+		p += sizeof(psb);
+	}
+	return nr;
+}
+
+/* pt.c's pt_flow__decode(), walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t len)
+{
+	struct auxsample_decoder *dec = wd->dec;
+	struct ptw_walk w = { .wd = wd, .dec = dec, .buf = buf, .len = len };
+	uint64_t psbs[PTW_PSB_CANDIDATES], first;
+	unsigned int nr = ptw_find_psbs(buf, len, &first, psbs);
+	int err = -AUXSAMPLE_ERR_NOSYNC;
+
+	if (wd->config->flags & AUXSAMPLE_CFG_WHOLE_SNIPPET)
+		nr = 0;
+	for (int k = nr - 1; k >= -1; k--) {
+		auxsample__restart(dec);
+		if (k < 0 && first == len)
+			err = -AUXSAMPLE_ERR_NOSYNC;
+		else
+			err = ptw_walk__from(&w, k >= 0 ? psbs[k] : first);
+		if (err > 0)
+			return err;
+		if (!err && auxsample__enough(dec))
+			break;
+		if (k == 0 && psbs[0] == first)
+			break;
+	}
+	auxsample__stats(dec)->bytes_before_sync = first;
+	return err;
+}
+
+/* The code may have changed with the image's files: blocks are rebuilt. */
+static void ptw_decoder__update(struct ptw_decoder *wd)
+{
+	struct auxsample_image *image = wd->config->image;
+	unsigned int generation;
+
+	if (!image)
+		return;
+	generation = auxsample_image__generation(image);
+	if (generation != wd->image_generation) {
+		ptw_blocks__clear(wd->blocks);
+		wd->image_generation = generation;
+	}
+}
+
+static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
+{
+	struct ptw_decoder *wd = priv;
+	int err = PTW_FALLBACK;
+
+	/*
+	 * Flow records and cycles are libipt's only, and so are kernel-traced
+	 * samples: the late-sample rule needs pt.c's trace boundaries and its
+	 * look past a lost stretch, which the walker does not give yet.
+	 */
+	if (len && !wd->config->flow && !wd->config->pt.cyc && !auxsample__late_rule(wd->dec)) {
+		ptw_decoder__update(wd);
+		err = ptw_decoder__walk(wd, buf, len);
+	}
+	if (err <= 0)
+		return err;
+	auxsample__restart(wd->dec);
+	err = auxsample_pt_backend.decode(wd->libipt, buf, len);
+	if (len)
+		auxsample__stats(wd->dec)->pt_fallbacks++;
+	return err;
+}
+
+static int ptw_decoder__stream_begin(void *priv, const uint8_t *buf, size_t len)
+{
+	struct ptw_decoder *wd = priv;
+
+	return auxsample_pt_backend.stream_begin(wd->libipt, buf, len);
+}
+
+static int ptw_decoder__stream_to(void *priv, uint64_t end)
+{
+	struct ptw_decoder *wd = priv;
+
+	return auxsample_pt_backend.stream_to(wd->libipt, end);
+}
+
+static void ptw_decoder__stream_end(void *priv)
+{
+	struct ptw_decoder *wd = priv;
+
+	auxsample_pt_backend.stream_end(wd->libipt);
+}
+
+static int ptw_decoder__init(struct auxsample_decoder *dec,
+			     const struct auxsample_config *config, void **priv)
+{
+	struct ptw_decoder *wd = calloc(1, sizeof(*wd));
+	int err = -AUXSAMPLE_ERR_NOMEM;
+
+	if (!wd)
+		return err;
+	wd->dec = dec;
+	wd->config = config;
+	wd->blocks = ptw_blocks__new();
+	if (!wd->blocks)
+		goto out_free;
+	err = auxsample_pt_backend.init(dec, config, &wd->libipt);
+	if (err)
+		goto out_free;
+	*priv = wd;
+	return 0;
+
+out_free:
+	ptw_blocks__delete(wd->blocks);
+	free(wd);
+	return err;
+}
+
+static void ptw_decoder__exit(void *priv)
+{
+	struct ptw_decoder *wd = priv;
+
+	auxsample_pt_backend.exit(wd->libipt);
+	ptw_blocks__delete(wd->blocks);
+	free(wd);
+}
+
+/* Not in auxsample_backends[]: chosen by config.pt_decoder, using pt.c's image cache. */
+const struct auxsample_backend auxsample_pt_walk_backend = {
+	.name		= "Intel PT (walker)",
+	.type		= AUXSAMPLE_TRACE_INTEL_PT,
+	.init		= ptw_decoder__init,
+	.exit		= ptw_decoder__exit,
+	.decode		= ptw_decoder__decode,
+	.stream_begin	= ptw_decoder__stream_begin,
+	.stream_to	= ptw_decoder__stream_to,
+	.stream_end	= ptw_decoder__stream_end,
+};

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Intel PT walker and libipt's block decoder on the same snippets:
+ * whether they agree in everything public (branches, call chain, errors,
+ * statistics), for the unit tests and the fuzz harness (fuzz/fuzz-pt.c
+ * includes this file).
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <auxsample/auxsample.h>
+#include "tests.h"
+
+#define ERRORS_SHOWN	4
+
+int pair__init(struct pair *pr, struct auxsample_config *config)
+{
+	memset(pr, 0, sizeof(*pr));
+	config->pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT;
+	pr->ref = auxsample_decoder__new(config, NULL);
+	config->pt_decoder = AUXSAMPLE_PT_DECODER_WALKER;
+	pr->walker = auxsample_decoder__new(config, NULL);
+	return pr->ref && pr->walker ? 0 : -1;
+}
+
+void pair__exit(struct pair *pr)
+{
+	auxsample_decoder__delete(pr->ref);
+	auxsample_decoder__delete(pr->walker);
+}
+
+static void print_branch(const char *who, const struct auxsample_branch *br)
+{
+	fprintf(stderr, "    %s: %#llx -> %#llx %s %#x\n", who, (unsigned long long)br->from,
+		(unsigned long long)br->to, auxsample_branch_kind__name(br->kind), br->flags);
+}
+
+/* Both backends on one snippet: 0 when they agree in everything public. */
+int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
+{
+	const struct auxsample_branch *rb, *wb;
+	const struct auxsample_decode_error *re, *we;
+	const uint64_t *rc, *wc;
+	struct auxsample_stats rs, ws;
+	int rn, wn, rd, wdp, rne, wne;
+	bool fell_back;
+
+	rn = auxsample_decoder__decode(pr->ref, buf, len, max);
+	wn = auxsample_decoder__decode(pr->walker, buf, len, max);
+	auxsample_decoder__branches(pr->ref, &rb);
+	auxsample_decoder__branches(pr->walker, &wb);
+	rd = auxsample_decoder__callchain(pr->ref, &rc);
+	wdp = auxsample_decoder__callchain(pr->walker, &wc);
+	rne = auxsample_decoder__errors(pr->ref, &re);
+	wne = auxsample_decoder__errors(pr->walker, &we);
+	auxsample_decoder__stats(pr->ref, &rs, sizeof(rs));
+	auxsample_decoder__stats(pr->walker, &ws, sizeof(ws));
+	pr->decodes++;
+	fell_back = ws.pt_fallbacks;
+	if (!fell_back)
+		pr->walked++;
+	ws.pt_fallbacks = 0;
+	if (rn == wn && rd == wdp && rne == wne &&
+	    (rn <= 0 || !memcmp(rb, wb, rn * sizeof(*rb))) &&
+	    (rd <= 0 || !memcmp(rc, wc, rd * sizeof(*rc))) &&
+	    (rne <= 0 || !memcmp(re, we, rne * sizeof(*re))) &&
+	    !memcmp(&rs, &ws, sizeof(rs)))
+		return 0;
+
+	fprintf(stderr, "  %zu bytes, the walker %s\n", len, fell_back ? "fell back" : "walked");
+	fprintf(stderr, "  libipt: %d branches, %d deep, %d errors, %llu insns\n",
+		rn, rd, rne, (unsigned long long)rs.insns);
+	fprintf(stderr, "  walker: %d branches, %d deep, %d errors, %llu insns\n",
+		wn, wdp, wne, (unsigned long long)ws.insns);
+	for (int i = 0; i < rn && i < wn; i++) {
+		if (memcmp(&rb[i], &wb[i], sizeof(*rb))) {
+			fprintf(stderr, "  branch %d:\n", i);
+			print_branch("libipt", &rb[i]);
+			print_branch("walker", &wb[i]);
+			break;
+		}
+	}
+	for (int i = 0; i < rne && i < ERRORS_SHOWN; i++)
+		fprintf(stderr, "  libipt error at %llu: %s (%d)\n",
+			(unsigned long long)re[i].offset, auxsample_strerror(re[i].error),
+			re[i].lib_error);
+	if (getenv("PTW_DUMP")) {
+		for (size_t i = ws.decode_start; i < len; i++)
+			fprintf(stderr, "%02x%s", buf[i],
+				(i - ws.decode_start) % 32 == 31 ? "\n" : " ");
+		fprintf(stderr, "\n");
+	}
+	fprintf(stderr, "  end_ip %#llx/%#llx syncs %llu/%llu\n",
+		(unsigned long long)rs.end_ip, (unsigned long long)ws.end_ip,
+		(unsigned long long)rs.syncs, (unsigned long long)ws.syncs);
+	fprintf(stderr, "  start %llu/%llu underflows %llu/%llu\n",
+		(unsigned long long)rs.decode_start, (unsigned long long)ws.decode_start,
+		(unsigned long long)rs.underflows, (unsigned long long)ws.underflows);
+	return -1;
+}

@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Intel PT walker (pt-walk.c) against libipt's block decoder, the
+ * reference: random programs run by a small executor that writes their
+ * trace with the PT writer, decoded in sample-sized snippets, cut and
+ * flipped; both backends must give the same branches, call chain,
+ * errors and statistics.  A bounded run: the walk is deterministic, so
+ * a fixed seed covers the same ground each time.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <auxsample/auxsample.h>
+#include <auxsample/pt-writer.h>
+#include <intel-pt.h>
+#include "tests.h"
+#include "../pt-parse.h"
+
+#define CODE_BASE	0x400000ULL
+#define CODE_SIZE	(64 * 1024)
+#define NR_FUNCS	48
+
+enum unit_type {
+	U_PLAIN = 1, U_JCC, U_JMP, U_CALL, U_ICALL, U_IJMP, U_RET, U_SYSCALL,
+};
+
+struct unit {
+	uint8_t		type;
+	uint8_t		len;
+	uint16_t	fn;
+	uint32_t	target;		/* JCC, JMP, CALL: offset */
+};
+
+struct program {
+	uint8_t		code[CODE_SIZE];
+	struct unit	units[CODE_SIZE];	/* by offset of the instruction */
+	uint32_t	fn_start[NR_FUNCS];
+	uint32_t	fn_end[NR_FUNCS];
+	uint32_t	seed;
+};
+
+static uint32_t rnd(struct program *p)
+{
+	p->seed = p->seed * 1103515245 + 12345;
+	return p->seed >> 8;
+}
+
+static int read_program(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	struct program *p = context;
+
+	if (addr < CODE_BASE || addr >= CODE_BASE + CODE_SIZE)
+		return -1;
+	if (size > CODE_BASE + CODE_SIZE - addr)
+		size = CODE_BASE + CODE_SIZE - addr;
+	memcpy(buf, p->code + (addr - CODE_BASE), size);
+	return size;
+}
+
+/* Instructions that are no branches, of many lengths and maps. */
+static const struct { uint8_t len; uint8_t bytes[11]; } plain[] = {
+	{ 1, { 0x90 } },				/* nop */
+	{ 3, { 0x48, 0x89, 0xc3 } },			/* mov %rax,%rbx */
+	{ 4, { 0x48, 0x83, 0xc0, 0x01 } },		/* add $1,%rax */
+	{ 5, { 0x0f, 0x1f, 0x44, 0x00, 0x00 } },	/* nopl 0(%rax,%rax) */
+	{ 5, { 0x48, 0x8d, 0x44, 0x24, 0x08 } },	/* lea 8(%rsp),%rax */
+	{ 4, { 0x66, 0x0f, 0xef, 0xc0 } },		/* pxor %xmm0,%xmm0 */
+	{ 4, { 0xc5, 0xf9, 0xef, 0xc0 } },		/* vpxor */
+	{ 10, { 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 } },	/* movabs */
+	{ 7, { 0x48, 0x8b, 0x05, 0x10, 0, 0, 0 } },	/* mov 0x10(%rip),%rax */
+	{ 6, { 0x81, 0xfb, 0x00, 0x01, 0x00, 0x00 } },	/* cmp $0x100,%ebx */
+	{ 3, { 0xf6, 0xc1, 0x01 } },			/* test $1,%cl */
+	{ 6, { 0xc4, 0xe3, 0x79, 0x0f, 0xc1, 0x08 } },	/* vpalignr */
+	{ 6, { 0x66, 0x0f, 0x3a, 0x0f, 0xc1, 0x08 } },	/* palignr $8 */
+	{ 2, { 0x31, 0xc0 } },				/* xor %eax,%eax */
+	{ 9, { 0x48, 0xc7, 0x44, 0x24, 0x08, 1, 0, 0, 0 } }, /* movq $1,8(%rsp) */
+};
+
+static unsigned int emit(struct program *p, uint32_t at, const uint8_t *bytes, unsigned int len,
+			 enum unit_type type, unsigned int fn)
+{
+	memcpy(p->code + at, bytes, len);
+	p->units[at] = (struct unit){ .type = type, .len = len, .fn = fn };
+	return len;
+}
+
+static void put_rel32(struct program *p, uint32_t at, unsigned int len, uint32_t target)
+{
+	int32_t rel = (int32_t)(target - (at + len));
+
+	memcpy(p->code + at + len - 4, &rel, 4);
+	p->units[at].target = target;
+}
+
+/*
+ * Functions one after another; function i calls only later ones, so
+ * every call returns.  Function 0 loops forever: a JMP back to its start.
+ */
+static void program__generate(struct program *p, uint32_t seed)
+{
+	uint32_t at = 0;
+	uint32_t fixups[256];
+
+	memset(p, 0, sizeof(*p));
+	p->seed = seed;
+	for (unsigned int fn = 0; fn < NR_FUNCS; fn++) {
+		unsigned int n = 3 + rnd(p) % 24, nr_fix = 0;
+		uint32_t starts[32];
+
+		at = (at + 15) & ~15U;
+		p->fn_start[fn] = at;
+		for (unsigned int k = 0; k < n; k++) {
+			unsigned int r = rnd(p) % 16;
+			static const uint8_t jcc[] = { 0x0f, 0x84, 0, 0, 0, 0 };
+			static const uint8_t jcc8[] = { 0x75, 0 };
+			static const uint8_t call[] = { 0xe8, 0, 0, 0, 0 };
+			static const uint8_t icall[] = { 0xff, 0xd0 };
+			static const uint8_t ijmp[] = { 0x41, 0xff, 0xe3 };
+			static const uint8_t sysc[] = { 0x0f, 0x05 };
+
+			starts[k] = at;
+			if (r < 8 || k + 2 >= n) {
+				unsigned int i = rnd(p) % ARRAY_SIZE(plain);
+
+				at += emit(p, at, plain[i].bytes, plain[i].len, U_PLAIN, fn);
+			} else if (r < 11) {
+				fixups[nr_fix++] = at;
+				at += emit(p, at, jcc, sizeof(jcc), U_JCC, fn);
+			} else if (r == 11) {
+				/* a short loop back: taken at random, so it ends */
+				uint32_t t = starts[rnd(p) % (k + 1)];
+
+				if (at + 2 - t > 120)
+					t = at;
+				at += emit(p, at, jcc8, sizeof(jcc8), U_JCC, fn);
+				p->code[at - 1] = (uint8_t)(int8_t)(t - at);
+				p->units[at - 2].target = t;
+			} else if (r == 12 && fn + 1 < NR_FUNCS) {
+				at += emit(p, at, call, sizeof(call), U_CALL, fn);
+				p->units[at - 5].target = fn + 1 + rnd(p) % (NR_FUNCS - fn - 1);
+			} else if (r == 13 && fn + 1 < NR_FUNCS) {
+				at += emit(p, at, icall, sizeof(icall), U_ICALL, fn);
+			} else if (r == 14) {
+				fixups[nr_fix++] = at;
+				at += emit(p, at, ijmp, sizeof(ijmp), U_IJMP, fn);
+			} else {
+				at += emit(p, at, sysc, sizeof(sysc), U_SYSCALL, fn);
+			}
+		}
+		/* The last unit: RET, or function 0's JMP to its start. */
+		starts[n] = at;
+		if (fn) {
+			static const uint8_t ret = 0xc3;
+
+			at += emit(p, at, &ret, 1, U_RET, fn);
+		} else {
+			static const uint8_t jmp[] = { 0xe9, 0, 0, 0, 0 };
+
+			emit(p, at, jmp, sizeof(jmp), U_JMP, fn);
+			put_rel32(p, at, sizeof(jmp), p->fn_start[0]);
+			at += sizeof(jmp);
+		}
+		p->fn_end[fn] = at;
+		/* Forward branches: to a later unit of the function. */
+		for (unsigned int i = 0; i < nr_fix; i++) {
+			uint32_t from = fixups[i], t = 0;
+
+			for (unsigned int k = 0; k <= n; k++) {
+				if (starts[k] > from) {
+					t = starts[k + rnd(p) % (n + 1 - k)];
+					break;
+				}
+			}
+			if (p->units[from].type == U_JCC)
+				put_rel32(p, from, 6, t);
+			else
+				p->units[from].target = t;
+		}
+	}
+	/* Direct calls: to the functions chosen above. */
+	for (uint32_t a = 0; a < at; a++) {
+		if (p->units[a].type == U_CALL && p->units[a].len)
+			put_rel32(p, a, 5, p->fn_start[p->units[a].target]);
+	}
+}
+
+/*
+ * Run the program for @insns instructions, writing its trace; the trace's
+ * length at each interrupt (where an AUX sample's snippet ends) in @ends.
+ */
+static int program__run(struct program *p, struct auxsample_pt_writer *w, unsigned int insns,
+			size_t *ends, unsigned int *nr_ends, unsigned int max_ends)
+{
+	uint32_t stack[1024], ip = p->fn_start[0];
+	unsigned int depth = 0;
+	uint64_t tsc = 1000;
+
+	auxsample_pt_writer__tick(w, tsc);
+	if (auxsample_pt_writer__start(w, CODE_BASE + ip))
+		return -1;
+	for (unsigned int i = 0; i < insns; i++) {
+		const struct unit *u = &p->units[ip];
+		uint64_t next = CODE_BASE + ip + u->len;
+		int err = 0;
+
+		if (!u->len || auxsample_pt_writer__maybe_psb(w, CODE_BASE + ip)) {
+			pr_test("step %u: no instruction at %#x, or no PSB\n", i, ip);
+			return -1;
+		}
+		if (rnd(p) % 400 == 0) {
+			size_t len;
+
+			auxsample_pt_writer__tick(w, tsc += 5000);
+			if (auxsample_pt_writer__interrupt(w, CODE_BASE + ip))
+				return -1;
+			auxsample_pt_writer__data(w, &len);
+			if (*nr_ends < max_ends)
+				ends[(*nr_ends)++] = len;
+			if (auxsample_pt_writer__resume(w, CODE_BASE + ip))
+				return -1;
+			continue;
+		}
+		switch (u->type) {
+		case U_PLAIN:
+			ip += u->len;
+			break;
+		case U_JCC: {
+			bool taken = rnd(p) % 2;
+
+			err = auxsample_pt_writer__cond(w, taken);
+			ip = taken ? u->target : ip + u->len;
+			break;
+		}
+		case U_JMP:
+			ip = u->target;
+			break;
+		case U_CALL:
+		case U_ICALL: {
+			/* a direct call's target is set; an indirect one's, chosen now */
+			uint32_t to = u->type == U_CALL ? u->target :
+				      p->fn_start[u->fn + 1 + rnd(p) % (NR_FUNCS - u->fn - 1)];
+
+			if (depth == ARRAY_SIZE(stack)) {
+				pr_test("stack overflow at %#x\n", ip);
+				return -1;
+			}
+			stack[depth++] = ip + u->len;
+			err = auxsample_pt_writer__call(w, next, u->type == U_ICALL,
+							CODE_BASE + to);
+			ip = to;
+			break;
+		}
+		case U_IJMP:
+			err = auxsample_pt_writer__indirect(w, CODE_BASE + u->target);
+			ip = u->target;
+			break;
+		case U_RET:
+			if (!depth) {
+				pr_test("RET at %#x with no call\n", ip);
+				return -1;
+			}
+			ip = stack[--depth];
+			err = auxsample_pt_writer__ret(w, CODE_BASE + ip);
+			break;
+		case U_SYSCALL:
+			err = auxsample_pt_writer__syscall(w) ||
+			      auxsample_pt_writer__resume(w, next);
+			ip += u->len;
+			break;
+		default:
+			return -1;
+		}
+		if (err) {
+			pr_test("step %u: unit %u at %#x: writer error\n", i, u->type, ip);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct run {
+	struct program			*prog;
+	struct auxsample_pt_writer	*w;
+	struct pair			pair;
+	size_t				ends[4096];
+	unsigned int			nr_ends;
+};
+
+static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int insns)
+{
+	struct auxsample_pt_writer_config wcfg = {
+		.size = sizeof(wcfg), .psb_period = 2048, .noretcomp = noretcomp,
+		.tsc = 1, .mtc = 1, .mtc_period = 3, .tsc_per_ctc = 2, .cbr = 20, .nom_freq = 20,
+	};
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = read_program,
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->prog = malloc(sizeof(*r->prog));
+	r->w = auxsample_pt_writer__new(&wcfg);
+	if (!r->prog || !r->w)
+		return -1;
+	program__generate(r->prog, seed);
+	config.context = r->prog;
+	if (pair__init(&r->pair, &config))
+		return -1;
+	return program__run(r->prog, r->w, insns, r->ends, &r->nr_ends, ARRAY_SIZE(r->ends));
+}
+
+static void run__exit(struct run *r)
+{
+	pair__exit(&r->pair);
+	auxsample_pt_writer__delete(r->w);
+	free(r->prog);
+}
+
+/* Snippets as AUX samples take them: the 4 KiB before each interrupt. */
+static int check_samples(uint32_t seed, bool noretcomp)
+{
+	struct run r;
+	const uint8_t *buf;
+	size_t len;
+	int ret = TEST_FAIL;
+
+	if (run__init(&r, seed, noretcomp, 200000)) {
+		fprintf(stderr, "  seed %u: the program did not run\n", seed);
+		goto out;
+	}
+	buf = auxsample_pt_writer__data(r.w, &len);
+	for (unsigned int i = 0; i < r.nr_ends; i++) {
+		size_t end = r.ends[i], start = end > 4096 ? end - 4096 : 0;
+
+		for (unsigned int max = 16; max <= 256; max *= 4) {
+			if (pair__compare(&r.pair, buf + start, end - start, max)) {
+				fprintf(stderr, "  seed %u, snippet [%zu, %zu), %u branches\n",
+					seed, start, end, max);
+				goto out;
+			}
+		}
+	}
+	pr_test("seed %u: %u of %u decodes walked, %u samples\n", seed, r.pair.walked,
+		r.pair.decodes, r.nr_ends);
+	/* Clean user-only trace is the walker's: it must not hand it on. */
+	T_ASSERT(r.nr_ends > 10 && r.pair.walked == r.pair.decodes);
+	ret = TEST_OK;
+out:
+	run__exit(&r);
+	return ret;
+}
+
+static int test_samples(void)
+{
+	for (uint32_t seed = 1; seed <= 4; seed++) {
+		if (check_samples(seed, false) || check_samples(seed + 100, true))
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+/* Cut anywhere, bytes flipped: the same, errors included. */
+static int test_cut_flipped(void)
+{
+	struct run r;
+	const uint8_t *trace;
+	uint8_t *buf = NULL;
+	size_t len;
+	uint32_t seed = 77;
+	int ret = TEST_FAIL;
+
+	if (run__init(&r, 7, false, 100000))
+		goto out;
+	trace = auxsample_pt_writer__data(r.w, &len);
+	buf = malloc(8192);
+	if (!buf)
+		goto out;
+	for (int round = 0; round < 3000; round++) {
+		size_t size, start;
+
+		seed = seed * 1103515245 + 12345;
+		size = 1 + (seed >> 8) % 8192;
+		if (size > len)
+			size = len;
+		seed = seed * 1103515245 + 12345;
+		start = (seed >> 8) % (len - size + 1);
+		memcpy(buf, trace + start, size);
+		for (int k = 0; k < round % 4; k++) {
+			seed = seed * 1103515245 + 12345;
+			buf[(seed >> 8) % size] ^= 1 << (seed % 8);
+		}
+		if (pair__compare(&r.pair, buf, size, round % 2 ? 64 : 1024)) {
+			fprintf(stderr, "  round %d: [%zu, +%zu)\n", round, start, size);
+			for (size_t i = 0; i < size; i++) {
+				if (buf[i] != trace[start + i])
+					fprintf(stderr, "  flipped at %zu: %02x, was %02x\n", i,
+						buf[i], trace[start + i]);
+			}
+			goto out;
+		}
+	}
+	pr_test("%u of %u decodes walked\n", r.pair.walked, r.pair.decodes);
+	T_ASSERT(r.pair.walked > 0);
+	ret = TEST_OK;
+out:
+	free(buf);
+	run__exit(&r);
+	return ret;
+}
+
+/*
+ * The parser against libipt's packet decoder on packets libipt's encoder
+ * wrote and on random bytes: the same sizes, the same refusals (libipt:
+ * bad opcode or packet; here PTW_BAD, also for the packets the walker
+ * leaves to libipt), the same cut packets.
+ */
+static int check_parse(const uint8_t *buf, size_t len, struct pt_packet_decoder *pkt)
+{
+	/* PSBEND, PSB, TNT-64, OVF, CBR, TMA, PIP, VMCS, TraceStop */
+	static const uint8_t known_ext[] = {
+		0x23, 0x82, 0xa3, 0xf3, 0x03, 0x73, 0x43, 0xc8, 0x83,
+	};
+	struct ptw_packet p;
+	struct pt_packet ref;
+	int n = ptw_parse(buf, len, &p), rn;
+
+	if (pt_pkt_sync_set(pkt, 0) < 0)
+		return -1;
+	rn = pt_pkt_next(pkt, &ref, sizeof(ref));
+	/* A cut packet the walker leaves to libipt: refused as unknown. */
+	if (rn == -pte_eos && n == PTW_BAD && len >= 2 && buf[0] == 0x02 &&
+	    !memchr(known_ext, buf[1], sizeof(known_ext)))
+		return 0;
+	if (rn == -pte_eos ? n == PTW_EOS :
+	    rn < 0 ? n == PTW_BAD :
+	    n == rn || (n == PTW_BAD && ref.type != ppt_tnt_8 && ref.type != ppt_tnt_64 &&
+			ref.type != ppt_tip && ref.type != ppt_fup && ref.type != ppt_psb &&
+			ref.type != ppt_psbend && ref.type != ppt_pad && ref.type != ppt_tsc &&
+			ref.type != ppt_mtc && ref.type != ppt_tma && ref.type != ppt_cyc &&
+			ref.type != ppt_cbr && ref.type != ppt_mode && ref.type != ppt_ovf))
+		return 0;
+	fprintf(stderr, "  %02x %02x %02x: libipt %d (type %d), walker %d\n", buf[0],
+		len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0, rn, rn < 0 ? -1 : (int)ref.type, n);
+	return -1;
+}
+
+static int test_parse(void)
+{
+	static const struct pt_packet packets[] = {
+		{ .type = ppt_pad },
+		{ .type = ppt_psb },
+		{ .type = ppt_psbend },
+		{ .type = ppt_ovf },
+		{ .type = ppt_tnt_8, .payload.tnt = { .bit_size = 5, .payload = 0x15 } },
+		{ .type = ppt_tnt_64, .payload.tnt = { 40, 0x123456789aULL } },
+		{ .type = ppt_tip, .payload.ip = { pt_ipc_update_16, 0x1234 } },
+		{ .type = ppt_tip_pge, .payload.ip = { pt_ipc_sext_48, 0x7fff12345678ULL } },
+		{ .type = ppt_tip_pgd, .payload.ip = { pt_ipc_suppressed, 0 } },
+		{ .type = ppt_fup, .payload.ip = { pt_ipc_full, 0xffffffff81000000ULL } },
+		{ .type = ppt_fup, .payload.ip = { pt_ipc_update_48, 0x123456789abcULL } },
+		{ .type = ppt_tip, .payload.ip = { pt_ipc_update_32, 0x12345678 } },
+		{ .type = ppt_mode, .payload.mode = { pt_mol_exec, .bits.exec = { .csl = 1 } } },
+		{ .type = ppt_mode, .payload.mode = { pt_mol_tsx, .bits.tsx = { .intx = 1 } } },
+		{ .type = ppt_tsc, .payload.tsc = { .tsc = 0x123456789abcdeULL } },
+		{ .type = ppt_cbr, .payload.cbr = { .ratio = 37 } },
+		{ .type = ppt_tma, .payload.tma = { .ctc = 0x1234, .fc = 0x1ff } },
+		{ .type = ppt_mtc, .payload.mtc = { .ctc = 0x42 } },
+		{ .type = ppt_cyc, .payload.cyc = { .value = 0x123456789ULL } },
+		{ .type = ppt_pip, .payload.pip = { .cr3 = 0x12345000, .nr = 1 } },
+		{ .type = ppt_vmcs, .payload.vmcs = { .base = 0x12345000 } },
+		{ .type = ppt_stop },
+		{ .type = ppt_ptw, .payload.ptw = { .plc = 1, .payload = 42 } },
+		{ .type = ppt_exstop },
+		{ .type = ppt_mwait },
+		{ .type = ppt_pwre },
+		{ .type = ppt_pwrx },
+		{ .type = ppt_mnt, .payload.mnt = { .payload = 7 } },
+	};
+	uint8_t buf[64];
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	struct pt_packet_decoder *pkt;
+	uint32_t seed = 99;
+	int ret = TEST_FAIL;
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + sizeof(buf);
+	enc = pt_alloc_encoder(&cfg);
+	if (!enc)
+		return TEST_FAIL;
+	for (size_t i = 0; i < ARRAY_SIZE(packets); i++) {
+		struct ptw_packet p;
+		int n;
+
+		memset(buf, 0, sizeof(buf));
+		if (pt_enc_sync_set(enc, 0) < 0)
+			goto out;
+		n = pt_enc_next(enc, &packets[i]);
+		if (n < 0)
+			goto out;
+		/* Whole, then cut short by every byte. */
+		for (int len = n; len > 0; len--) {
+			cfg.end = buf + len;
+			pkt = pt_pkt_alloc_decoder(&cfg);
+			if (!pkt || check_parse(buf, len, pkt)) {
+				fprintf(stderr, "  packet %zu, %d of %d bytes\n", i, len, n);
+				pt_pkt_free_decoder(pkt);
+				goto out;
+			}
+			pt_pkt_free_decoder(pkt);
+		}
+		/* What the walker reads of them. */
+		ptw_parse(buf, n, &p);
+		if (packets[i].type == ppt_tnt_64)
+			T_ASSERT(p.nr_bits == 40 && p.tnt == 0x123456789aULL);
+		if (i == 7) {
+			uint64_t ip;
+
+			T_ASSERT(!ptw_ip(&p, 0xffff800000000000ULL, &ip) &&
+				 ip == 0x7fff12345678ULL);
+		}
+		if (i == 6) {
+			uint64_t ip;
+
+			T_ASSERT(!ptw_ip(&p, 0x7fff00000000ULL, &ip) && ip == 0x7fff00001234ULL);
+		}
+	}
+	cfg.end = buf + sizeof(buf);
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt)
+		goto out;
+	for (int round = 0; round < 200000; round++) {
+		size_t len;
+
+		for (size_t i = 0; i < 16; i++) {
+			seed = seed * 1103515245 + 12345;
+			buf[i] = seed >> 16;
+		}
+		/* Often an extended opcode, which holds most packet kinds. */
+		if (round % 2)
+			buf[0] = 0x02;
+		len = 1 + (seed >> 8) % 16;
+		pt_pkt_free_decoder(pkt);
+		cfg.end = buf + len;
+		pkt = pt_pkt_alloc_decoder(&cfg);
+		if (!pkt || check_parse(buf, len, pkt))
+			goto out;
+	}
+	pt_pkt_free_decoder(pkt);
+	ret = TEST_OK;
+out:
+	pt_free_encoder(enc);
+	return ret;
+}
+
+const struct test tests_pt_walk[] = {
+	{ "walker's packets are libipt's, whole, cut and random", test_parse },
+	{ "walker and libipt agree on sample snippets", test_samples },
+	{ "walker and libipt agree on cut and flipped snippets", test_cut_flipped },
+	{ NULL, NULL },
+};
