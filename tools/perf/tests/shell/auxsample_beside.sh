@@ -140,8 +140,10 @@ fi
 rm -f "$tmp/gone"
 want=$(reference_samples "$tmp/gone.data")
 [ "${want:-0}" -gt 0 ] || fail "perf report --no-virtual-lbr shows no samples"
-export PERF_BUILDID_DIR=$tmp/no-buildid-cache
-if ! run "$out" perf report -i "$tmp/gone.data" --stdio; then
+# Not from the build-id cache either: every build of the workload has
+# one build-id, so an earlier test's copy would be found there.
+if ! run "$out" perf --buildid-dir "$tmp/no-buildid-cache" report -i "$tmp/gone.data" \
+		--stdio; then
 	fail "perf report without the binaries failed"
 fi
 grep -q 'has no samples' "$out" && fail "perf report without the binaries: 'no samples'"
@@ -151,7 +153,6 @@ grep -q "^# Virtual LBR: 0 of $want samples; without one: $want no code\$" "$out
 grep -q "^# Event count (approx.): $want\$" "$out" || fail "perf report: not one entry per sample"
 grep -q '^ *100.00% .*N/A' "$out" || fail "perf report: the samples are not shown"
 echo "no binaries: perf report shows the $want samples of --no-virtual-lbr, without code"
-unset PERF_BUILDID_DIR
 
 # 4. Comms: the samples before an exec are named after the command that
 # made it, as perf script names them.
