@@ -59,7 +59,8 @@ static void script__print_stat(struct script *s)
 		printf("%12" PRIu64 "  samples without a CPU, placed by their thread\n", w->placed);
 	if (w->unplaced)
 		printf("%12" PRIu64 "  samples without a CPU, not placed: no trace\n", w->unplaced);
-	printf("%12" PRIu64 "  bytes of trace (%" PRIu64 " per sample)\n", st->bytes, st->bytes / n);
+	printf("%12" PRIu64 "  bytes of trace (%" PRIu64 " per sample)\n",
+	       st->bytes, st->bytes / n);
 	printf("%12" PRIu64 "  bytes before the first sync point, not decodable (%.1f%%)\n",
 	       st->bytes_before_sync, st->bytes ? 100.0 * st->bytes_before_sync / st->bytes : 0.0);
 	printf("%12" PRIu64 "  decodes from a sync point, resyncs included (%.1f per sample)\n",
@@ -119,7 +120,8 @@ static int script__done(struct auxsample_walk *w)
 	if (s->opts->stat)
 		script__print_stat(s);
 	else
-		fprintf(stderr, "[ %" PRIu64 " %s, %" PRIu64 " branches, %" PRIu64 " without a sync point, %" PRIu64 " decode errors ]\n",
+		fprintf(stderr, "[ %" PRIu64 " %s, %" PRIu64 " branches, %" PRIu64
+			" without a sync point, %" PRIu64 " decode errors ]\n",
 			w->samples, auxsample_walk__what(w), s->branches, w->nosync, w->errors);
 	return 0;
 }
@@ -183,9 +185,9 @@ int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		OPT_UINTEGER('j', "threads", &opts.threads,
 			     "decoding threads (default: one per online CPU; 1: decode inline)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
-			    "decode the trace buffers, not AUX samples (default without AUX samples)"),
+			    "decode the trace buffers, not AUX samples (default without them)"),
 		OPT_BOOLEAN(0, "autofdo", &opts.autofdo,
-			    "full trace as AutoFDO text: ranges and taken branches per binary (script)"),
+			    "full trace as AutoFDO text: ranges and branches per binary (script)"),
 		OPT_CALLBACK(0, "decoder", NULL, "libipt|walker",
 			     "Intel PT decoder: libipt (default) or the library's walker",
 			     auxsample__parse_decoder),

@@ -132,7 +132,7 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 		OPT_UINTEGER(0, "depth", &inject.depth,
 			     "branches of the virtual LBR per sample (default 64)"),
 		OPT_BOOLEAN('g', "callchain", &inject.callchain,
-			    "add the call chain each snippet shows to samples recorded without one"),
+			    "add each snippet's call chain to samples recorded without one"),
 		OPT_BOOLEAN('f', "force", &inject.force,
 			    "overwrite the output file; don't complain about the input's owner"),
 		OPT_UINTEGER('j', "threads", &inject.threads,
@@ -281,13 +281,13 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 		OPT_BOOLEAN(0, "tsc", &opts.tsc,
 			    "TSC packets (--no-tsc: timeless, each sample decoded on its own)"),
 		OPT_BOOLEAN(0, "full-trace", &opts.full_trace,
-			    "full trace: samples without AUX data, the whole trace in AUXTRACE buffers"),
+			    "full trace: no AUX samples, the whole trace in AUXTRACE buffers"),
 		OPT_BOOLEAN(0, "kernel", &opts.kernel,
-			    "trace the simulated kernel too, as perf record does without :u (ptrace engine)"),
+			    "also trace the simulated kernel, as record without :u (ptrace)"),
 		OPT_BOOLEAN(0, "tracepoint", &opts.tracepoint,
-			    "sched:sched_switch samples, the kernel's tracepoint hits (implies --kernel)"),
+			    "sched:sched_switch samples, one per hit (implies --kernel)"),
 		OPT_BOOLEAN(0, "kcore", &opts.kcore,
-			    "the kernel's kcore in <output>/kcore_dir, as perf record --kcore (implies --kernel)"),
+			    "kcore in <output>/kcore_dir, as record --kcore (implies --kernel)"),
 		OPT_BOOLEAN(0, "sample-cpu", &opts.sample_cpu,
 			    "the CPU in samples (--no-sample-cpu: perf record without -a, -C)"),
 		OPT_CALLBACK(0, "max-instructions", &opts.max_insns, "n",
@@ -407,7 +407,8 @@ int cmd_auxsample(int argc, const char **argv)
 	};
 
 	argc = parse_options_subcommand(argc, argv, options, subcommands,
-					(const char **)auxsample_usage, PARSE_OPT_STOP_AT_NON_OPTION);
+					(const char **)auxsample_usage,
+					PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!argc)
 		usage_with_options(auxsample_usage, options);
 	if (!strcmp(argv[0], "simulate"))

@@ -102,7 +102,7 @@ struct auxsample_decoder {
 
 	const struct auxsample_backend	*backend;
 	void				*priv;		/* the backend's state */
-	bool				streaming;	/* between __stream_begin() and a __decode() */
+	bool				streaming;	/* from __stream_begin() to a __decode() */
 };
 
 void auxsample__finish(struct auxsample_decoder *dec);

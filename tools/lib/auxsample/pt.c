@@ -316,7 +316,7 @@ static void pt_flow__resolve(struct pt_flow *f, uint64_t to, unsigned int flags)
 	/* Direct jumps and calls need no packet; the others read one. */
 	if (f->cls != X86_BR_JUMP && f->cls != X86_BR_CALL)
 		pt_flow__packet(f);
-	/* A conditional branch is taken when it does not fall through. */
+	/* A conditional branch is taken when it does not go to the next insn. */
 	if (f->cls == X86_BR_COND && (flags || to == next))
 		return;
 

@@ -171,7 +171,8 @@ int x86_branch__decode(const uint8_t *buf, size_t size, enum x86_mode mode,
 		return x86_branch__set(br, X86_BR_RET, n + 3, size);
 	case 0xca:					/* far RET imm16 */
 		return x86_branch__set(br, X86_BR_FAR, n + 3, size);
-	case 0xcb: case 0xcc: case 0xce: case 0xcf: case 0xf1:	/* RET far, INT3, INTO, IRET, INT1 */
+	/* RET far, INT3, INTO, IRET, INT1 */
+	case 0xcb: case 0xcc: case 0xce: case 0xcf: case 0xf1:
 		return x86_branch__set(br, X86_BR_FAR, n + 1, size);
 	case 0xcd:					/* INT imm8 */
 		return x86_branch__set(br, X86_BR_FAR, n + 2, size);

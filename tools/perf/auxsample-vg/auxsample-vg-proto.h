@@ -60,7 +60,7 @@
 #define AVG_SB_DEF_BYTES(p)	((unsigned int)(((p) >> 32) & 0xffff))
 
 /* How an exit leaves: */
-#define AVG_JK_FLOW		0	/* a jump, call, return or fall-through */
+#define AVG_JK_FLOW		0	/* a jump, call, return or the next insn */
 #define AVG_JK_SYSCALL		1	/* into the kernel */
 #define AVG_JK_FAULT		2	/* the instruction faults (a signal follows) */
 

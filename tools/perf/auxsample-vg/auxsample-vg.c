@@ -237,8 +237,9 @@ static IRSB *avg_instrument(VgCallbackClosure *closure, IRSB *in,
 			continue;
 		if (st->tag == Ist_IMark) {
 			if (sb.nr_insns == 0)
-				addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&cur_sb),
-								 mkIRExpr_HWord(next_sb)));
+				addStmtToIRSB(out, IRStmt_Store(Iend_LE,
+								mkIRExpr_HWord((HWord)&cur_sb),
+								mkIRExpr_HWord(next_sb)));
 			if (sb.nr_insns == AVG_MAX_INSNS) {
 				ok = False;
 			} else {
@@ -248,7 +249,8 @@ static IRSB *avg_instrument(VgCallbackClosure *closure, IRSB *in,
 				sb.nr_insns++;
 			}
 		} else if (st->tag == Ist_Exit && sb.nr_insns && ok) {
-			avg_add_exit(out, st->Ist.Exit.guard, st->Ist.Exit.jk, st->Ist.Exit.dst, NULL);
+			avg_add_exit(out, st->Ist.Exit.guard, st->Ist.Exit.jk,
+				     st->Ist.Exit.dst, NULL);
 		}
 		addStmtToIRSB(out, st);
 	}

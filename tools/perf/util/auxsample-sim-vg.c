@@ -477,7 +477,8 @@ static int vg__enter(struct vg *vg, struct vg_thr *thr, struct vg_sb *sb)
 	 * function it redirects): the trace says so as an interrupt, so
 	 * that it stays decodable.
 	 */
-	pr_debug("perf auxsample simulate: thread %d: %#" PRIx64 " -> %#" PRIx64 " without a branch\n",
+	pr_debug("perf auxsample simulate: thread %d: %#" PRIx64 " -> %#" PRIx64
+		 " without a branch\n",
 		 thr->tid, thr->pos, start);
 	return auxsample_sim__signal(vg->sim, thr->t, thr->pos);
 }
@@ -654,7 +655,8 @@ static int vg__chunk(struct vg *vg, const u64 *w, size_t nr, pid_t pid)
 	while (!err && i < nr) {
 		size = vg__record_size(&w[i], nr - i);
 		if (!size) {
-			pr_err("perf auxsample simulate: record %#" PRIx64 " at word %zu of %zu of pid %d's chunk\n",
+			pr_err("perf auxsample simulate: record %#" PRIx64
+			       " at word %zu of %zu of pid %d's chunk\n",
 			       w[i], i, nr, pid);
 			return vg__bad("record size");
 		}
@@ -824,7 +826,8 @@ static int vg__stop(struct vg *vg, const char *name)
 
 		if (!thr->t)
 			continue;
-		err = auxsample_sim__thread_stop(vg->sim, thr->t, thr->started ? thr->pos : 0) ?: err;
+		err = auxsample_sim__thread_stop(vg->sim, thr->t,
+						 thr->started ? thr->pos : 0) ?: err;
 		thr->t = NULL;
 	}
 	if (!vg->reaped)

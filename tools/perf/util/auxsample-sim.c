@@ -602,7 +602,8 @@ static int sim_thread__verify(struct sim_thread *t)
 
 	if (!auxsample_pt_writer__verify(t->pt, &offset))
 		return 0;
-	pr_err("perf auxsample simulate: bad Intel PT packet at offset %#" PRIx64 " of thread %d's stream\n",
+	pr_err("perf auxsample simulate: bad Intel PT packet at offset %#" PRIx64
+	       " of thread %d's stream\n",
 	       offset, t->tid);
 	return -EPROTO;
 }
@@ -984,7 +985,8 @@ static int sim__model(struct sim *sim, struct sim_thread *t, u64 ip,
 		if (err)
 			return err < 0 ? err : 0;
 		/* Elsewhere without a branch: a fault delivered as a signal. */
-		return auxsample_pt_writer__interrupt(t->pt, ip) ?: auxsample_pt_writer__resume(t->pt, next);
+		return auxsample_pt_writer__interrupt(t->pt, ip) ?:
+		       auxsample_pt_writer__resume(t->pt, next);
 	}
 }
 

@@ -502,7 +502,8 @@ static int auxsample_walk__windows(struct auxsample_walk *w)
 	err = auxsample_windows__run(w->windows, w->ft, w->session, auxsample_walk__window, w);
 	w->window_config = NULL;
 	st = auxsample_windows__stats(w->windows);
-	pr_debug("windows: %" PRIu64 " at the sample's stop, %" PRIu64 " by time, %" PRIu64 " bad packets\n",
+	pr_debug("windows: %" PRIu64 " at the sample's stop, %" PRIu64 " by time, %" PRIu64
+		 " bad packets\n",
 		 st->at_stop, st->by_time, st->bad_packets);
 	if (!err) {
 		char who[32];

@@ -148,8 +148,7 @@ if ! run "$out" perf --buildid-dir "$tmp/no-buildid-cache" report -i "$tmp/gone.
 fi
 grep -q 'has no samples' "$out" && fail "perf report without the binaries: 'no samples'"
 grep -q "^# Virtual LBR: 0 of $want samples; without one: $want no code\$" "$out" ||
-	fail \
-	"perf report without the binaries: not the $want samples of perf's own decoding, without code"
+	fail "perf report without the binaries: not perf's own $want samples, without code"
 grep -q "^# Event count (approx.): $want\$" "$out" || fail "perf report: not one entry per sample"
 grep -q '^ *100.00% .*N/A' "$out" || fail "perf report: the samples are not shown"
 echo "no binaries: perf report shows the $want samples of --no-virtual-lbr, without code"

@@ -76,7 +76,7 @@ same() {
 		fi
 	done
 	if [ "$rc_plain" != "$rc_z" ]; then
-		fail "$name: $what: exit status $rc_z on the compressed file, $rc_plain on the plain one"
+		fail "$name: $what: exit status $rc_z compressed, $rc_plain plain"
 	elif ! cmp -s "$tmp/plain.out" "$tmp/z.out"; then
 		diff "$tmp/plain.out" "$tmp/z.out" | head -5 > "$out"
 		fail "$name: $what: the compressed file's output differs"
@@ -113,7 +113,7 @@ if record dense --no-tsc -c 200 -- "$tmp/wl" branches 10; then
 	if [ -z "$plain" ] || [ "$plain" = 0 ]; then
 		fail "dense: no sample decoded from a stream of the plain file"
 	elif [ "$z" != "$plain" ]; then
-		fail "dense: ${z:-no} samples decoded from streams of the compressed file, $plain of the plain one"
+		fail "dense: ${z:-no} samples streamed from the compressed file, $plain plain"
 	fi
 	same dense "script" perf auxsample script -j 1
 	same dense "script -j 2" perf auxsample script -j 2

@@ -142,7 +142,8 @@ python3 "$lib/auxsample_truth.py" --auxsample "$data" 1024 perf > "$out" 2>&1 ||
 perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 20 > /dev/null 2>&1
 perf auxsample script -i "$data" --json > "$tmp/json" 2> /dev/null
 perf auxsample script -i "$data" > "$tmp/text" 2> /dev/null
-python3 - "$tmp/json" "$tmp/text" "$(auxsample_sim_samples "$data.truth")" > "$out" 2>&1 <<'PY' || fail "script --json"
+nr=$(auxsample_sim_samples "$data.truth")
+python3 - "$tmp/json" "$tmp/text" "$nr" > "$out" 2>&1 <<'PY' || fail "script --json"
 import json, sys
 objs = [json.loads(line) for line in open(sys.argv[1])]
 text = [l.split() for l in open(sys.argv[2]) if l.startswith('\tbranch')]
@@ -166,13 +167,16 @@ assert all(o["dso"] is None or o["dso"].endswith("/w\u00f6rk\u0001") for o in ob
 # perf report shows the virtual LBR as branch data: as many branches as
 # perf auxsample script decodes, the same count as perf's own --itrace=L64.
 perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 40 > /dev/null 2>&1
-branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null | sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
+branches=$(perf auxsample script -i "$data" 2>&1 >/dev/null |
+	   sed -n 's/.* AUX samples, \([0-9]*\) branches.*/\1/p')
 perf report -i "$data" --stdio > "$out" 2>&1
-grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report: not $branches virtual LBR branches"
+grep -q "^# Event count (approx.): $branches\$" "$out" ||
+	fail "report: not $branches virtual LBR branches"
 grep -q 'Source Symbol.*Target Symbol' "$out" || fail "report: not in branch mode"
 grep -q '\[\.\] fib  *\[\.\] ' "$out" || fail "report: no branches from fib"
 perf report -i "$data" --stdio --itrace=L64 > "$out" 2>&1
-grep -q "^# Event count (approx.): $branches\$" "$out" || fail "report --itrace=L64: not $branches branches"
+grep -q "^# Event count (approx.): $branches\$" "$out" ||
+	fail "report --itrace=L64: not $branches branches"
 perf report -i "$data" --stdio --virtual-lbr 0 > "$out" 2>&1
 grep -q 'Source Symbol' "$out" && fail "report --virtual-lbr 0: still in branch mode"
 perf report -i "$data" --stdio --branch-history > "$out" 2>&1
@@ -233,7 +237,7 @@ nosync_alone=$(perf auxsample script --no-reuse -i "$tmp/small.data" 2>&1 > /dev
 nosync=$(perf auxsample script -i "$tmp/small.data" 2>&1 > /dev/null |
 	 sed -n 's/.* \([0-9]*\) without a sync point.*/\1/p')
 [ "${nosync_alone:-0}" -gt 0 ] && [ "${nosync:-1}" -lt "$nosync_alone" ] ||
-	fail "small snippets: ${nosync:-?} without a sync point in streams, ${nosync_alone:-?} alone"
+	fail "small snippets: ${nosync:-?} without a sync point streamed, ${nosync_alone:-?} alone"
 python3 "$lib/auxsample_truth.py" --auxsample "$tmp/small.data" 64 perf > "$out" 2>&1 ||
 	fail "small snippets, streams: not the truth"
 echo "small snippets: $nosync_alone without a sync point alone, $nosync in streams: $(cat "$out")"
@@ -248,7 +252,8 @@ perf auxsample script -i "$tmp/plain.data" > "$out" 2>&1
 rc=$?
 [ $rc -ne 0 ] || fail "perf auxsample script accepted a file without AUX samples"
 killed $rc && fail "a file without AUX samples: killed by signal $((rc - 128))"
-grep -q "has no samples with AUX area data" "$out" || fail "no clear error for a file without AUX samples"
+grep -q "has no samples with AUX area data" "$out" ||
+	fail "no clear error for a file without AUX samples"
 
 # A file cut short: perf report says so and fails, where perf's reader
 # alone would fault on the missing bytes.

@@ -63,7 +63,7 @@ real() {
 	fi
 	for depth in 64 1024; do
 		python3 "$lib/auxsample_truth.py" --auxsample "$data" $depth perf > "$out" 2>&1 ||
-			fail "$name: perf auxsample script's virtual LBR at depth $depth is not the truth"
+			fail "$name: perf auxsample script's LBR at depth $depth is not the truth"
 		echo "$name: perf auxsample script, depth $depth: $(tail -1 "$out")"
 	done
 	python3 "$lib/auxsample_truth.py" "$data" 64 perf > "$out" 2>&1 ||

@@ -72,7 +72,8 @@ start() {
 	local data=$1
 
 	shift
-	(cd "$tmp" && exec perf auxsample simulate $engine -o "$data" "$@") > "$tmp/stdout" 2> "$out" &
+	(cd "$tmp" && exec perf auxsample simulate $engine -o "$data" "$@") \
+		> "$tmp/stdout" 2> "$out" &
 	pid=$!
 }
 
