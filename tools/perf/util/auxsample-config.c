@@ -15,6 +15,7 @@
 #include "auxsample.h"
 #include "auxsample-config.h"
 #include "auxtrace.h"
+#include "config.h"
 #include "cs-etm.h"
 #include "debug.h"
 #include "env.h"
@@ -219,28 +220,63 @@ int auxsample_config__from_auxtrace_info(struct auxsample_config *config,
 		config->pt.nom_freq = info->priv[INTEL_PT_MAX_NONTURBO_RATIO];
 	}
 	config->pt.cyc = auxsample_config__pt_cyc(session, info, nr);
-	config->pt_decoder = auxsample_pt_decoder;
+	config->pt_decoder = auxsample__pt_decoder();
 	*pmu_type = info->priv[INTEL_PT_PMU_TYPE];
 	auxsample_config__kernel_start(config, session);
 	return auxsample_supports(config->type) ? 0 : -AUXSAMPLE_ERR_NOT_BUILT;
 }
 
-unsigned int auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_DEFAULT;
+static unsigned int auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_DEFAULT;
+/* --decoder was given, or auxsample.decoder was read. */
+static bool auxsample_pt_decoder_set;
+
+static int auxsample__decoder_from(const char *str)
+{
+	if (!str || !strcmp(str, "default"))
+		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_DEFAULT;
+	else if (!strcmp(str, "libipt"))
+		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT;
+	else if (!strcmp(str, "walker"))
+		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_WALKER;
+	else
+		return -1;
+	return 0;
+}
 
 int auxsample__parse_decoder(const struct option *opt __maybe_unused, const char *str,
 			     int unset)
 {
-	if (unset || !str || !strcmp(str, "default")) {
-		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_DEFAULT;
-	} else if (!strcmp(str, "libipt")) {
-		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT;
-	} else if (!strcmp(str, "walker")) {
-		auxsample_pt_decoder = AUXSAMPLE_PT_DECODER_WALKER;
-	} else {
+	auxsample_pt_decoder_set = true;
+	if (auxsample__decoder_from(unset ? NULL : str)) {
 		pr_err("--decoder=%s: not an Intel PT decoder (libipt, walker)\n", str);
 		return -1;
 	}
 	return 0;
+}
+
+static int auxsample__decoder_config(const char *var, const char *value,
+				     void *cb __maybe_unused)
+{
+	if (strcmp(var, "auxsample.decoder"))
+		return 0;
+	if (auxsample__decoder_from(value))
+		pr_warning("perfconfig: auxsample.decoder=%s is not libipt or walker: ignored\n",
+			   value);
+	return 0;
+}
+
+/*
+ * Without --decoder, the config's auxsample.decoder chooses: read when
+ * the first config is made, so that perf report, which has no --decoder
+ * of its own, follows it too.
+ */
+unsigned int auxsample__pt_decoder(void)
+{
+	if (!auxsample_pt_decoder_set) {
+		auxsample_pt_decoder_set = true;
+		perf_config(auxsample__decoder_config, NULL);
+	}
+	return auxsample_pt_decoder;
 }
 
 /* Each decoder of libauxsample is built only when its library was found. */

@@ -25,13 +25,14 @@ void auxsample_config__exit(struct auxsample_config *config);
 const char *auxsample__not_built(const struct auxsample_config *config);
 
 /*
- * The Intel PT decoder of every config made from now on (--decoder):
- * an enum auxsample_pt_decoder.  auxsample__parse_decoder() is its
- * OPT_CALLBACK: "libipt" or "walker".
+ * The Intel PT decoder of every config made from now on: an enum
+ * auxsample_pt_decoder, from --decoder (auxsample__parse_decoder() is its
+ * OPT_CALLBACK: "libipt" or "walker") or else the config variable
+ * auxsample.decoder.
  */
-extern unsigned int auxsample_pt_decoder;
 struct option;
 int auxsample__parse_decoder(const struct option *opt, const char *str, int unset);
+unsigned int auxsample__pt_decoder(void);
 
 /*
  * CoreSight ETMv4/ETE trace configuration from perf's cs_etm AUXTRACE_INFO

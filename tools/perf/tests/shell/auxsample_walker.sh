@@ -108,4 +108,20 @@ if killed $rc || [ $rc -eq 0 ] || ! grep -q 'not an Intel PT decoder' "$out"; th
 	fail "--decoder=nope: exit $rc"
 fi
 
+# Without --decoder, the config variable auxsample.decoder chooses;
+# --decoder wins over it, and a decoder perf does not have is a warning.
+printf '[auxsample]\n\tdecoder = walker\n' > "$tmp/perfconfig"
+PERF_CONFIG=$tmp/perfconfig perf auxsample stat -i "$data" > "$out" 2>&1
+grep -q 'snippets the walker handed to libipt' "$out" ||
+	fail "auxsample.decoder=walker: stat did not use the walker"
+PERF_CONFIG=$tmp/perfconfig perf auxsample stat -i "$data" --decoder=libipt > "$out" 2>&1
+grep -q 'snippets the walker handed to libipt' "$out" &&
+	fail "--decoder=libipt under auxsample.decoder=walker: stat used the walker"
+printf '[auxsample]\n\tdecoder = nope\n' > "$tmp/perfconfig"
+PERF_CONFIG=$tmp/perfconfig perf auxsample stat -i "$data" > "$out" 2>&1
+rc=$?
+if killed $rc || [ $rc -ne 0 ] || ! grep -q 'auxsample.decoder=nope is not' "$out"; then
+	fail "auxsample.decoder=nope: exit $rc, or no warning"
+fi
+
 exit $err
