@@ -629,6 +629,37 @@ static void auxsample_inject__summary(struct auxsample_inject *inject)
 			inject->samples - inject->decoded);
 }
 
+/* The output opened, written and closed; removed again if that failed. */
+static int auxsample_inject__output(struct auxsample_inject *inject)
+{
+	int err;
+
+	inject->event = zalloc(PERF_SAMPLE_MAX_SIZE);
+	if (!inject->event)
+		return -ENOMEM;
+	err = auxsample_inject__open_output(inject);
+	if (err)
+		goto out_free_event;
+
+	err = auxsample_inject__process(inject);
+	if (inject->profile_out) {
+		if (fclose(inject->profile_out) && !err)
+			err = -errno;
+		inject->profile_out = NULL;
+	} else {
+		perf_data__close(&inject->output);
+	}
+	if (err) {
+		/* No partial output left behind. */
+		unlink(inject->output.path);
+		goto out_free_event;
+	}
+	auxsample_inject__summary(inject);
+out_free_event:
+	zfree(&inject->event);
+	return err;
+}
+
 int auxsample_inject__run(struct auxsample_inject *inject)
 {
 	struct perf_data data = {
@@ -659,33 +690,8 @@ int auxsample_inject__run(struct auxsample_inject *inject)
 	if (!inject->pipe)
 		err = perf_header__save_sections(&session->header, perf_data__fd(&data),
 						 inject->secs);
-	if (err)
-		goto out_delete;
-	inject->event = zalloc(PERF_SAMPLE_MAX_SIZE);
-	if (!inject->event) {
-		err = -ENOMEM;
-		goto out_delete;
-	}
-	err = auxsample_inject__open_output(inject);
-	if (err)
-		goto out_free_event;
-
-	err = auxsample_inject__process(inject);
-	if (inject->profile_out) {
-		if (fclose(inject->profile_out) && !err)
-			err = -errno;
-		inject->profile_out = NULL;
-	} else {
-		perf_data__close(&inject->output);
-	}
-	if (err) {
-		/* No partial output left behind. */
-		unlink(inject->output.path);
-		goto out_free_event;
-	}
-	auxsample_inject__summary(inject);
-out_free_event:
-	zfree(&inject->event);
+	if (!err)
+		err = auxsample_inject__output(inject);
 out_delete:
 	perf_session__delete(session);
 	for (int feat = 0; feat < HEADER_FEAT_BITS; feat++)
