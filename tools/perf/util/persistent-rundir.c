@@ -151,7 +151,11 @@ int persistent_rundir__write(int dirfd, const char *name, const char *fmt, ...)
 	return err;
 }
 
-/* Unlink every entry of @name, a directory in @dirfd, then @name itself. */
+/*
+ * Unlink every entry of @name, a directory in @parent, then @name itself.
+ * Not upstream's rm_rf(), which goes by path: by file descriptor, only
+ * within the directory that was checked, and @names gets the entries.
+ */
 static void rundir__empty(int parent, const char *name, struct strbuf *names)
 {
 	struct dirent *d;
