@@ -43,6 +43,7 @@
 #include "util/evsel.h"
 #include "util/parse-events.h"
 #include "util/persistent.h"
+#include "util/persistent-rundir.h"
 #include "util/pmu.h"
 #include "util/record.h"
 #include "util/target.h"

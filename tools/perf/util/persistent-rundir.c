@@ -24,11 +24,17 @@
 #include <linux/string.h>
 
 #include "debug.h"
-#include "persistent.h"
 #include "persistent-rundir.h"
 #include "strbuf.h"
 
 #define RUNDIR_OPEN	(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+const char *persistent__dir(void)
+{
+	const char *dir = getenv(PERSISTENT_DIR_ENV);
+
+	return dir && *dir ? dir : PERSISTENT_DIR_DEFAULT;
+}
 
 static int rundir__verify(int fd, const char *dir, bool holder, uid_t *owner)
 {
