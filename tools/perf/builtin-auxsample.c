@@ -113,6 +113,21 @@ int auxsample__check_depth(const char *cmd, unsigned int depth)
 	return -1;
 }
 
+/* One output: a perf.data, with call chains or not, or one of the profiles. */
+static int inject__check_outputs(const struct auxsample_inject *inject)
+{
+	if (inject->bolt && inject->autofdo) {
+		pr_err("perf auxsample inject: --bolt and --autofdo are two outputs: give one\n");
+		return -1;
+	}
+	if ((inject->bolt || inject->autofdo) && inject->callchain) {
+		pr_err("perf auxsample inject: -g adds call chains to a perf.data: not with --bolt or --autofdo\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Most of it is the OPT_* table, as in upstream's cmd_ functions. */
 static int cmd_auxsample_inject(int argc, const char **argv)
 {
 	struct auxsample_inject inject = {
@@ -157,14 +172,8 @@ static int cmd_auxsample_inject(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options(usage, options);
-	if (inject.bolt && inject.autofdo) {
-		pr_err("perf auxsample inject: --bolt and --autofdo are two outputs: give one\n");
+	if (inject__check_outputs(&inject))
 		return 1;
-	}
-	if ((inject.bolt || inject.autofdo) && inject.callchain) {
-		pr_err("perf auxsample inject: -g adds call chains to a perf.data: not with --bolt or --autofdo\n");
-		return 1;
-	}
 	if (!inject.output.path) {
 		pr_err("perf auxsample inject: no output file: give it with -o\n");
 		usage_with_options(usage, options);
@@ -244,11 +253,75 @@ static int parse_engine(const struct option *opt, const char *str, int unset)
 	return 0;
 }
 
+/*
+ * The options together: each wrong use a usage error, as perf record's,
+ * and the options that imply others set.
+ */
+static void simulate__check_opts(struct sim_opts *opts, u64 aux_size, u64 psb_period,
+				 bool mtc_set, const char * const *usage,
+				 const struct option *options)
+{
+	if (!opts->period)
+		usage_with_options_msg(usage, options,
+				       "-c must be at least 1: a sample every <n> user instructions");
+	if (!aux_size || aux_size > SIM_MAX_AUX_SAMPLE_SIZE)
+		usage_with_options_msg(usage, options,
+				       "--aux-sample-size must be 1 to %d bytes, as perf record allows",
+				       SIM_MAX_AUX_SAMPLE_SIZE);
+	if (psb_period < 256)
+		usage_with_options_msg(usage, options, "--psb-period must be at least 256 bytes");
+	if (opts->tracepoint || opts->kcore)
+		opts->kernel = true;
+	/* The simulated kernel runs in the ptrace engine only. */
+	if (opts->kernel && opts->engine == SIM_ENGINE_VALGRIND)
+		usage_with_options_msg(usage, options,
+				       "--kernel, --tracepoint and --kcore need --engine=ptrace: the Valgrind engine runs no simulated kernel");
+	if (opts->kernel)
+		opts->engine = SIM_ENGINE_PTRACE;
+	/* As intel_pt/tsc=0/ would, --no-tsc leaves the MTCs out unless asked. */
+	if (!opts->tsc && !mtc_set)
+		opts->mtc = false;
+	if (opts->mtc_period > 15 || !(SIM_MTC_PERIODS & (1U << opts->mtc_period)))
+		usage_with_options_msg(usage, options,
+				       "Invalid --mtc-period %u: the simulated CPU's valid values are 0,3,6,9",
+				       opts->mtc_period);
+	if (opts->mtc && !opts->tsc)
+		usage_with_options_msg(usage, options,
+				       "--mtc needs TSC packets (drop --no-tsc): MTC counts from the TSC in PSB+");
+	if (opts->full_trace && !opts->tsc)
+		usage_with_options_msg(usage, options,
+				       "--full-trace needs TSC packets (drop --no-tsc): samples are placed in the trace by time");
+	if (!strcmp(opts->output, "-"))
+		usage_with_options_msg(usage, options,
+				       "-o - : the simulator seeks in its output, which a pipe cannot do; write a file, then 'perf inject -i <file> -o -'");
+	opts->aux_sample_size = aux_size;
+	opts->psb_period = psb_period;
+}
+
+static int simulate__run(struct sim_opts *opts __maybe_unused, int argc __maybe_unused,
+			 const char **argv __maybe_unused)
+{
+#ifdef HAVE_AUXSAMPLE_SIM
+	int ret = auxsample_sim__run(opts, argc, argv);
+
+	if (ret > 0) {
+		/* Stopped by a signal: die of it once the files are whole, as perf record does. */
+		fflush(NULL);
+		signal(ret, SIG_DFL);
+		raise(ret);
+	}
+	return ret ? -1 : 0;
+#else
+	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt (perf check feature libipt)\n");
+	return -1;
+#endif
+}
+
+/* Most of it is the OPT_* table, as in upstream's cmd_ functions. */
 static int cmd_auxsample_simulate(int argc, const char **argv)
 {
 	u64 aux_size = SIM_DEFAULT_AUX_SAMPLE_SIZE, psb_period = SIM_DEFAULT_PSB_PERIOD;
 	bool progress = false, progress_set = false;
-	int ret __maybe_unused;
 	/* perf record -Aintel_pt's intel_pt config: tsc, mtc, mtc_period=3. */
 	struct sim_opts opts = {
 		.output = "perf.data",
@@ -307,56 +380,10 @@ static int cmd_auxsample_simulate(int argc, const char **argv)
 	if (!argc)
 		usage_with_options_msg(usage, options,
 				       "no command: name the program to simulate after --");
-	if (!opts.period)
-		usage_with_options_msg(usage, options,
-				       "-c must be at least 1: a sample every <n> user instructions");
-	if (!aux_size || aux_size > SIM_MAX_AUX_SAMPLE_SIZE)
-		usage_with_options_msg(usage, options,
-				       "--aux-sample-size must be 1 to %d bytes, as perf record allows",
-				       SIM_MAX_AUX_SAMPLE_SIZE);
-	if (psb_period < 256)
-		usage_with_options_msg(usage, options, "--psb-period must be at least 256 bytes");
-	if (opts.tracepoint || opts.kcore)
-		opts.kernel = true;
-	/* The simulated kernel runs in the ptrace engine only. */
-	if (opts.kernel && opts.engine == SIM_ENGINE_VALGRIND)
-		usage_with_options_msg(usage, options,
-				       "--kernel, --tracepoint and --kcore need --engine=ptrace: the Valgrind engine runs no simulated kernel");
-	if (opts.kernel)
-		opts.engine = SIM_ENGINE_PTRACE;
-	/* As intel_pt/tsc=0/ would, --no-tsc leaves the MTCs out unless asked. */
-	if (!opts.tsc && !mtc_set)
-		opts.mtc = false;
-	if (opts.mtc_period > 15 || !(SIM_MTC_PERIODS & (1U << opts.mtc_period)))
-		usage_with_options_msg(usage, options,
-				       "Invalid --mtc-period %u: the simulated CPU's valid values are 0,3,6,9",
-				       opts.mtc_period);
-	if (opts.mtc && !opts.tsc)
-		usage_with_options_msg(usage, options,
-				       "--mtc needs TSC packets (drop --no-tsc): MTC counts from the TSC in PSB+");
-	if (opts.full_trace && !opts.tsc)
-		usage_with_options_msg(usage, options,
-				       "--full-trace needs TSC packets (drop --no-tsc): samples are placed in the trace by time");
-	if (!strcmp(opts.output, "-"))
-		usage_with_options_msg(usage, options,
-				       "-o - : the simulator seeks in its output, which a pipe cannot do; write a file, then 'perf inject -i <file> -o -'");
-	opts.aux_sample_size = aux_size;
-	opts.psb_period = psb_period;
 	opts.progress = !progress_set ? SIM_PROGRESS_AUTO : progress ? SIM_PROGRESS_ON :
 		SIM_PROGRESS_OFF;
-#ifdef HAVE_AUXSAMPLE_SIM
-	ret = auxsample_sim__run(&opts, argc, argv);
-	if (ret > 0) {
-		/* Stopped by a signal: die of it once the files are whole, as perf record does. */
-		fflush(NULL);
-		signal(ret, SIG_DFL);
-		raise(ret);
-	}
-	return ret ? -1 : 0;
-#else
-	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt (perf check feature libipt)\n");
-	return -1;
-#endif
+	simulate__check_opts(&opts, aux_size, psb_period, mtc_set, usage, options);
+	return simulate__run(&opts, argc, argv);
 }
 
 /*

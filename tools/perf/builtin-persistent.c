@@ -43,6 +43,7 @@
 #include "util/evsel.h"
 #include "util/parse-events.h"
 #include "util/persistent.h"
+#include "util/persistent-rundir.h"
 #include "util/pmu.h"
 #include "util/record.h"
 #include "util/target.h"
@@ -348,6 +349,81 @@ static int persistent_detach__holder(struct persistent_detach *d, struct evsel *
 	return 0;
 }
 
+/* -e's event, one that is not persistent yet, configured as detach wants it. */
+static int persistent_detach__parse(struct persistent_detach *d, struct evlist *evlist)
+{
+	struct parse_events_error perr;
+	struct evsel *evsel;
+	int err;
+
+	parse_events_error__init(&perr);
+	err = parse_events(evlist, d->event, &perr);
+	if (err) {
+		parse_events_error__print(&perr, d->event);
+		pr_err("Error: invalid event '%s': see 'perf list'.\n", d->event);
+	}
+	parse_events_error__exit(&perr);
+	if (err)
+		return err;
+	evsel = evlist__first(evlist);
+	if (evlist->core.nr_entries != 1) {
+		pr_err("Error: '%s' is %d events; detach one event at a time.\n", d->event,
+		       evlist->core.nr_entries);
+		return -EINVAL;
+	}
+	if (evsel__is_persistent(evsel)) {
+		pr_err("Error: %s is already persistent.\n", d->event);
+		return -EINVAL;
+	}
+	if (d->filter && evsel__set_filter(evsel, d->filter))
+		return -EINVAL;
+	return persistent_detach__config(d, evlist, evsel);
+}
+
+/* The event opened and handed to the kernel or to a holder. */
+static int persistent_detach__run(struct persistent_detach *d)
+{
+	struct evlist *evlist;
+	struct evsel *evsel;
+	char msg[BUFSIZ];
+	int err;
+
+	if (!d->opts.target.cpu_list)
+		d->opts.target.system_wide = true;
+
+	evlist = evlist__new();
+	if (!evlist)
+		return -ENOMEM;
+	err = persistent_detach__parse(d, evlist);
+	if (err)
+		goto out_delete;
+	evsel = evlist__first(evlist);
+
+	if (evsel__open(evsel, evsel->core.cpus, evsel->core.threads) < 0) {
+		err = -errno;
+		evsel__open_strerror(evsel, &d->opts.target, errno, msg, sizeof(msg));
+		pr_err("Error: %s\n", msg);
+		goto out_delete;
+	}
+	if (d->filter && evlist__apply_filters(evlist, &evsel, &d->opts.target)) {
+		err = -errno;
+		pr_err("Error: failed to set filter \"%s\" on event %s: %s\n", d->filter,
+		       evsel__name(evsel), strerror(errno));
+		goto out_close;
+	}
+
+	if (persistent__kernel_pmu())
+		err = persistent_detach__kernel(evsel);
+	else
+		err = persistent_detach__holder(d, evsel);
+out_close:
+	/* The holder (or the kernel) has them now. */
+	evsel__close(evsel);
+out_delete:
+	evlist__delete(evlist);
+	return err;
+}
+
 static int cmd_persistent_detach(int argc, const char **argv)
 {
 	const char * const usage[] = {
@@ -383,11 +459,6 @@ static int cmd_persistent_detach(int argc, const char **argv)
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END()
 	};
-	struct parse_events_error perr;
-	struct evlist *evlist;
-	struct evsel *evsel;
-	char msg[BUFSIZ];
-	int err;
 
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc || !d.event)
@@ -397,60 +468,7 @@ static int cmd_persistent_detach(int argc, const char **argv)
 		       "holds no whole record once the buffer wraps.\n", d.pages);
 		return 1;
 	}
-	if (!d.opts.target.cpu_list)
-		d.opts.target.system_wide = true;
-
-	evlist = evlist__new();
-	if (!evlist)
-		return -ENOMEM;
-	parse_events_error__init(&perr);
-	err = parse_events(evlist, d.event, &perr);
-	if (err) {
-		parse_events_error__print(&perr, d.event);
-		pr_err("Error: invalid event '%s': see 'perf list'.\n", d.event);
-		goto out_delete;
-	}
-	err = -EINVAL;
-	evsel = evlist__first(evlist);
-	if (evlist->core.nr_entries != 1) {
-		pr_err("Error: '%s' is %d events; detach one event at a time.\n", d.event,
-		       evlist->core.nr_entries);
-		goto out_delete;
-	}
-	if (evsel__is_persistent(evsel)) {
-		pr_err("Error: %s is already persistent.\n", d.event);
-		goto out_delete;
-	}
-	if (d.filter && evsel__set_filter(evsel, d.filter))
-		goto out_delete;
-	err = persistent_detach__config(&d, evlist, evsel);
-	if (err)
-		goto out_delete;
-
-	if (evsel__open(evsel, evsel->core.cpus, evsel->core.threads) < 0) {
-		err = -errno;
-		evsel__open_strerror(evsel, &d.opts.target, errno, msg, sizeof(msg));
-		pr_err("Error: %s\n", msg);
-		goto out_delete;
-	}
-	if (d.filter && evlist__apply_filters(evlist, &evsel, &d.opts.target)) {
-		err = -errno;
-		pr_err("Error: failed to set filter \"%s\" on event %s: %s\n", d.filter,
-		       evsel__name(evsel), strerror(errno));
-		goto out_close;
-	}
-
-	if (persistent__kernel_pmu())
-		err = persistent_detach__kernel(evsel);
-	else
-		err = persistent_detach__holder(&d, evsel);
-out_close:
-	/* The holder (or the kernel) has them now. */
-	evsel__close(evsel);
-out_delete:
-	parse_events_error__exit(&perr);
-	evlist__delete(evlist);
-	return err ? 1 : 0;
+	return persistent_detach__run(&d) ? 1 : 0;
 }
 
 /* attach */

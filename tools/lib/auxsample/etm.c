@@ -402,19 +402,15 @@ static bool etm_packet__is_speculative(ocsd_etmv4_i_pkt_type type)
 	}
 }
 
-static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_index_t index,
-					const uint8_t chan_id,
-					const ocsd_generic_trace_elem *el)
+/*
+ * The elements that say where the source's trace is not: lost sync, its
+ * end, or nothing known.  True when @el was one of them.
+ */
+static bool etm_source__unsynced(struct etm_state *etm, struct etm_source_state *s,
+				 const ocsd_generic_trace_elem *el, ocsd_trc_index_t index)
 {
-	struct etm_state *etm = (struct etm_state *)context;
-	struct etm_source_state *s = etm_source(etm, chan_id);
 	struct auxsample_decoder *dec = etm->dec;
 
-	if (!s)
-		return OCSD_RESP_CONT;
-	auxsample__set_source(dec, chan_id);
-	if (el->elem_type == OCSD_GEN_TRC_ELEM_TIMESTAMP || el->has_ts)
-		etm_timestamp(etm, el, index);
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_NO_SYNC:
 		/* Why, where the decoder says: the C API logs nothing for us. */
@@ -426,23 +422,23 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 					 OCSD_ERR_BAD_PACKET_SEQ);
 		}
 		etm_source__lost(etm, s);
-		return OCSD_RESP_CONT;
+		return true;
 	case OCSD_GEN_TRC_ELEM_EO_TRACE:
 		etm_source__resolve_stop(etm, s);
-		return OCSD_RESP_CONT;
+		return true;
 	case OCSD_GEN_TRC_ELEM_UNKNOWN:
-		return OCSD_RESP_CONT;
+		return true;
 	default:
-		break;
+		return false;
 	}
+}
 
-	etm_source__synced(etm, s, index);
-	if (el->elem_type == OCSD_GEN_TRC_ELEM_PE_CONTEXT) {
-		etm_source__context(etm, s, el);
-		return OCSD_RESP_CONT;
-	}
-	if (etm->foreign)
-		return OCSD_RESP_CONT;		/* until the decoded thread's again */
+/* The elements of the decoded thread's flow, in sync. */
+static void etm_source__flow(struct etm_state *etm, struct etm_source_state *s,
+			     const ocsd_generic_trace_elem *el, ocsd_trc_index_t index)
+{
+	struct auxsample_decoder *dec = etm->dec;
+
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_TRACE_ON:
 		/* Trace was off: a branch before went out of the traced code. */
@@ -475,6 +471,31 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 		/* Exception returns come as ERET ranges; the rest is no flow. */
 		break;
 	}
+}
+
+static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_index_t index,
+					const uint8_t chan_id,
+					const ocsd_generic_trace_elem *el)
+{
+	struct etm_state *etm = (struct etm_state *)context;
+	struct etm_source_state *s = etm_source(etm, chan_id);
+
+	if (!s)
+		return OCSD_RESP_CONT;
+	auxsample__set_source(etm->dec, chan_id);
+	if (el->elem_type == OCSD_GEN_TRC_ELEM_TIMESTAMP || el->has_ts)
+		etm_timestamp(etm, el, index);
+	if (etm_source__unsynced(etm, s, el, index))
+		return OCSD_RESP_CONT;
+
+	etm_source__synced(etm, s, index);
+	if (el->elem_type == OCSD_GEN_TRC_ELEM_PE_CONTEXT) {
+		etm_source__context(etm, s, el);
+		return OCSD_RESP_CONT;
+	}
+	if (etm->foreign)
+		return OCSD_RESP_CONT;		/* until the decoded thread's again */
+	etm_source__flow(etm, s, el, index);
 	return OCSD_RESP_CONT;
 }
 

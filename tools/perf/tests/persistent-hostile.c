@@ -37,6 +37,7 @@
 #include "debug.h"
 #include "perf-sys.h"
 #include "persistent.h"
+#include "persistent-rundir.h"
 #include "tests.h"
 #include "util.h"
 

@@ -18,7 +18,6 @@
 #include <linux/perf_event.h>
 #include <linux/string.h>
 #include <linux/zalloc.h>
-#include <internal/lib.h>
 
 #include "auxsample-inject.h"
 #include "auxsample-profile.h"
@@ -81,6 +80,11 @@ static const char *auxsample_inject__what(const struct auxsample_inject *inject)
 	return inject->windows ? "samples beside a full trace" : "AUX samples";
 }
 
+/*
+ * Writing the input's events again: perf inject's repipe callbacks
+ * (builtin-inject.c) are static and write through its struct perf_inject,
+ * so these are their few lines for struct auxsample_inject.
+ */
 static int auxsample_inject__write(struct auxsample_inject *inject, const void *buf,
 				   size_t size)
 {
@@ -180,14 +184,6 @@ static int auxsample_inject__tracing_data(struct perf_session *session, union pe
 {
 	pr_warning("perf auxsample inject: the tracepoint formats of a pipe are not written to the output\n");
 	return perf_event__process_tracing_data(session, event);
-}
-
-static int auxsample_inject__drop(const struct perf_tool *tool __maybe_unused,
-				  union perf_event *event __maybe_unused,
-				  struct perf_sample *sample __maybe_unused,
-				  struct machine *machine __maybe_unused)
-{
-	return 0;
 }
 
 /*
@@ -321,6 +317,11 @@ static void auxsample_inject__init_tool(struct auxsample_inject *inject)
 
 	/* In time order, so that the decoder sees each sample's maps. */
 	perf_tool__init(tool, /*ordered_events=*/true);
+	/*
+	 * Its aux, itrace_start and aux_output_hw_id handlers stay: they
+	 * write nothing, as the AUX area's events go with its data.
+	 * auxtrace_info is the decoder's.
+	 */
 	tool->sample		= auxsample_inject__sample;
 	tool->read		= auxsample_inject__read;
 	tool->mmap		= auxsample_inject__mmap;
@@ -349,10 +350,6 @@ static void auxsample_inject__init_tool(struct auxsample_inject *inject)
 	tool->stat		= auxsample_inject__repipe_op2;
 	tool->stat_round	= auxsample_inject__repipe_op2;
 	tool->finished_init	= auxsample_inject__repipe_op2;
-	/* The AUX area's events go with its data; auxtrace_info is the decoder's. */
-	tool->aux		= auxsample_inject__drop;
-	tool->itrace_start	= auxsample_inject__drop;
-	tool->aux_output_hw_id	= auxsample_inject__drop;
 	/* A group's sample is one event, written once. */
 	tool->dont_split_sample_group = true;
 	if (inject->pipe) {
@@ -426,17 +423,13 @@ static int auxsample_inject__check_windows(struct auxsample_inject *inject)
 	return 0;
 }
 
-static int auxsample_inject__save_section(struct perf_file_section *section,
-					  struct perf_header *ph __maybe_unused,
-					  int feat, int fd __maybe_unused, void *data)
-{
-	struct auxsample_inject *inject = data;
-
-	inject->secs[feat] = *section;
-	return 0;
-}
-
-/* The features that describe the events are written anew. */
+/*
+ * The features that describe the events are written anew.  perf inject's
+ * keep_feat() does the opposite, keeping a list of features and writing
+ * the others from what it saw; here the samples are the input's with
+ * other branch data, so what else the input says (its build-ids, sample
+ * times, ...) still holds.
+ */
 static bool auxsample_inject__feat_rewritten(int feat)
 {
 	switch (feat) {
@@ -450,12 +443,15 @@ static bool auxsample_inject__feat_rewritten(int feat)
 	}
 }
 
-/* The others are the input's, describing the machine it was recorded on. */
+/*
+ * The others are the input's, describing the machine it was recorded on.
+ * A pipe's are the feature events kept as they came: perf inject writes
+ * those with perf's feature writers, which describe the machine perf runs
+ * on (hostname, osrelease, ...).
+ */
 static int auxsample_inject__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *fw)
 {
 	struct auxsample_inject *inject = container_of(fc, struct auxsample_inject, fc);
-	const struct perf_file_section *sec = &inject->secs[feat];
-	void *buf;
 	int err;
 
 	if (auxsample_inject__feat_rewritten(feat))
@@ -466,19 +462,11 @@ static int auxsample_inject__copy_feat(struct feat_copier *fc, int feat, struct 
 		err = fw->write(fw, inject->feat_data[feat], inject->feat_size[feat]);
 		return err < 0 ? err : 1;
 	}
-	if (!sec->size)
+	/* An empty section is left to perf's writer of the feature. */
+	if (!inject->secs[feat].size)
 		return 0;
-	buf = malloc(sec->size);
-	if (!buf)
-		return -ENOMEM;
-	if (preadn(perf_data__fd(inject->session->data), buf, sec->size, sec->offset) !=
-	    (ssize_t)sec->size) {
-		err = -EIO;
-		goto out_free;
-	}
-	err = fw->write(fw, buf, sec->size);
-out_free:
-	free(buf);
+	err = perf_header__copy_section(perf_data__fd(inject->session->data),
+					&inject->secs[feat], fw);
 	return err < 0 ? err : 1;
 }
 
@@ -641,6 +629,37 @@ static void auxsample_inject__summary(struct auxsample_inject *inject)
 			inject->samples - inject->decoded);
 }
 
+/* The output opened, written and closed; removed again if that failed. */
+static int auxsample_inject__output(struct auxsample_inject *inject)
+{
+	int err;
+
+	inject->event = zalloc(PERF_SAMPLE_MAX_SIZE);
+	if (!inject->event)
+		return -ENOMEM;
+	err = auxsample_inject__open_output(inject);
+	if (err)
+		goto out_free_event;
+
+	err = auxsample_inject__process(inject);
+	if (inject->profile_out) {
+		if (fclose(inject->profile_out) && !err)
+			err = -errno;
+		inject->profile_out = NULL;
+	} else {
+		perf_data__close(&inject->output);
+	}
+	if (err) {
+		/* No partial output left behind. */
+		unlink(inject->output.path);
+		goto out_free_event;
+	}
+	auxsample_inject__summary(inject);
+out_free_event:
+	zfree(&inject->event);
+	return err;
+}
+
 int auxsample_inject__run(struct auxsample_inject *inject)
 {
 	struct perf_data data = {
@@ -669,35 +688,10 @@ int auxsample_inject__run(struct auxsample_inject *inject)
 		goto out_delete;
 	/* Where the input's features are, before the feature bits change. */
 	if (!inject->pipe)
-		err = perf_header__process_sections(&session->header, perf_data__fd(&data),
-						    inject, auxsample_inject__save_section);
-	if (err)
-		goto out_delete;
-	inject->event = zalloc(PERF_SAMPLE_MAX_SIZE);
-	if (!inject->event) {
-		err = -ENOMEM;
-		goto out_delete;
-	}
-	err = auxsample_inject__open_output(inject);
-	if (err)
-		goto out_free_event;
-
-	err = auxsample_inject__process(inject);
-	if (inject->profile_out) {
-		if (fclose(inject->profile_out) && !err)
-			err = -errno;
-		inject->profile_out = NULL;
-	} else {
-		perf_data__close(&inject->output);
-	}
-	if (err) {
-		/* No partial output left behind. */
-		unlink(inject->output.path);
-		goto out_free_event;
-	}
-	auxsample_inject__summary(inject);
-out_free_event:
-	zfree(&inject->event);
+		err = perf_header__save_sections(&session->header, perf_data__fd(&data),
+						 inject->secs);
+	if (!err)
+		err = auxsample_inject__output(inject);
 out_delete:
 	perf_session__delete(session);
 	for (int feat = 0; feat < HEADER_FEAT_BITS; feat++)

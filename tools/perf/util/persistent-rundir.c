@@ -24,11 +24,17 @@
 #include <linux/string.h>
 
 #include "debug.h"
-#include "persistent.h"
 #include "persistent-rundir.h"
 #include "strbuf.h"
 
 #define RUNDIR_OPEN	(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+const char *persistent__dir(void)
+{
+	const char *dir = getenv(PERSISTENT_DIR_ENV);
+
+	return dir && *dir ? dir : PERSISTENT_DIR_DEFAULT;
+}
 
 static int rundir__verify(int fd, const char *dir, bool holder, uid_t *owner)
 {
@@ -151,7 +157,11 @@ int persistent_rundir__write(int dirfd, const char *name, const char *fmt, ...)
 	return err;
 }
 
-/* Unlink every entry of @name, a directory in @dirfd, then @name itself. */
+/*
+ * Unlink every entry of @name, a directory in @parent, then @name itself.
+ * Not upstream's rm_rf(), which goes by path: by file descriptor, only
+ * within the directory that was checked, and @names gets the entries.
+ */
 static void rundir__empty(int parent, const char *name, struct strbuf *names)
 {
 	struct dirent *d;

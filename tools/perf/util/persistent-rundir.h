@@ -8,8 +8,20 @@
 
 struct strbuf;
 
+/*
+ * The persistent PMU's name, in sysfs and in the holder's directory, which
+ * is laid out like it; the directory is $PERF_PERSISTENT_DIR, else
+ * /run/perf-persistent.
+ */
+#define PERSISTENT_PMU_NAME	"persistent"
+#define PERSISTENT_DIR_DEFAULT	"/run/perf-persistent"
+#define PERSISTENT_DIR_ENV	"PERF_PERSISTENT_DIR"
+
 #define PERSISTENT_SOCK_NAME	"holder.sock"
 #define PERSISTENT_PID_NAME	"holder.pid"
+
+/* Where the holder lives: $PERF_PERSISTENT_DIR or /run/perf-persistent. */
+const char *persistent__dir(void);
 
 /*
  * The holder's directory, opened O_NOFOLLOW and checked: for the holder,

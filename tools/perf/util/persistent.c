@@ -45,13 +45,6 @@
 /* Below this size a record is not one; all records are 8-byte aligned. */
 #define PERSISTENT_RECORD_MIN	sizeof(struct perf_event_header)
 
-const char *persistent__dir(void)
-{
-	const char *dir = getenv(PERSISTENT_DIR_ENV);
-
-	return dir && *dir ? dir : PERSISTENT_DIR_DEFAULT;
-}
-
 static int persistent__kernel_path(char *buf, size_t size, const char *name)
 {
 	int n = perf_pmu__event_source_devices_scnprintf(buf, size);

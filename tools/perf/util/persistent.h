@@ -25,12 +25,9 @@ union perf_event;
  * config = id).  No merged kernel has them, so 'perf persistent daemon', a
  * holder process, owns the events' file descriptors instead and publishes
  * them in a directory laid out like that PMU: both are used through the
- * same code.
+ * same code.  The PMU's name and where the holder's directory is are in
+ * persistent-rundir.h.
  */
-#define PERSISTENT_PMU_NAME		"persistent"
-#define PERSISTENT_DIR_DEFAULT		"/run/perf-persistent"
-#define PERSISTENT_DIR_ENV		"PERF_PERSISTENT_DIR"
-
 /* The seed ABI's ioctls. */
 #ifndef PERF_EVENT_IOC_DETACH
 #define PERF_EVENT_IOC_DETACH		_IO('$', 8)
@@ -62,8 +59,6 @@ struct persistent_info {
 
 /* "name (uid N)" of @uid, in @buf. */
 const char *persistent__owner_name(s32 uid, char *buf, size_t size);
-/* Where the holder lives: $PERF_PERSISTENT_DIR or /run/perf-persistent. */
-const char *persistent__dir(void);
 /* Whether the running kernel's sysfs has the persistent PMU. */
 bool persistent__kernel_pmu(void);
 /* The id of the kernel's persistent event @spec (a name or an id). */

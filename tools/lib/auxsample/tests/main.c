@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 			if (filter && !strstr(t->name, filter))
 				continue;
 			test_skip_reason = NULL;
-			ret = t->fn();
+			ret = t->fn ? t->fn() : t->fn_arg(t->arg);
 			if (ret == TEST_OK) {
 				printf("PASS  libauxsample: %s\n", t->name);
 			} else if (ret == TEST_SKIP) {

@@ -37,9 +37,12 @@ extern int test_verbose;
  */
 int test_run_bounded(int (*fn)(void *arg), void *arg, unsigned int seconds);
 
+/* A test runs fn(), or, for the cases of a table-driven test, fn_arg(arg). */
 struct test {
 	const char	*name;
 	int		(*fn)(void);
+	int		(*fn_arg)(const void *arg);
+	const void	*arg;
 };
 
 extern const struct test tests_backends[];

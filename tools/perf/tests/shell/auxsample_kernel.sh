@@ -16,9 +16,6 @@ set -u
 # shellcheck source=lib/auxsample_sim.sh
 . "$(dirname "$0")"/lib/auxsample_sim.sh
 auxsample_sim_check
-
-# shellcheck source=lib/auxsample_test.sh
-. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 lib=$(dirname "$0")/lib
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_kernel.XXXXX)
@@ -41,11 +38,7 @@ check() {
 		fail "$what: simulate failed"
 		return 1
 	fi
-	perf script -i "$data" --itrace=e > "$out" 2>&1
-	if grep -q 'instruction trace error' "$out"; then
-		fail "$what: perf's decoder found errors"
-		return 1
-	fi
+	auxsample_sim_decodes "$what" "$data" || return 1
 	if ! python3 "$lib/auxsample_truth.py" --exact "$data" 64 perf > "$out" 2>&1; then
 		fail "$what: perf's virtual LBR does not end at the sample"
 		return 1

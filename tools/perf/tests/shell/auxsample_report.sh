@@ -16,9 +16,6 @@ set -u
 # shellcheck source=lib/auxsample_sim.sh
 . "$(dirname "$0")"/lib/auxsample_sim.sh
 auxsample_sim_check
-
-# shellcheck source=lib/auxsample_test.sh
-. "$(dirname "$0")"/lib/auxsample_test.sh
 err=0
 lib=$(dirname "$0")/lib
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_report.XXXXX)

@@ -18,25 +18,7 @@ lib=$(dirname "$0")/lib
 tmp=$(mktemp -d /tmp/__perf_test.auxsample_simulate.XXXXX)
 data=$tmp/perf.data
 out=$tmp/out
-
-cleanup() {
-	rm -rf "$tmp"
-	trap - EXIT TERM INT
-}
-trap 'cleanup; exit 1' TERM INT
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	head -c 3000 "$out"
-	err=1
-}
-
-# killed RC: whether exit status RC says that a signal killed perf (128 + N).
-# perf itself exits 129 on a usage error and 255 on an error: not signals.
-killed() {
-	[ "$1" -gt 129 ] && [ "$1" -le 192 ]
-}
+auxsample_test_traps
 
 auxsample_sim_workload "$tmp/workload" "$out"
 
@@ -50,11 +32,7 @@ check() {
 		fail "$what: simulate failed"
 		return
 	fi
-	perf script -i "$data" --itrace=e > "$out" 2>&1
-	if grep -q 'instruction trace error' "$out"; then
-		fail "$what: perf's decoder found errors"
-		return
-	fi
+	auxsample_sim_decodes "$what" "$data" || return
 	if ! python3 "$lib/auxsample_truth.py" "$data" 64 perf > "$out" 2>&1; then
 		fail "$what: perf's virtual LBR is not the truth"
 		return

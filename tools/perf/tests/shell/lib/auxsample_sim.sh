@@ -3,7 +3,12 @@
 #
 # For the tests on 'perf auxsample simulate' recordings: where the
 # simulator cannot run they are skipped (exit 2) saying why, and they
-# trace a small static program built from auxsample_workload.c.
+# trace a small static program built from auxsample_workload.c.  What all
+# our tests share (auxsample_test.sh) comes with it.
+# shellcheck disable=SC2154 # out is the sourcing test's
+
+# shellcheck source=lib/auxsample_test.sh
+. "$(dirname "$0")"/lib/auxsample_test.sh
 
 # auxsample_sim_check: skip unless the simulator can run here.
 auxsample_sim_check() {
@@ -42,4 +47,14 @@ auxsample_sim_workload() {
 # (its reader, auxsample_truth.py, fails on one that is not whole).
 auxsample_sim_samples() {
 	python3 "$(dirname "$0")"/lib/auxsample_truth.py --samples "$1"
+}
+
+# auxsample_sim_decodes WHAT DATA: perf's own decoder reads DATA without
+# an instruction trace error; else the test fails, saying WHAT (return 1).
+auxsample_sim_decodes() {
+	perf script -i "$2" --itrace=e > "$out" 2>&1
+	if grep -q 'instruction trace error' "$out"; then
+		fail "$1: perf's decoder found errors"
+		return 1
+	fi
 }
