@@ -15,7 +15,7 @@
 #   make libauxsample    build the decoding library and its unit tests
 #   make check-decoders  the one-decoder builds: perf without libopencsd
 #                        (DECODERS=pt, build/decoders-pt/) decoding Intel PT,
-#                        libauxsample without libipt (DECODERS=etm) decoding ETM
+#                        perf without libipt (DECODERS=etm) decoding ETM
 #   make patches         export commits made in build/linux to patches/
 #   make series          write the upstream-ready series to build/series/patches
 #   make series-check    check that each prefix of it builds and passes checkpatch
@@ -222,8 +222,9 @@ check-decoders:
 	@$(MAKE) --no-print-directory perf libauxsample DECODERS=pt
 	@scripts/run-tests $(BUILD)/decoders-pt libauxsample
 	@scripts/run-tests $(BUILD)/decoders-pt "CoreSight ETM full trace"
-	@$(MAKE) --no-print-directory libauxsample DECODERS=etm
-	@AUXSAMPLE_DATA=$(CURDIR)/../shared/data $(BUILD)/decoders-etm/auxsample/tests/auxsample-tests
+	@$(MAKE) --no-print-directory perf libauxsample DECODERS=etm
+	@scripts/run-tests $(BUILD)/decoders-etm libauxsample
+	@scripts/run-tests $(BUILD)/decoders-etm "CoreSight ETM"
 
 # The suites too long for every check (tests/perf-suites-long), alone.
 check-long: perf libauxsample
