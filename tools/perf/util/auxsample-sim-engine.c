@@ -52,7 +52,10 @@ int auxsample_sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip)
 	return sim__trace_from(sim, t, ip);
 }
 
-/* What sim_thread__step_begin() and sim_thread__step_end() do around a step. */
+/*
+ * What sim_thread__step_begin() and sim_thread__step_end() of the
+ * ptrace engine (auxsample-sim-ptrace.c) do around a step.
+ */
 int auxsample_sim__retire(struct sim *sim, struct sim_thread *t, u64 ip,
 			  const struct intel_pt_insn *insn, u64 next)
 {

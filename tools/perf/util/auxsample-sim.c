@@ -9,7 +9,8 @@
  * stream per thread, each thread on a CPU of its own.  Every @period user
  * instructions a PERF_RECORD_SAMPLE of instructions:u is written with the
  * last @aux_sample_size bytes of that stream, cut as the kernel cuts them,
- * when it stops the trace in the PMI (see sim__sample()).  The perf.data carries what
+ * when it stops the trace in the PMI (see sim__sample() in
+ * auxsample-sim-model.c).  The perf.data carries what
  * 'perf record -Aintel_pt -e instructions:u' writes: the attrs, Intel PT's
  * AUXTRACE_INFO, COMM, MMAP2 with build-ids, FORK, EXIT, ITRACE_START,
  * FINISHED_ROUND and the header features, with a PT-capable CPU's cpuid.
@@ -23,6 +24,8 @@
  * no kernel trace, and time is a model (SIM_TSC_PER_INSN, the PMI's path
  * in sim__sample()) that keeps the order of events that timed decoders
  * rely on.
+ *
+ * This file runs it; auxsample-sim-core.h says which file does what.
  */
 #include <errno.h>
 #include <inttypes.h>
