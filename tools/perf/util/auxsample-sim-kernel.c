@@ -140,7 +140,10 @@ static void put64(u8 *p, u64 v)
 	memcpy(p, &v, sizeof(v));
 }
 
-/* The bytes of @op at @pc into @p; returns their number. */
+/*
+ * The bytes of @op at @pc into @p; returns their number.  Long, as a
+ * table is: one short case per kind of op, read side by side.
+ */
 static size_t kop__emit(struct sim_kernel *k, const struct kop *op, u64 pc, u8 *p)
 {
 	switch (op->type) {

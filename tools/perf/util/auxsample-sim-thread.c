@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf auxsample simulate: the threads of the program, each on a CPU of
+ * its own with its Intel PT stream (libauxsample's pt-writer), the
+ * memory its code is read from and its ground truth.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/list.h>
+#include <linux/zalloc.h>
+
+#include <auxsample/pt-writer.h>
+#include "auxsample-sim.h"
+#include "auxsample-sim-core.h"
+#include "debug.h"
+
+/*
+ * The code @t runs is read from its /proc/<tid>/mem, opened anew at an
+ * exec: the file opened before reads nothing of the new program (its
+ * memory is the old one's, gone).  Other engines hand over the code they
+ * ran.
+ */
+int sim_thread__open_mem(struct sim *sim, struct sim_thread *t)
+{
+	char path[64];
+	int fd;
+
+	if (sim->opts->engine != SIM_ENGINE_PTRACE)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/mem", t->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_err("cannot read the memory of thread %d: %s\n", t->tid, strerror(errno));
+		return -errno;
+	}
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
+	t->mem_fd = fd;
+	return 0;
+}
+
+struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
+{
+	struct sim_thread *t = zalloc(sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (sim->next_cpu == SIM_MAX_CPUS) {
+		pr_err("more than %d threads: perf auxsample simulate gives each a CPU of its own\n",
+		       SIM_MAX_CPUS);
+		free(t);
+		return NULL;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	t->cpu = sim->next_cpu++;
+	auxsample_sim_truth_thread__init(&t->truth, tid);
+	t->mem_fd = -1;
+	if (sim_thread__open_mem(sim, t)) {
+		free(t);
+		return NULL;
+	}
+	t->pt = auxsample_pt_writer__new(&(struct auxsample_pt_writer_config){
+		.size = sizeof(struct auxsample_pt_writer_config),
+		.psb_period = sim->opts->psb_period,
+		.noretcomp = sim->opts->noretcomp,
+		.tsc = sim->opts->tsc,
+		.mtc = sim->opts->mtc,
+		.mtc_period = sim->opts->mtc_period,
+		.tsc_per_ctc = SIM_TSC_CTC_N / SIM_TSC_CTC_D,
+		.cyc = sim->opts->cyc,
+		/* The core runs at its nominal ratio: a cycle is a TSC tick. */
+		.cbr = SIM_MAX_NONTURBO,
+		.nom_freq = SIM_MAX_NONTURBO,
+	});
+	if (!t->pt) {
+		pr_err("perf auxsample simulate: no memory for thread %d's trace\n", tid);
+		if (t->mem_fd >= 0)
+			close(t->mem_fd);
+		free(t);
+		return NULL;
+	}
+	list_add_tail(&t->node, &sim->threads);
+	return t;
+}
+
+/* The simulator never writes what libipt's packet decoder cannot parse. */
+int sim_thread__verify(struct sim_thread *t)
+{
+	u64 offset;
+
+	if (!auxsample_pt_writer__verify(t->pt, &offset))
+		return 0;
+	pr_err("perf auxsample simulate: bad Intel PT packet at offset %#" PRIx64
+	       " of thread %d's stream\n",
+	       offset, t->tid);
+	return -EPROTO;
+}
+
+void sim_thread__delete(struct sim_thread *t)
+{
+	list_del(&t->node);
+	auxsample_pt_writer__delete(t->pt);
+	if (t->mem_fd >= 0)
+		close(t->mem_fd);
+	auxsample_sim_truth_thread__exit(&t->truth);
+	free(t);
+}
+
+struct sim_thread *sim__find_thread(struct sim *sim, pid_t tid)
+{
+	struct sim_thread *t;
+
+	list_for_each_entry(t, &sim->threads, node) {
+		if (t->tid == tid)
+			return t;
+	}
+	return NULL;
+}
+
+/* The process starts, or exec replaced its program: a fresh stream. */
+int sim__process_begin(struct sim *sim, struct sim_thread *t, bool exec,
+			      const char *comm)
+{
+	int err;
+
+	if (exec) {
+		err = sim_thread__verify(t) ?: sim__flush_trace(sim, t);
+		if (err)
+			return err;
+		auxsample_pt_writer__reset(t->pt);
+		t->flushed = 0;
+		auxsample_sim_truth_thread__exec(&t->truth);
+	}
+	return sim__write_comm(sim, t, exec, comm);
+}
+
+/* The trace comes after the events that tell whose it is. */
+int sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	int err = sim__write_itrace_start(sim, t);
+
+	sim->tsc++;
+	return err ?: auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
+		      auxsample_pt_writer__start(t->pt, ip);
+}
