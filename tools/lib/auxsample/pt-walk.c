@@ -45,6 +45,7 @@ struct ptw_decoder {
 struct ptw_walk {
 	struct ptw_decoder		*wd;
 	struct auxsample_decoder	*dec;
+	struct ptw_blocks		*blocks;
 	const uint8_t			*buf;
 	size_t				len;
 	size_t				pos;		/* of the next packet */
@@ -92,7 +93,7 @@ static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
 }
 
 /* The branch that ended the last block went to @to: pt.c's pt_flow__resolve(). */
-static void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
+static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
 {
 	static const unsigned int kinds[] = {
 		[X86_BR_COND]		= AUXSAMPLE_BR_COND,
@@ -268,10 +269,38 @@ static int ptw_walk__expect(struct ptw_walk *w, enum ptw_type type)
 	return 0;
 }
 
-/* The next TNT bit, in *@taken. */
-static int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
+/*
+ * A one-byte TNT next, not peeked yet: the common case, taken here
+ * without ptw_parse() (what ptw_walk__expect() would do with it).
+ */
+static inline bool ptw_walk__at_tnt8(const struct ptw_walk *w)
 {
-	if (!w->nr_bits) {
+	uint8_t b;
+
+	if (w->have || w->pos == w->len)
+		return false;
+	b = w->buf[w->pos];
+	/* even, not PAD (0x00) and not an extended opcode (0x02) */
+	return !(b & 1) && b >= 4;
+}
+
+static inline bool ptw_walk__tnt8(struct ptw_walk *w)
+{
+	uint8_t b;
+
+	if (!ptw_walk__at_tnt8(w))
+		return false;
+	b = w->buf[w->pos++];
+	w->nr_bits = 31 - __builtin_clz(b >> 1);
+	w->tnt = (b >> 1) & ((1U << w->nr_bits) - 1);
+	w->no_progress = 0;
+	return true;
+}
+
+/* The next TNT bit, in *@taken. */
+static inline int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
+{
+	if (!w->nr_bits && !ptw_walk__tnt8(w)) {
 		int err = ptw_walk__expect(w, PTW_TNT);
 
 		if (err || w->eos)
@@ -327,7 +356,7 @@ static int ptw_walk__tip(struct ptw_walk *w, bool ret)
 }
 
 /* Where the branch ending @b went, from the trace. */
-static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
+static inline int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
 {
 	uint64_t next = b->end + b->length;
 	bool taken;
@@ -352,7 +381,8 @@ static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
 			ptw_walk__push(w, next);
 		return ptw_walk__tip(w, false);
 	case X86_BR_RET:
-		if (!w->nr_bits) {
+		/* A TNT next: a compressed RET, taken without a peek. */
+		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {
 			err = ptw_walk__peek(w);
 			if (err || w->eos)
 				return err;
@@ -374,13 +404,14 @@ static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
 /* The block at the walk's IP, as pt.c takes a block of libipt's. */
 static int ptw_walk__block(struct ptw_walk *w)
 {
-	const struct ptw_block *b = ptw_blocks__get(w->wd->blocks, w->dec, w->ip);
+	const struct ptw_block *b = ptw_blocks__get(w->blocks, w->dec, w->ip);
 	int err;
 
 	if (!b)
 		return PTW_FALLBACK;
 	if (++w->no_progress >= PTW_MAX_LOOPS)
 		return PTW_FALLBACK;
+	ptw_blocks__prefetch(w->blocks, b);
 	ptw_walk__resolve(w, w->ip, 0);
 	auxsample__insns(w->dec, b->ninsn);
 	w->pending = true;
@@ -407,7 +438,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 
 	w->have = false;
 	while (w->ip != at) {
-		const struct ptw_block *b = ptw_blocks__get(w->wd->blocks, w->dec, w->ip);
+		const struct ptw_block *b = ptw_blocks__get(w->blocks, w->dec, w->ip);
 		int n;
 
 		if (!b || ++w->no_progress >= PTW_MAX_LOOPS)
@@ -472,7 +503,8 @@ static int ptw_walk__run(struct ptw_walk *w)
 				break;
 			continue;
 		}
-		if (!w->nr_bits) {
+		/* A TNT next is no FUP: no need to parse it twice. */
+		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {
 			err = ptw_walk__peek(w);
 			if (err)
 				break;
@@ -537,7 +569,9 @@ static unsigned int ptw_find_psbs(const uint8_t *buf, size_t len, uint64_t *firs
 static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t len)
 {
 	struct auxsample_decoder *dec = wd->dec;
-	struct ptw_walk w = { .wd = wd, .dec = dec, .buf = buf, .len = len };
+	struct ptw_walk w = {
+		.wd = wd, .dec = dec, .blocks = wd->blocks, .buf = buf, .len = len,
+	};
 	uint64_t psbs[PTW_PSB_CANDIDATES], first;
 	unsigned int nr = ptw_find_psbs(buf, len, &first, psbs);
 	int err = -AUXSAMPLE_ERR_NOSYNC;
