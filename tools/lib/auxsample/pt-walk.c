@@ -426,6 +426,86 @@ static int ptw_walk__block(struct ptw_walk *w)
 }
 
 /*
+ * The walk's common case, with its state in registers: blocks whose
+ * branch needs a TNT bit at most (conditional branches, compressed
+ * returns; direct jumps and calls need none), each as ptw_walk__block()
+ * takes it.  It stops before the first block that needs more, having
+ * changed nothing for it: ptw_walk__block() takes that one.  The
+ * instructions are counted at the end: nothing walked reads them before
+ * (cycles, flow records and the late-sample rule are libipt's).
+ */
+static void ptw_walk__fast(struct ptw_walk *w)
+{
+	struct ptw_blocks *blocks = w->blocks;
+	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
+	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
+
+	for (;;) {
+		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
+		uint64_t next = b->end + b->length;
+		bool taken = false;
+
+		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
+			break;
+		if (b->cls == X86_BR_COND || b->cls == X86_BR_RET) {
+			if (!nr_bits) {
+				uint8_t byte;
+
+				if (!ptw_walk__at_tnt8(w))
+					break;
+				byte = w->buf[w->pos];
+				nr_bits = 31 - __builtin_clz(byte >> 1);
+				taken = (byte >> nr_bits) & 1;
+				/* A RET not taken, or not compressed: not here. */
+				if (b->cls == X86_BR_RET && (!taken || !w->nr_rets)) {
+					nr_bits = 0;
+					break;
+				}
+				w->pos++;
+				tnt = (byte >> 1) & ((1U << nr_bits) - 1);
+				no_progress = 0;
+			} else {
+				taken = (tnt >> (nr_bits - 1)) & 1;
+				if (b->cls == X86_BR_RET && (!taken || !w->nr_rets))
+					break;
+			}
+			nr_bits--;
+		} else if ((b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL) ||
+			   (!nr_bits && !ptw_walk__at_tnt8(w))) {
+			/* ... or a FUP may be next: ptw_walk__run() looks */
+			break;
+		}
+		no_progress++;
+		ptw_blocks__prefetch(blocks, b);
+		ptw_walk__resolve(w, ip, 0);
+		insns += b->ninsn;
+		w->pending = true;
+		w->from = b->end;
+		w->cls = b->cls;
+		w->length = b->length;
+		switch (b->cls) {
+		case X86_BR_COND:
+			ip = taken ? b->target : next;
+			break;
+		case X86_BR_RET:
+			ptw_walk__pop(w, &ip);
+			break;
+		case X86_BR_CALL:
+			ptw_walk__push(w, next);
+			/* fall through */
+		default:
+			ip = b->target;
+			break;
+		}
+	}
+	w->ip = ip;
+	w->tnt = tnt;
+	w->nr_bits = nr_bits;
+	w->no_progress = no_progress;
+	auxsample__insns(w->dec, insns);
+}
+
+/*
  * An asynchronous event at the FUP's IP (the instruction there did not
  * run): walk there through direct branches, then a TIP.PGD (an
  * interrupt, in user-only trace the sample's PMI) or a TIP (an
@@ -503,6 +583,7 @@ static int ptw_walk__run(struct ptw_walk *w)
 				break;
 			continue;
 		}
+		ptw_walk__fast(w);
 		/* A TNT next is no FUP: no need to parse it twice. */
 		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {
 			err = ptw_walk__peek(w);
