@@ -18,17 +18,16 @@
  * 64-entry stack of the calls' return addresses, popped by every near
  * RET, compressed or not, and emptied at a PSB.
  */
-#define _GNU_SOURCE	/* memmem */
 #include <stdlib.h>
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
 #include "pt-parse.h"
+#include "pt-sync.h"
 #include "x86-branch.h"
 
 /* As pt.c's: the most blocks walked without reading the trace. */
 #define PTW_MAX_LOOPS		100000
-#define PTW_PSB_CANDIDATES	32
 #define PTW_RETS		64	/* the CPU's return compression stack */
 
 /* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
@@ -621,59 +620,24 @@ static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
 	return ptw_walk__run(w);
 }
 
-/* The offsets of the last PSBs in the snippet, oldest first: pt.c's. */
-static unsigned int ptw_find_psbs(const uint8_t *buf, size_t len, uint64_t *first,
-				  uint64_t *psbs)
+/* pt_sync__decode()'s: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+static int ptw_walk__psb(void *ctx, int64_t offset, uint64_t first)
 {
-	static const uint8_t psb[16] = {
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	};
-	unsigned int nr = 0;
-	const uint8_t *p = buf;
+	struct ptw_walk *w = ctx;
 
-	*first = len;
-	while ((p = memmem(p, len - (p - buf), psb, sizeof(psb))) != NULL) {
-		if (*first == len)
-			*first = p - buf;
-		if (nr == PTW_PSB_CANDIDATES) {
-			memmove(psbs, psbs + 1, (nr - 1) * sizeof(*psbs));
-			nr--;
-		}
-		psbs[nr++] = p - buf;
-		p += sizeof(psb);
-	}
-	return nr;
+	if (offset < 0 && first == w->len)
+		return -AUXSAMPLE_ERR_NOSYNC;
+	return ptw_walk__from(w, offset >= 0 ? (uint64_t)offset : first);
 }
 
-/* pt.c's pt_flow__decode(), walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+/* pt.c's decode, walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
 static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t len)
 {
-	struct auxsample_decoder *dec = wd->dec;
 	struct ptw_walk w = {
-		.wd = wd, .dec = dec, .blocks = wd->blocks, .buf = buf, .len = len,
+		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
 	};
-	uint64_t psbs[PTW_PSB_CANDIDATES], first;
-	unsigned int nr = ptw_find_psbs(buf, len, &first, psbs);
-	int err = -AUXSAMPLE_ERR_NOSYNC;
 
-	if (wd->config->flags & AUXSAMPLE_CFG_WHOLE_SNIPPET)
-		nr = 0;
-	for (int k = nr - 1; k >= -1; k--) {
-		auxsample__restart(dec);
-		if (k < 0 && first == len)
-			err = -AUXSAMPLE_ERR_NOSYNC;
-		else
-			err = ptw_walk__from(&w, k >= 0 ? psbs[k] : first);
-		if (err > 0)
-			return err;
-		if (!err && auxsample__enough(dec))
-			break;
-		if (k == 0 && psbs[0] == first)
-			break;
-	}
-	auxsample__stats(dec)->bytes_before_sync = first;
-	return err;
+	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);
 }
 
 /* The code may have changed with the image's files: blocks are rebuilt. */
