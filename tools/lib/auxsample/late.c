@@ -191,11 +191,6 @@ bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to)
 	return true;
 }
 
-bool auxsample__late_rule(const struct auxsample_decoder *dec)
-{
-	return auxsample_late__active(dec);
-}
-
 /* Whether branches wait for the rule: only then does a lost one matter. */
 bool auxsample__late_waiting(const struct auxsample_decoder *dec)
 {

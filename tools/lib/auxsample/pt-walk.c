@@ -11,8 +11,9 @@
  * PTWRITE, power and VMX packets, other modes, truncated packets, flow
  * records, cycles) makes it hand the whole snippet to libipt, which then
  * decodes it as pt.c always does, errors included: counted in
- * stats.pt_fallbacks.  Streams (__stream_begin()) and kernel-traced
- * samples (the late-sample rule) are libipt's too.
+ * stats.pt_fallbacks.  Streams (__stream_begin()) are libipt's too.
+ * For the late-sample rule it tells the core where the trace starts and
+ * stops (auxsample__boundary()) where pt.c does.
  *
  * Return compression follows the SDM and perf's intel-pt-decoder: a
  * 64-entry stack of the calls' return addresses, popped by every near
@@ -317,6 +318,9 @@ static inline int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
 /* Tracing stopped after the pending branch (TIP.PGD): pt.c's ptev_disabled. */
 static void ptw_walk__disabled(struct ptw_walk *w)
 {
+	/* Reached from a block's branch only: it is pending. */
+	uint64_t from = w->from;
+
 	w->have = false;
 	w->no_progress = 0;
 	if (w->pending) {
@@ -326,6 +330,7 @@ static void ptw_walk__disabled(struct ptw_walk *w)
 		else
 			ptw_walk__resolve(w, 0, AUXSAMPLE_BRF_TO_UNKNOWN);
 	}
+	auxsample__boundary(w->dec, from, 0);
 	w->enabled = false;
 }
 
@@ -431,7 +436,8 @@ static int ptw_walk__block(struct ptw_walk *w)
  * takes it.  It stops before the first block that needs more, having
  * changed nothing for it: ptw_walk__block() takes that one.  The
  * instructions are counted at the end: nothing walked reads them before
- * (cycles, flow records and the late-sample rule are libipt's).
+ * (cycles and flow records are libipt's; the late-sample rule reads
+ * no instruction counts).
  */
 static void ptw_walk__fast(struct ptw_walk *w)
 {
@@ -545,6 +551,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 	if (w->pkt.type == PTW_TIP_PGD) {
 		ptw_walk__resolve(w, at, 0);
 		auxsample__stats(w->dec)->end_ip = at;
+		auxsample__boundary(w->dec, at, 0);
 		w->enabled = false;
 		return 0;
 	}
@@ -566,6 +573,7 @@ static int ptw_walk__enable(struct ptw_walk *w)
 	if (!w->pkt.ip_bytes || !w->mode)
 		return PTW_FALLBACK;
 	auxsample__stats(w->dec)->end_ip = 0;
+	auxsample__boundary(w->dec, 0, w->pkt_ip);
 	w->ip = w->pkt_ip;
 	w->enabled = true;
 	return 0;
@@ -661,11 +669,12 @@ static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 	int err = PTW_FALLBACK;
 
 	/*
-	 * Flow records and cycles are libipt's only, and so are kernel-traced
-	 * samples: the late-sample rule needs pt.c's trace boundaries and its
-	 * look past a lost stretch, which the walker does not give yet.
+	 * Flow records and cycles are libipt's only.  The late-sample rule
+	 * is the walker's too: it tells the core the trace's boundaries as
+	 * pt.c does, and pt.c's look past a lost stretch follows an error,
+	 * which the walker hands to libipt.
 	 */
-	if (len && !wd->config->flow && !wd->config->pt.cyc && !auxsample__late_rule(wd->dec)) {
+	if (len && !wd->config->flow && !wd->config->pt.cyc) {
 		ptw_decoder__update(wd);
 		err = ptw_decoder__walk(wd, buf, len);
 	}
