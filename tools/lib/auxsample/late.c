@@ -115,6 +115,20 @@ void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_b
 	uint64_t ip = dec->sample_ip;
 	bool window;
 
+	/*
+	 * Nothing waits, and the rule starts at it: what the rest would
+	 * leave (into the ring, committed), without the copies.  Most
+	 * branches of user-space samples take this way.
+	 */
+	if (!late->nr && auxsample_late__starts(dec, br)) {
+		auxsample__ring_push(dec, br);
+		late->committed = ++late->seq;
+		late->prev = *br;
+		late->have_prev = true;
+		late->located = false;
+		auxsample_late__drop_ops(late);
+		return;
+	}
 	if (late->nr == late->cap) {
 		unsigned int cap = late->cap ? late->cap * 2 : 64;
 		struct auxsample_branch *pending;
