@@ -430,14 +430,31 @@ static int ptw_walk__block(struct ptw_walk *w)
 }
 
 /*
+ * A TIP with an IP next, not peeked yet: its size, and its IP in *@to;
+ * 0 for anything else, which ptw_walk__peek() then reads.
+ */
+static inline int ptw_walk__at_tip(const struct ptw_walk *w, uint64_t *to)
+{
+	struct ptw_packet p;
+
+	if (w->have || w->pos == w->len || (w->buf[w->pos] & 0x1f) != 0x0d)
+		return 0;
+	if (ptw_parse(w->buf + w->pos, w->len - w->pos, &p) <= 0 || !p.ip_bytes ||
+	    ptw_ip(&p, w->last_ip, to))
+		return 0;
+	return p.size;
+}
+
+/*
  * The walk's common case, with its state in registers: blocks whose
- * branch needs a TNT bit at most (conditional branches, compressed
- * returns; direct jumps and calls need none), each as ptw_walk__block()
- * takes it.  It stops before the first block that needs more, having
- * changed nothing for it: ptw_walk__block() takes that one.  The
- * instructions are counted at the end: nothing walked reads them before
- * (cycles and flow records are libipt's; the late-sample rule reads
- * no instruction counts).
+ * branch needs a TNT bit (conditional branches, compressed returns), a
+ * TIP next in the trace (indirect branches, far transfers, returns not
+ * compressed) or nothing (direct jumps and calls), each as
+ * ptw_walk__block() takes it.  It stops before the first block that
+ * needs more, having changed nothing for it: ptw_walk__block() takes
+ * that one.  The instructions are counted at the end: nothing walked
+ * reads them before (cycles and flow records are libipt's; the
+ * late-sample rule reads no instruction counts).
  */
 static void ptw_walk__fast(struct ptw_walk *w)
 {
@@ -447,18 +464,26 @@ static void ptw_walk__fast(struct ptw_walk *w)
 
 	for (;;) {
 		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
-		uint64_t next = b->end + b->length;
-		bool taken = false;
+		uint64_t next = b->end + b->length, to = 0;
+		bool taken = false, read = false;
+		int tip = 0;
 
 		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
 			break;
-		if (b->cls == X86_BR_COND || b->cls == X86_BR_RET) {
+		if (!nr_bits && !ptw_walk__at_tnt8(w)) {
+			/*
+			 * No bit: a TIP for the branches that take one; the
+			 * others, and a FUP next, are ptw_walk__run()'s.
+			 */
+			if (b->cls == X86_BR_COND || b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL)
+				break;
+			tip = ptw_walk__at_tip(w, &to);
+			if (!tip)
+				break;
+		} else if (b->cls == X86_BR_COND || b->cls == X86_BR_RET) {
 			if (!nr_bits) {
-				uint8_t byte;
+				uint8_t byte = w->buf[w->pos];
 
-				if (!ptw_walk__at_tnt8(w))
-					break;
-				byte = w->buf[w->pos];
 				nr_bits = 31 - __builtin_clz(byte >> 1);
 				taken = (byte >> nr_bits) & 1;
 				/* A RET not taken, or not compressed: not here. */
@@ -468,19 +493,16 @@ static void ptw_walk__fast(struct ptw_walk *w)
 				}
 				w->pos++;
 				tnt = (byte >> 1) & ((1U << nr_bits) - 1);
-				no_progress = 0;
+				read = true;
 			} else {
 				taken = (tnt >> (nr_bits - 1)) & 1;
 				if (b->cls == X86_BR_RET && (!taken || !w->nr_rets))
 					break;
 			}
 			nr_bits--;
-		} else if ((b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL) ||
-			   (!nr_bits && !ptw_walk__at_tnt8(w))) {
-			/* ... or a FUP may be next: ptw_walk__run() looks */
-			break;
+		} else if (b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL) {
+			break;		/* a TIP wanted, TNT bits there: an error */
 		}
-		no_progress++;
 		ptw_blocks__prefetch(blocks, b);
 		ptw_walk__resolve(w, ip, 0);
 		insns += b->ninsn;
@@ -488,20 +510,26 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		w->from = b->end;
 		w->cls = b->cls;
 		w->length = b->length;
-		switch (b->cls) {
-		case X86_BR_COND:
+		if (tip) {
+			if (b->cls == X86_BR_IND_CALL)
+				ptw_walk__push(w, next);
+			else if (b->cls == X86_BR_RET)
+				ptw_walk__pop(w, &ip);
+			w->pos += tip;
+			w->last_ip = to;
+			ip = to;
+			read = true;
+		} else if (b->cls == X86_BR_COND) {
 			ip = taken ? b->target : next;
-			break;
-		case X86_BR_RET:
+		} else if (b->cls == X86_BR_RET) {
 			ptw_walk__pop(w, &ip);
-			break;
-		case X86_BR_CALL:
-			ptw_walk__push(w, next);
-			/* fall through */
-		default:
+		} else {
+			if (b->cls == X86_BR_CALL)
+				ptw_walk__push(w, next);
 			ip = b->target;
-			break;
 		}
+		/* Reading the trace is progress (ptw_walk__expect()). */
+		no_progress = read ? 0 : no_progress + 1;
 	}
 	w->ip = ip;
 	w->tnt = tnt;
