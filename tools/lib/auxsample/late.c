@@ -85,7 +85,10 @@ static void auxsample_late__commit(struct auxsample_decoder *dec, unsigned int n
 
 	for (unsigned int i = 0; i < n; i++)
 		auxsample__ring_push(dec, &late->pending[i]);
-	memmove(late->pending, late->pending + n, (late->nr - n) * sizeof(*late->pending));
+	/* None may wait yet, before the list is allocated: no NULL to memmove(). */
+	if (n < late->nr)
+		memmove(late->pending, late->pending + n,
+			(late->nr - n) * sizeof(*late->pending));
 	late->nr -= n;
 	late->located = false;
 	for (unsigned int i = 0; i < late->nr; i++)
