@@ -350,13 +350,14 @@ static int check_samples(uint32_t seed, bool noretcomp)
 		static const char * const how[] = { "none", "the interrupt's", "the kernel's" };
 		const uint64_t ips[] = { 0, r.ips[i], KERNEL_IP };
 
-		for (unsigned int max = 16; max <= 256; max *= 4) {
-			unsigned int k = (i + max) % ARRAY_SIZE(ips);
+		for (unsigned int n = 0, max = 16; max <= 256; n++, max *= 4) {
+			unsigned int k = (i + n) % ARRAY_SIZE(ips);
 
 			pair__set_sample_ip(&r.pair, ips[k]);
 			if (pair__compare(&r.pair, buf + start, end - start, max)) {
-				fprintf(stderr, "  seed %u, snippet [%zu, %zu), %u branches, sample IP %s\n",
-					seed, start, end, max, how[k]);
+				fprintf(stderr, "  seed %u, snippet [%zu, %zu), %u branches, ",
+					seed, start, end, max);
+				fprintf(stderr, "sample IP %s\n", how[k]);
 				goto out;
 			}
 		}
