@@ -4,6 +4,7 @@
 
 usage: bench/run.py [--runs N] [--out DIR] [--samples N] [--threads LIST]
                     [--perf PATH] [--engine E] [--files sparse,medium,dense,mix]
+                    [--decoder libipt,walker] [--no-cyc]
 
 Records simulated Intel PT sample-mode files once (perf auxsample
 simulate --mtc --cyc, with its default engine: Valgrind where installed)
@@ -31,8 +32,13 @@ is faster).  The per-sample cost apart from start-up (loading perf, the
 dynamic linker, the session) is the slope between the two sizes: the
 difference of CPU time over the difference of samples, in microseconds.  The runs of the commands compared take turns, so that other
 work on the machine weighs on all of them alike.  --perf times another
-build (the same perf is upstream's).  Timings are this machine's: compare
-ratios, not seconds.
+build (the same perf is upstream's).  --decoder times ours with each
+Intel PT decoder of the list, side by side (--decoder= for perf
+auxsample, the config variable auxsample.decoder through PERF_CONFIG for
+perf report); without it, ours runs with its default and perf's config.
+--no-cyc records (and times) files without CYC, named *-nocyc-*: the
+walker hands snippets with CYC to libipt.  Timings are this machine's:
+compare ratios, not seconds.
 """
 import argparse
 import os
@@ -52,11 +58,11 @@ def jobs(t):
 WORKLOAD = os.path.join(TOP, 'tools', 'perf', 'tests', 'shell', 'lib', 'auxsample_workload.c')
 
 
-def run(cmd):
+def run(cmd, env=None):
     """Wall seconds, CPU seconds and peak RSS (KiB) of one run of @cmd."""
     start = time.monotonic()
     with open(os.devnull, 'w') as null:
-        proc = subprocess.Popen(cmd, stdout=null, stderr=null)
+        proc = subprocess.Popen(cmd, stdout=null, stderr=null, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
     if status:
@@ -68,16 +74,18 @@ INSNS_PER_ITERATION = 133
 PERIODS = {'sparse': 40000, 'medium': 5000, 'dense': 200, 'mix': 5000}
 
 
-def record(out, name, samples, engine):
+def record(out, name, samples, engine, cyc=True):
     """The file @name with about @samples samples, recorded once."""
     period = PERIODS[name]
     procs = 2 if name == 'mix' else 1
     iterations = max(1, samples * period // INSNS_PER_ITERATION // procs)
-    data = os.path.join(out, '%s-%d-c%d.data' % (name, iterations, period))
+    data = os.path.join(out, '%s%s-%d-c%d.data' % (name, '' if cyc else '-nocyc',
+                                                   iterations, period))
     if not os.path.exists(data):
         wl = '%s branches %d' % (os.path.join(out, 'workload'), iterations)
         cmd = ['/bin/sh', '-c', '%s & %s; wait' % (wl, wl)] if procs == 2 else wl.split()
-        subprocess.run([PERF, 'auxsample', 'simulate', '--mtc', '--cyc', '-c', str(period),
+        subprocess.run([PERF, 'auxsample', 'simulate', '--mtc'] + (['--cyc'] if cyc else []) +
+                       ['-c', str(period),
                         '-o', data] + (['--engine', engine] if engine else []) + ['--'] + cmd,
                        check=True, capture_output=True)
     summary = subprocess.run([PERF, 'auxsample', 'script', '-i', data], check=True,
@@ -95,12 +103,26 @@ def main():
     ap.add_argument('--threads', default='1,2')
     ap.add_argument('--perf', default=PERF)
     ap.add_argument('--files', default='sparse,medium,dense,mix')
+    ap.add_argument('--no-cyc', dest='cyc', action='store_false',
+                    help='record without CYC packets (files named *-nocyc-*)')
+    ap.add_argument('--decoder', default='',
+                    help='Intel PT decoders of ours to time: libipt, walker or both')
     args = ap.parse_args()
+    args.decoders = [d for d in args.decoder.split(',') if d]
+    for d in args.decoders:
+        if d not in ('libipt', 'walker'):
+            sys.exit('--decoder: %s is no decoder (libipt, walker)' % d)
     perf = args.perf
     threads = [int(t) for t in args.threads.split(',')]
     # Other work on the machine takes CPUs from the threads: say how much.
     print('load average at start: %.2f %.2f %.2f, %d CPUs' % (os.getloadavg() + (os.cpu_count(),)))
     os.makedirs(args.out, exist_ok=True)
+    # perf report has no --decoder: a config file of its own per decoder.
+    args.config = {}
+    for d in args.decoders:
+        args.config[d] = os.path.join(args.out, 'perfconfig-%s' % d)
+        with open(args.config[d], 'w') as f:
+            f.write('[auxsample]\n\tdecoder = %s\n' % d)
     wl = os.path.join(args.out, 'workload')
     if not os.path.exists(wl):
         subprocess.run(['cc', '-O1', '-static', '-o', wl, WORKLOAD, '-lpthread'], check=True)
@@ -109,10 +131,10 @@ def main():
           'peak RSS MiB | upstream/ours wall | upstream/ours CPU | us/sample (slope) |')
     print('|---|---|---|---|---|---|---|---|---|---|---|---|')
     for name in args.files.split(','):
-        small = record(args.out, name, args.samples // 2, args.engine)
+        small = record(args.out, name, args.samples // 2, args.engine, args.cyc)
         bench(args, perf, threads, name, small, None)
-        bench(args, perf, threads, name, record(args.out, name, args.samples, args.engine),
-              small)
+        bench(args, perf, threads, name,
+              record(args.out, name, args.samples, args.engine, args.cyc), small)
     print('load average at end: %.2f %.2f %.2f' % os.getloadavg())
 
 
@@ -122,26 +144,33 @@ def bench(args, perf, threads, name, recorded, small):
     data, samples, branches = recorded
     upstream_script = [PERF, 'script', '--itrace=L64', '-F', 'ip,brstack', '-i', data]
     upstream_report = [PERF, 'report', '--stdio', '--itrace=L64', '-i', data]
+    # (label suffix, --decoder option, environment) of each decoder of ours
+    decoders = [('', [], None)]
+    if args.decoders:
+        decoders = [(' [%s]' % d, ['--decoder=%s' % d],
+                     dict(os.environ, PERF_CONFIG=args.config[d])) for d in args.decoders]
+    script, report, perf_report = [], [], []
+    for sfx, opt, env in decoders:
+        script += [('auxsample script -j%d%s' % (t, sfx),
+                    [perf, 'auxsample', 'script', '--depth', '64'] + opt + jobs(t) +
+                    ['-i', data], None) for t in threads]
+        report += [('auxsample report -j%d%s' % (t, sfx),
+                    [perf, 'auxsample', 'report', '--depth', '64'] + opt + jobs(t) +
+                    ['-i', data], None) for t in threads]
+        perf_report.append(('perf report' + sfx, [perf, 'report', '--stdio', '-i', data], env))
     groups = (
-        ('script', upstream_script,
-         [('auxsample script -j%d' % t,
-           [perf, 'auxsample', 'script', '--depth', '64'] + jobs(t) + ['-i', data])
-          for t in threads]),
-        ('report', upstream_report,
-         [('auxsample report -j%d' % t,
-           [perf, 'auxsample', 'report', '--depth', '64'] + jobs(t) + ['-i', data])
-          for t in threads] +
-         [('perf report', [perf, 'report', '--stdio', '-i', data])]),
+        ('script', upstream_script, script),
+        ('report', upstream_report, report + perf_report),
     )
     for what, upstream, ours in groups:
-        cmds = [('upstream', upstream)] + ours
-        runs = {who: [] for who, _ in cmds}
+        cmds = [('upstream', upstream, None)] + ours
+        runs = {who: [] for who, _, _ in cmds}
         for _ in range(args.runs):
-            for who, cmd in cmds:
-                runs[who].append(run(cmd))
+            for who, cmd, env in cmds:
+                runs[who].append(run(cmd, env))
         res = {who: [statistics.median(x) for x in zip(*r)] for who, r in runs.items()}
         up = res['upstream']
-        for who, _ in ours + [('upstream', None)]:
+        for who, _, _ in ours + [('upstream', None, None)]:
             wall, cpu, rss = res[who]
             label = 'upstream %s' % what if who == 'upstream' else 'ours ' + who
             ratios = ('%.2f | %.2f' % (up[0] / wall, up[1] / cpu)

@@ -16,7 +16,9 @@
  *        bits 5-6  0 decode, 1 stream, 2 decode twice, 3 stream then decode
  *        bit 7     decode with libauxsample's Intel PT walker and with
  *                  libipt too: any difference aborts (not with a flow
- *                  callback, which the walker leaves to libipt)
+ *                  callback, which the walker leaves to libipt); bits 5-6
+ *                  then the late-sample rule's sample IP: 0 none, 1 the
+ *                  program's code at h[2] h[3], 2 and 3 the kernel's
  *   h[1]           max branches (0: 64)
  *   h[2], h[3]     stream cut points, as fractions (/256) of the length
  *
@@ -137,14 +139,20 @@ static void stream(struct auxsample_decoder *dec, const uint8_t *trace, size_t l
 
 /* The walker decodes as libipt does, or hands the snippet to it. */
 static void differ(struct auxsample_config *config, const uint8_t *trace, size_t len,
-		   unsigned int max)
+		   unsigned int max, const uint8_t *h)
 {
+	unsigned int mode = (h[0] >> 5) & 3;
 	struct pair pr;
 
+	if (mode)
+		config->kernel_start = 0xffff800000000000ULL;
 	if (pair__init(&pr, config)) {
 		pair__exit(&pr);
 		return;
 	}
+	if (mode)
+		pair__set_sample_ip(&pr, mode == 1 ? 0x401000 + (h[2] << 8 | h[3]) :
+					    0xffffffff81000000ULL);
 	if (pair__compare(&pr, trace, len, max))
 		abort();
 	pair__exit(&pr);
@@ -193,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	if ((data[0] & 0x80) && !config.flow) {
-		differ(&config, trace, len, max);
+		differ(&config, trace, len, max, data);
 		return 0;
 	}
 	dec = auxsample_decoder__new(&config, NULL);

@@ -113,8 +113,6 @@ void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t 
  */
 bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to);
 bool auxsample__late_waiting(const struct auxsample_decoder *dec);
-/* Whether the late-sample rule applies to this decode at all. */
-bool auxsample__late_rule(const struct auxsample_decoder *dec);
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
 /* The thread to decode for (auxsample_decoder__set_thread()), -1: any. */

@@ -67,11 +67,6 @@ void auxsample_timing__break(struct auxsample_decoder *dec)
 	tm->last_valid = false;
 }
 
-void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n)
-{
-	dec->timing.insns += n;
-}
-
 /*
  * The taken branch about to be added waits for its time, by its number:
  * the late-sample rule (late.c) may keep it a while before the ring.

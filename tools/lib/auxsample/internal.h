@@ -119,7 +119,12 @@ unsigned int auxsample_late__chain(struct auxsample_decoder *dec);
 
 void auxsample_timing__reset(struct auxsample_decoder *dec);
 void auxsample_timing__exit(struct auxsample_decoder *dec);
-void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n);
 void auxsample_timing__branch(struct auxsample_decoder *dec);
+
+/* Once per block: inline, as backends call it from their hot loops. */
+static inline void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n)
+{
+	dec->timing.insns += n;
+}
 
 #endif /* __AUXSAMPLE_INTERNAL_H */

@@ -85,7 +85,10 @@ static void auxsample_late__commit(struct auxsample_decoder *dec, unsigned int n
 
 	for (unsigned int i = 0; i < n; i++)
 		auxsample__ring_push(dec, &late->pending[i]);
-	memmove(late->pending, late->pending + n, (late->nr - n) * sizeof(*late->pending));
+	/* None may wait yet, before the list is allocated: no NULL to memmove(). */
+	if (n < late->nr)
+		memmove(late->pending, late->pending + n,
+			(late->nr - n) * sizeof(*late->pending));
 	late->nr -= n;
 	late->located = false;
 	for (unsigned int i = 0; i < late->nr; i++)
@@ -115,6 +118,20 @@ void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_b
 	uint64_t ip = dec->sample_ip;
 	bool window;
 
+	/*
+	 * Nothing waits, and the rule starts at it: what the rest would
+	 * leave (into the ring, committed), without the copies.  Most
+	 * branches of user-space samples take this way.
+	 */
+	if (!late->nr && auxsample_late__starts(dec, br)) {
+		auxsample__ring_push(dec, br);
+		late->committed = ++late->seq;
+		late->prev = *br;
+		late->have_prev = true;
+		late->located = false;
+		auxsample_late__drop_ops(late);
+		return;
+	}
 	if (late->nr == late->cap) {
 		unsigned int cap = late->cap ? late->cap * 2 : 64;
 		struct auxsample_branch *pending;
@@ -189,11 +206,6 @@ bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to)
 		return false;
 	auxsample_late__commit(dec, dec->late.nr);
 	return true;
-}
-
-bool auxsample__late_rule(const struct auxsample_decoder *dec)
-{
-	return auxsample_late__active(dec);
 }
 
 /* Whether branches wait for the rule: only then does a lost one matter. */

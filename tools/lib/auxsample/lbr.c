@@ -43,8 +43,10 @@ void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow)
 
 void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br)
 {
+	/* Once per taken branch: no division (the walker's hot path). */
 	dec->ring[dec->ring_next] = *br;
-	dec->ring_next = (dec->ring_next + 1) % dec->max;
+	if (++dec->ring_next == dec->max)
+		dec->ring_next = 0;
 	if (dec->ring_count < dec->max)
 		dec->ring_count++;
 	dec->ring_pushed++;
@@ -76,7 +78,7 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 {
 	struct auxsample_branch br = { from, to, kind, flags };
 
-	if (kind != AUXSAMPLE_BR_GAP) {
+	if (dec->config.flow && kind != AUXSAMPLE_BR_GAP) {
 		struct auxsample_flow flow = {
 			.type	= AUXSAMPLE_FLOW_BRANCH,
 			.kind	= kind,
@@ -90,11 +92,22 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 	dec->stats.branches++;
 	if (!dec->max)
 		return;
-	auxsample_timing__branch(dec);
-	if (auxsample_late__active(dec))
+	if (dec->timing.enabled)
+		auxsample_timing__branch(dec);
+	if (dec->config.kernel_start && auxsample_late__active(dec)) {
 		auxsample_late__add(dec, &br);
-	else
-		auxsample__ring_push(dec, &br);
+		return;
+	}
+	/*
+	 * auxsample__ring_push() in place: a copy of @br just written would
+	 * wait for the stores to forward, a good part of a walked branch.
+	 */
+	dec->ring[dec->ring_next] = (struct auxsample_branch){ from, to, kind, flags };
+	if (++dec->ring_next == dec->max)
+		dec->ring_next = 0;
+	if (dec->ring_count < dec->max)
+		dec->ring_count++;
+	dec->ring_pushed++;
 }
 
 /* What lies between @from and @to is unknown: no call stack survives. */

@@ -35,12 +35,29 @@ void ptw_blocks__clear(struct ptw_blocks *blocks);
 /* Decode the block at @ip into @b: 0, or -1 where the code cannot be read or decoded here. */
 int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip);
 
+static inline struct ptw_block *ptw_blocks__slot(struct ptw_blocks *blocks, uint64_t ip)
+{
+	return &blocks->slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
+}
+
+/*
+ * The slots of the blocks that may follow @b, into the cache while @b's
+ * branch waits for the trace: a loop's blocks are in it, a program's
+ * many are not, and the load of the next one would stall the walk.
+ */
+static inline void ptw_blocks__prefetch(struct ptw_blocks *blocks, const struct ptw_block *b)
+{
+	__builtin_prefetch(ptw_blocks__slot(blocks, b->end + b->length));
+	if (b->target)
+		__builtin_prefetch(ptw_blocks__slot(blocks, b->target));
+}
+
 /* The block at @ip, NULL where the code cannot be read or decoded here. */
 static inline const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
 						      struct auxsample_decoder *dec,
 						      uint64_t ip)
 {
-	struct ptw_block *b = &blocks->slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
+	struct ptw_block *b = ptw_blocks__slot(blocks, ip);
 
 	if (b->valid && b->start == ip)
 		return b;

@@ -11,24 +11,24 @@
  * PTWRITE, power and VMX packets, other modes, truncated packets, flow
  * records, cycles) makes it hand the whole snippet to libipt, which then
  * decodes it as pt.c always does, errors included: counted in
- * stats.pt_fallbacks.  Streams (__stream_begin()) and kernel-traced
- * samples (the late-sample rule) are libipt's too.
+ * stats.pt_fallbacks.  Streams (__stream_begin()) are libipt's too.
+ * For the late-sample rule it tells the core where the trace starts and
+ * stops (auxsample__boundary()) where pt.c does.
  *
  * Return compression follows the SDM and perf's intel-pt-decoder: a
  * 64-entry stack of the calls' return addresses, popped by every near
  * RET, compressed or not, and emptied at a PSB.
  */
-#define _GNU_SOURCE	/* memmem */
 #include <stdlib.h>
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
 #include "pt-parse.h"
+#include "pt-sync.h"
 #include "x86-branch.h"
 
 /* As pt.c's: the most blocks walked without reading the trace. */
 #define PTW_MAX_LOOPS		100000
-#define PTW_PSB_CANDIDATES	32
 #define PTW_RETS		64	/* the CPU's return compression stack */
 
 /* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
@@ -45,6 +45,7 @@ struct ptw_decoder {
 struct ptw_walk {
 	struct ptw_decoder		*wd;
 	struct auxsample_decoder	*dec;
+	struct ptw_blocks		*blocks;
 	const uint8_t			*buf;
 	size_t				len;
 	size_t				pos;		/* of the next packet */
@@ -92,7 +93,7 @@ static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
 }
 
 /* The branch that ended the last block went to @to: pt.c's pt_flow__resolve(). */
-static void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
+static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
 {
 	static const unsigned int kinds[] = {
 		[X86_BR_COND]		= AUXSAMPLE_BR_COND,
@@ -268,10 +269,38 @@ static int ptw_walk__expect(struct ptw_walk *w, enum ptw_type type)
 	return 0;
 }
 
-/* The next TNT bit, in *@taken. */
-static int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
+/*
+ * A one-byte TNT next, not peeked yet: the common case, taken here
+ * without ptw_parse() (what ptw_walk__expect() would do with it).
+ */
+static inline bool ptw_walk__at_tnt8(const struct ptw_walk *w)
 {
-	if (!w->nr_bits) {
+	uint8_t b;
+
+	if (w->have || w->pos == w->len)
+		return false;
+	b = w->buf[w->pos];
+	/* even, not PAD (0x00) and not an extended opcode (0x02) */
+	return !(b & 1) && b >= 4;
+}
+
+static inline bool ptw_walk__tnt8(struct ptw_walk *w)
+{
+	uint8_t b;
+
+	if (!ptw_walk__at_tnt8(w))
+		return false;
+	b = w->buf[w->pos++];
+	w->nr_bits = 31 - __builtin_clz(b >> 1);
+	w->tnt = (b >> 1) & ((1U << w->nr_bits) - 1);
+	w->no_progress = 0;
+	return true;
+}
+
+/* The next TNT bit, in *@taken. */
+static inline int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
+{
+	if (!w->nr_bits && !ptw_walk__tnt8(w)) {
 		int err = ptw_walk__expect(w, PTW_TNT);
 
 		if (err || w->eos)
@@ -289,6 +318,9 @@ static int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
 /* Tracing stopped after the pending branch (TIP.PGD): pt.c's ptev_disabled. */
 static void ptw_walk__disabled(struct ptw_walk *w)
 {
+	/* Reached from a block's branch only: it is pending. */
+	uint64_t from = w->from;
+
 	w->have = false;
 	w->no_progress = 0;
 	if (w->pending) {
@@ -298,6 +330,7 @@ static void ptw_walk__disabled(struct ptw_walk *w)
 		else
 			ptw_walk__resolve(w, 0, AUXSAMPLE_BRF_TO_UNKNOWN);
 	}
+	auxsample__boundary(w->dec, from, 0);
 	w->enabled = false;
 }
 
@@ -327,7 +360,7 @@ static int ptw_walk__tip(struct ptw_walk *w, bool ret)
 }
 
 /* Where the branch ending @b went, from the trace. */
-static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
+static inline int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
 {
 	uint64_t next = b->end + b->length;
 	bool taken;
@@ -352,7 +385,8 @@ static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
 			ptw_walk__push(w, next);
 		return ptw_walk__tip(w, false);
 	case X86_BR_RET:
-		if (!w->nr_bits) {
+		/* A TNT next: a compressed RET, taken without a peek. */
+		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {
 			err = ptw_walk__peek(w);
 			if (err || w->eos)
 				return err;
@@ -374,13 +408,14 @@ static int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b)
 /* The block at the walk's IP, as pt.c takes a block of libipt's. */
 static int ptw_walk__block(struct ptw_walk *w)
 {
-	const struct ptw_block *b = ptw_blocks__get(w->wd->blocks, w->dec, w->ip);
+	const struct ptw_block *b = ptw_blocks__get(w->blocks, w->dec, w->ip);
 	int err;
 
 	if (!b)
 		return PTW_FALLBACK;
 	if (++w->no_progress >= PTW_MAX_LOOPS)
 		return PTW_FALLBACK;
+	ptw_blocks__prefetch(w->blocks, b);
 	ptw_walk__resolve(w, w->ip, 0);
 	auxsample__insns(w->dec, b->ninsn);
 	w->pending = true;
@@ -392,6 +427,115 @@ static int ptw_walk__block(struct ptw_walk *w)
 	if (!err && w->eos && b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL)
 		w->ended = true;
 	return err;
+}
+
+/*
+ * A TIP with an IP next, not peeked yet: its size, and its IP in *@to;
+ * 0 for anything else, which ptw_walk__peek() then reads.
+ */
+static inline int ptw_walk__at_tip(const struct ptw_walk *w, uint64_t *to)
+{
+	struct ptw_packet p;
+
+	if (w->have || w->pos == w->len || (w->buf[w->pos] & 0x1f) != 0x0d)
+		return 0;
+	if (ptw_parse(w->buf + w->pos, w->len - w->pos, &p) <= 0 || !p.ip_bytes ||
+	    ptw_ip(&p, w->last_ip, to))
+		return 0;
+	return p.size;
+}
+
+/*
+ * The walk's common case, with its state in registers: blocks whose
+ * branch needs a TNT bit (conditional branches, compressed returns), a
+ * TIP next in the trace (indirect branches, far transfers, returns not
+ * compressed) or nothing (direct jumps and calls), each as
+ * ptw_walk__block() takes it.  It stops before the first block that
+ * needs more, having changed nothing for it: ptw_walk__block() takes
+ * that one.  The instructions are counted at the end: nothing walked
+ * reads them before (cycles and flow records are libipt's; the
+ * late-sample rule reads no instruction counts).
+ */
+static void ptw_walk__fast(struct ptw_walk *w)
+{
+	struct ptw_blocks *blocks = w->blocks;
+	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
+	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
+
+	for (;;) {
+		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
+		uint64_t next = b->end + b->length, to = 0;
+		bool taken = false, read = false;
+		int tip = 0;
+
+		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
+			break;
+		if (!nr_bits && !ptw_walk__at_tnt8(w)) {
+			/*
+			 * No bit: a TIP for the branches that take one; the
+			 * others, and a FUP next, are ptw_walk__run()'s.
+			 */
+			if (b->cls == X86_BR_COND || b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL)
+				break;
+			tip = ptw_walk__at_tip(w, &to);
+			if (!tip)
+				break;
+		} else if (b->cls == X86_BR_COND || b->cls == X86_BR_RET) {
+			if (!nr_bits) {
+				uint8_t byte = w->buf[w->pos];
+
+				nr_bits = 31 - __builtin_clz(byte >> 1);
+				taken = (byte >> nr_bits) & 1;
+				/* A RET not taken, or not compressed: not here. */
+				if (b->cls == X86_BR_RET && (!taken || !w->nr_rets)) {
+					nr_bits = 0;
+					break;
+				}
+				w->pos++;
+				tnt = (byte >> 1) & ((1U << nr_bits) - 1);
+				read = true;
+			} else {
+				taken = (tnt >> (nr_bits - 1)) & 1;
+				if (b->cls == X86_BR_RET && (!taken || !w->nr_rets))
+					break;
+			}
+			nr_bits--;
+		} else if (b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL) {
+			break;		/* a TIP wanted, TNT bits there: an error */
+		}
+		ptw_blocks__prefetch(blocks, b);
+		ptw_walk__resolve(w, ip, 0);
+		insns += b->ninsn;
+		w->pending = true;
+		w->from = b->end;
+		w->cls = b->cls;
+		w->length = b->length;
+		if (tip) {
+			if (b->cls == X86_BR_IND_CALL)
+				ptw_walk__push(w, next);
+			else if (b->cls == X86_BR_RET)
+				ptw_walk__pop(w, &ip);
+			w->pos += tip;
+			w->last_ip = to;
+			ip = to;
+			read = true;
+		} else if (b->cls == X86_BR_COND) {
+			ip = taken ? b->target : next;
+		} else if (b->cls == X86_BR_RET) {
+			ptw_walk__pop(w, &ip);
+		} else {
+			if (b->cls == X86_BR_CALL)
+				ptw_walk__push(w, next);
+			ip = b->target;
+		}
+		/* Reading the trace is progress (ptw_walk__expect()). */
+		no_progress = read ? 0 : no_progress + 1;
+	}
+	w->ip = ip;
+	w->tnt = tnt;
+	w->nr_bits = nr_bits;
+	w->no_progress = no_progress;
+	auxsample__insns(w->dec, insns);
 }
 
 /*
@@ -407,7 +551,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 
 	w->have = false;
 	while (w->ip != at) {
-		const struct ptw_block *b = ptw_blocks__get(w->wd->blocks, w->dec, w->ip);
+		const struct ptw_block *b = ptw_blocks__get(w->blocks, w->dec, w->ip);
 		int n;
 
 		if (!b || ++w->no_progress >= PTW_MAX_LOOPS)
@@ -435,6 +579,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 	if (w->pkt.type == PTW_TIP_PGD) {
 		ptw_walk__resolve(w, at, 0);
 		auxsample__stats(w->dec)->end_ip = at;
+		auxsample__boundary(w->dec, at, 0);
 		w->enabled = false;
 		return 0;
 	}
@@ -456,6 +601,7 @@ static int ptw_walk__enable(struct ptw_walk *w)
 	if (!w->pkt.ip_bytes || !w->mode)
 		return PTW_FALLBACK;
 	auxsample__stats(w->dec)->end_ip = 0;
+	auxsample__boundary(w->dec, 0, w->pkt_ip);
 	w->ip = w->pkt_ip;
 	w->enabled = true;
 	return 0;
@@ -472,7 +618,9 @@ static int ptw_walk__run(struct ptw_walk *w)
 				break;
 			continue;
 		}
-		if (!w->nr_bits) {
+		ptw_walk__fast(w);
+		/* A TNT next is no FUP: no need to parse it twice. */
+		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {
 			err = ptw_walk__peek(w);
 			if (err)
 				break;
@@ -508,57 +656,24 @@ static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
 	return ptw_walk__run(w);
 }
 
-/* The offsets of the last PSBs in the snippet, oldest first: pt.c's. */
-static unsigned int ptw_find_psbs(const uint8_t *buf, size_t len, uint64_t *first,
-				  uint64_t *psbs)
+/* pt_sync__decode()'s: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+static int ptw_walk__psb(void *ctx, int64_t offset, uint64_t first)
 {
-	static const uint8_t psb[16] = {
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	};
-	unsigned int nr = 0;
-	const uint8_t *p = buf;
+	struct ptw_walk *w = ctx;
 
-	*first = len;
-	while ((p = memmem(p, len - (p - buf), psb, sizeof(psb))) != NULL) {
-		if (*first == len)
-			*first = p - buf;
-		if (nr == PTW_PSB_CANDIDATES) {
-			memmove(psbs, psbs + 1, (nr - 1) * sizeof(*psbs));
-			nr--;
-		}
-		psbs[nr++] = p - buf;
-		p += sizeof(psb);
-	}
-	return nr;
+	if (offset < 0 && first == w->len)
+		return -AUXSAMPLE_ERR_NOSYNC;
+	return ptw_walk__from(w, offset >= 0 ? (uint64_t)offset : first);
 }
 
-/* pt.c's pt_flow__decode(), walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+/* pt.c's decode, walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
 static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t len)
 {
-	struct auxsample_decoder *dec = wd->dec;
-	struct ptw_walk w = { .wd = wd, .dec = dec, .buf = buf, .len = len };
-	uint64_t psbs[PTW_PSB_CANDIDATES], first;
-	unsigned int nr = ptw_find_psbs(buf, len, &first, psbs);
-	int err = -AUXSAMPLE_ERR_NOSYNC;
+	struct ptw_walk w = {
+		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
+	};
 
-	if (wd->config->flags & AUXSAMPLE_CFG_WHOLE_SNIPPET)
-		nr = 0;
-	for (int k = nr - 1; k >= -1; k--) {
-		auxsample__restart(dec);
-		if (k < 0 && first == len)
-			err = -AUXSAMPLE_ERR_NOSYNC;
-		else
-			err = ptw_walk__from(&w, k >= 0 ? psbs[k] : first);
-		if (err > 0)
-			return err;
-		if (!err && auxsample__enough(dec))
-			break;
-		if (k == 0 && psbs[0] == first)
-			break;
-	}
-	auxsample__stats(dec)->bytes_before_sync = first;
-	return err;
+	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);
 }
 
 /* The code may have changed with the image's files: blocks are rebuilt. */
@@ -582,11 +697,12 @@ static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 	int err = PTW_FALLBACK;
 
 	/*
-	 * Flow records and cycles are libipt's only, and so are kernel-traced
-	 * samples: the late-sample rule needs pt.c's trace boundaries and its
-	 * look past a lost stretch, which the walker does not give yet.
+	 * Flow records and cycles are libipt's only.  The late-sample rule
+	 * is the walker's too: it tells the core the trace's boundaries as
+	 * pt.c does, and pt.c's look past a lost stretch follows an error,
+	 * which the walker hands to libipt.
 	 */
-	if (len && !wd->config->flow && !wd->config->pt.cyc && !auxsample__late_rule(wd->dec)) {
+	if (len && !wd->config->flow && !wd->config->pt.cyc) {
 		ptw_decoder__update(wd);
 		err = ptw_decoder__walk(wd, buf, len);
 	}

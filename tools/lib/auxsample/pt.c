@@ -10,13 +10,13 @@
  * state a PSB+ gives cannot be placed, and a guess would be a made-up
  * branch.
  */
-#define _GNU_SOURCE	/* memmem */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <intel-pt.h>
 #include "backend.h"
 #include "pt-image.h"
+#include "pt-sync.h"
 #include "x86-branch.h"
 
 /*
@@ -649,57 +649,13 @@ static int pt_flow__decode_from(struct pt_flow *f, int64_t offset)
 	return stats->syncs ? 0 : -AUXSAMPLE_ERR_NOSYNC;
 }
 
-#define PT_PSB_CANDIDATES	32
-
-/* The offsets of the last PSBs in the snippet, oldest first. */
-static unsigned int pt_find_psbs(const uint8_t *buf, size_t len, uint64_t *first,
-				 uint64_t *psbs)
+/* From the PSB at @offset, or from the snippet's first if negative. */
+static int pt_flow__decode_psb(void *ctx, int64_t offset, uint64_t first __maybe_unused)
 {
-	static const uint8_t psb[16] = {
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	};
-	unsigned int nr = 0;
-	const uint8_t *p = buf;
+	struct pt_flow *f = ctx;
 
-	*first = len;
-	while ((p = memmem(p, len - (p - buf), psb, sizeof(psb))) != NULL) {
-		if (*first == len)
-			*first = p - buf;
-		if (nr == PT_PSB_CANDIDATES) {
-			memmove(psbs, psbs + 1, (nr - 1) * sizeof(*psbs));
-			nr--;
-		}
-		psbs[nr++] = p - buf;
-		p += sizeof(psb);
-	}
-	return nr;
-}
-
-/*
- * Start at the latest PSB that still yields the branches asked for, going
- * back one PSB at a time; the oldest candidate is the snippet's start.
- */
-static int pt_flow__decode(struct pt_flow *f, const uint8_t *buf, size_t len)
-{
-	struct auxsample_decoder *dec = f->dec;
-	uint64_t psbs[PT_PSB_CANDIDATES], first;
-	unsigned int nr = pt_find_psbs(buf, len, &first, psbs);
-	int err = -AUXSAMPLE_ERR_NOSYNC;
-
-	if (f->pd->config->flags & AUXSAMPLE_CFG_WHOLE_SNIPPET)
-		nr = 0;
-	for (int k = nr - 1; k >= -1; k--) {
-		auxsample__restart(dec);
-		f->pending = false;
-		err = pt_flow__decode_from(f, k >= 0 ? (int64_t)psbs[k] : -1);
-		if (!err && auxsample__enough(dec))
-			break;
-		if (k == 0 && psbs[0] == first)
-			break;		/* the start has nothing more */
-	}
-	auxsample__stats(dec)->bytes_before_sync = first;
-	return err;
+	f->pending = false;
+	return pt_flow__decode_from(f, offset);
 }
 
 static int pt_decoder__decode(void *priv, const uint8_t *buf, size_t len)
@@ -724,7 +680,7 @@ static int pt_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 	if (status < 0)
 		status = pt_error(status);
 	else
-		status = pt_flow__decode(&f, buf, len);
+		status = pt_sync__decode(pd->dec, pd->config, buf, len, pt_flow__decode_psb, &f);
 	pt_blk_free_decoder(f.blk);
 	pt_cyc_cursor__exit(&f.cyc);
 	return status;

@@ -29,6 +29,12 @@ void pair__exit(struct pair *pr)
 	auxsample_decoder__delete(pr->walker);
 }
 
+void pair__set_sample_ip(struct pair *pr, uint64_t ip)
+{
+	auxsample_decoder__set_sample_ip(pr->ref, ip);
+	auxsample_decoder__set_sample_ip(pr->walker, ip);
+}
+
 static void print_branch(const char *who, const struct auxsample_branch *br)
 {
 	fprintf(stderr, "    %s: %#llx -> %#llx %s %#x\n", who, (unsigned long long)br->from,

@@ -188,7 +188,7 @@ static void program__generate(struct program *p, uint32_t seed)
  * length at each interrupt (where an AUX sample's snippet ends) in @ends.
  */
 static int program__run(struct program *p, struct auxsample_pt_writer *w, unsigned int insns,
-			size_t *ends, unsigned int *nr_ends, unsigned int max_ends)
+			size_t *ends, uint64_t *ips, unsigned int *nr_ends, unsigned int max_ends)
 {
 	uint32_t stack[1024], ip = p->fn_start[0];
 	unsigned int depth = 0;
@@ -213,8 +213,10 @@ static int program__run(struct program *p, struct auxsample_pt_writer *w, unsign
 			if (auxsample_pt_writer__interrupt(w, CODE_BASE + ip))
 				return -1;
 			auxsample_pt_writer__data(w, &len);
-			if (*nr_ends < max_ends)
+			if (*nr_ends < max_ends) {
+				ips[*nr_ends] = CODE_BASE + ip;
 				ends[(*nr_ends)++] = len;
+			}
 			if (auxsample_pt_writer__resume(w, CODE_BASE + ip))
 				return -1;
 			continue;
@@ -282,8 +284,13 @@ struct run {
 	struct auxsample_pt_writer	*w;
 	struct pair			pair;
 	size_t				ends[4096];
+	uint64_t			ips[4096];	/* where the interrupts came */
 	unsigned int			nr_ends;
 };
+
+/* A kernel above the program, for the late-sample rule: where perf's begins. */
+#define KERNEL_START	0xffff800000000000ULL
+#define KERNEL_IP	0xffffffff81000000ULL
 
 static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int insns)
 {
@@ -296,6 +303,7 @@ static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int 
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
 		.pt = { .family = 6, .model = 85, .stepping = 4 },
 		.read_memory = read_program,
+		.kernel_start = KERNEL_START,
 	};
 
 	memset(r, 0, sizeof(*r));
@@ -307,7 +315,8 @@ static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int 
 	config.context = r->prog;
 	if (pair__init(&r->pair, &config))
 		return -1;
-	return program__run(r->prog, r->w, insns, r->ends, &r->nr_ends, ARRAY_SIZE(r->ends));
+	return program__run(r->prog, r->w, insns, r->ends, r->ips, &r->nr_ends,
+			    ARRAY_SIZE(r->ends));
 }
 
 static void run__exit(struct run *r)
@@ -333,10 +342,22 @@ static int check_samples(uint32_t seed, bool noretcomp)
 	for (unsigned int i = 0; i < r.nr_ends; i++) {
 		size_t end = r.ends[i], start = end > 4096 ? end - 4096 : 0;
 
-		for (unsigned int max = 16; max <= 256; max *= 4) {
+		/*
+		 * No sample IP, the interrupt's (the late-sample rule keeps
+		 * the branches up to it), and one in the kernel, as perf's
+		 * samples of user-only trace have when the PMI came there.
+		 */
+		static const char * const how[] = { "none", "the interrupt's", "the kernel's" };
+		const uint64_t ips[] = { 0, r.ips[i], KERNEL_IP };
+
+		for (unsigned int n = 0, max = 16; max <= 256; n++, max *= 4) {
+			unsigned int k = (i + n) % ARRAY_SIZE(ips);
+
+			pair__set_sample_ip(&r.pair, ips[k]);
 			if (pair__compare(&r.pair, buf + start, end - start, max)) {
-				fprintf(stderr, "  seed %u, snippet [%zu, %zu), %u branches\n",
+				fprintf(stderr, "  seed %u, snippet [%zu, %zu), %u branches, ",
 					seed, start, end, max);
+				fprintf(stderr, "sample IP %s\n", how[k]);
 				goto out;
 			}
 		}
@@ -390,6 +411,9 @@ static int test_cut_flipped(void)
 			seed = seed * 1103515245 + 12345;
 			buf[(seed >> 8) % size] ^= 1 << (seed % 8);
 		}
+		/* With the late-sample rule two times in three (see above). */
+		pair__set_sample_ip(&r.pair, round % 3 == 0 ? 0 : round % 3 == 1 ?
+				    r.ips[round % r.nr_ends] : KERNEL_IP);
 		if (pair__compare(&r.pair, buf, size, round % 2 ? 64 : 1024)) {
 			fprintf(stderr, "  round %d: [%zu, +%zu)\n", round, start, size);
 			for (size_t i = 0; i < size; i++) {

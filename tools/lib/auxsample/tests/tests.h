@@ -66,6 +66,8 @@ struct pair {
 
 int pair__init(struct pair *pr, struct auxsample_config *config);
 void pair__exit(struct pair *pr);
+/* The sample's IP, for the late-sample rule (config.kernel_start): both. */
+void pair__set_sample_ip(struct pair *pr, uint64_t ip);
 /* 0 when both decode the @len bytes at @buf alike, in everything public. */
 int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max);
 
