@@ -20,10 +20,11 @@
  * each CPU's whole stream in PERF_RECORD_AUXTRACE buffers, written at
  * every FINISHED_ROUND as perf record writes what its AUX mmaps hold.
  *
- * This is a model for tests, demos and teaching, not a profiler: there is
- * no kernel trace, and time is a model (SIM_TSC_PER_INSN, the PMI's path
- * in sim__sample()) that keeps the order of events that timed decoders
- * rely on.
+ * This is a model for tests, demos and teaching, not a profiler: the
+ * kernel traced with --kernel is a simulated one of its own
+ * (auxsample-sim-kernel.c), not the machine's, and time is a model
+ * (SIM_TSC_PER_INSN, the PMI's path in sim__sample()) that keeps the
+ * order of events that timed decoders rely on.
  *
  * This file runs it; auxsample-sim-core.h says which file does what.
  */
