@@ -144,6 +144,13 @@ fixture() {
 		fail "perf report: not 12 of the $samples samples with a virtual LBR"
 	grep -q "^# Event count (approx.): $((branches + 1))\$" "$out" ||
 		fail "perf report: not the $branches branches of the windows and the sample without"
+	# The windows run through two DSOs: where the heap puts their struct
+	# dso must not reorder --branch-history's chains of equal hits.
+	perf report -i "$data" --stdio --branch-history > "$tmp/bh" 2>&1
+	GLIBC_TUNABLES=glibc.malloc.tcache_count=0 \
+		perf report -i "$data" --stdio --branch-history > "$out" 2>&1
+	cmp -s "$tmp/bh" "$out" ||
+		fail "perf report --branch-history: another output with another heap layout"
 
 	# perf auxsample inject: the windows as branch stacks, as for Intel PT.
 	perf auxsample inject -i "$data" -o "$tmp/injected.data" > "$out" 2>&1 ||
