@@ -594,8 +594,15 @@ static void pt_flow__lost(struct pt_flow *f, uint64_t psb, uint64_t lost, uint64
 			if (p.payload.ip.ipc == pt_ipc_suppressed)
 				break;
 			ip = pt_packet__ip(&p.payload.ip, ip);
-			if (offset >= lost && auxsample__lost_branch(f->dec, ip))
+			if (offset >= lost && auxsample__lost_branch(f->dec, ip)) {
+				/*
+				 * Back in user space at @ip, but the flow from
+				 * there is not known before the next PSB: a gap,
+				 * never an older branch, is the newest entry.
+				 */
+				auxsample__gap(f->dec, ip, 0);
 				goto out;
+			}
 			break;
 		case ppt_tip_pgd:
 		case ppt_fup:
