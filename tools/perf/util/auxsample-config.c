@@ -280,11 +280,16 @@ unsigned int auxsample__pt_decoder(void)
 }
 
 /* Each decoder of libauxsample is built only when its library was found. */
+static const char auxsample__no_opencsd[] =
+	"CoreSight ETM trace is not decoded: perf was built without libopencsd (CORESIGHT=1)";
+static const char auxsample__no_libipt[] =
+	"Intel PT trace is not decoded: perf was built without libipt";
+
 const char *auxsample__not_built(const struct auxsample_config *config)
 {
 	if (config->type == AUXSAMPLE_TRACE_ETM)
-		return "CoreSight ETM trace is not decoded: perf was built without libopencsd (CORESIGHT=1)";
-	return "Intel PT trace is not decoded: perf was built without libipt";
+		return auxsample__no_opencsd;
+	return auxsample__no_libipt;
 }
 
 void auxsample_config__exit(struct auxsample_config *config)

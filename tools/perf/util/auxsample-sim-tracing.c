@@ -25,6 +25,13 @@ static const char sim_header_event[] =
 	"\ttime_delta  :   27 bits\n"
 	"\tarray       :   32 bits\n";
 
+/* The print fmt's halves: each task's fields, then the arguments. */
+#define SW_FMT_PREV	"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s"
+#define SW_FMT_NEXT	"next_comm=%s next_pid=%d next_prio=%d"
+#define SW_ARGS_PREV	"REC->prev_comm, REC->prev_pid, REC->prev_prio"
+#define SW_ARGS_STATE	"(REC->prev_state & 1) ? \"S\" : \"R\""
+#define SW_ARGS_NEXT	"REC->next_comm, REC->next_pid, REC->next_prio"
+
 /* events/sched/sched_switch/format, its print fmt made shorter. */
 static const char sim_sched_switch_format[] =
 	"name: sched_switch\n"
@@ -43,10 +50,8 @@ static const char sim_sched_switch_format[] =
 	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
 	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
 	"\n"
-	"print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> "
-	"next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, "
-	"REC->prev_prio, (REC->prev_state & 1) ? \"S\" : \"R\", REC->next_comm, "
-	"REC->next_pid, REC->next_prio\n";
+	"print fmt: \"" SW_FMT_PREV " ==> " SW_FMT_NEXT "\", "
+	SW_ARGS_PREV ", " SW_ARGS_STATE ", " SW_ARGS_NEXT "\n";
 
 static int sb__u32(struct strbuf *sb, u32 v)
 {

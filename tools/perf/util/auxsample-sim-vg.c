@@ -125,12 +125,15 @@ static int vg__findable(const char *prog)
 	return err;
 }
 
+static const char vg__not_built[] =
+	"perf was built without its Valgrind tool (install valgrind, then make: see README)";
+
 bool auxsample_sim_vg__available(const char **why)
 {
 	char dir[PATH_MAX];
 
 	if (!vg__tool_dir(dir, sizeof(dir))) {
-		*why = "perf was built without its Valgrind tool (install valgrind, then make: see README)";
+		*why = vg__not_built;
 		return false;
 	}
 	if (!vg__on_path("valgrind")) {

@@ -15,6 +15,13 @@
 const char *test_skip_reason;
 int test_verbose;
 
+bool test_check(bool ok, const char *file, int line, const char *what)
+{
+	if (!ok)
+		fprintf(stderr, "  %s:%d: %s\n", file, line, what);
+	return ok;
+}
+
 int test_run_bounded(int (*fn)(void *arg), void *arg, unsigned int seconds)
 {
 	int status;

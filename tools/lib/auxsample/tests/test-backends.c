@@ -30,13 +30,17 @@ static int test_built(enum auxsample_trace_type type, bool built)
 	struct auxsample_decoder *dec;
 	int err = 1;
 
-	T_ASSERT(auxsample_supports(type) == built);
+	if (!T_CHECK(auxsample_supports(type) == built))
+		return TEST_FAIL;
 	dec = auxsample_decoder__new(&config, &err);
 	if (built) {
-		T_ASSERT(dec && !err);
+		if (!T_CHECK(dec && !err))
+			return TEST_FAIL;
 	} else {
-		T_ASSERT(!dec && err == -AUXSAMPLE_ERR_NOT_BUILT);
-		T_ASSERT(!strcmp(auxsample_strerror(err), "decoder not built in"));
+		if (!T_CHECK(!dec && err == -AUXSAMPLE_ERR_NOT_BUILT))
+			return TEST_FAIL;
+		if (!T_CHECK(!strcmp(auxsample_strerror(err), "decoder not built in")))
+			return TEST_FAIL;
 	}
 	auxsample_decoder__delete(dec);
 	return TEST_OK;
@@ -66,10 +70,13 @@ static int test_image(void)
 	struct auxsample_image *image = auxsample_image__new();
 	struct auxsample_image *clone;
 
-	T_ASSERT(image);
-	T_ASSERT(auxsample_image__add_file(image, NULL, 0, 1, 0) == -AUXSAMPLE_ERR_INVALID);
+	if (!T_CHECK(image))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_image__add_file(image, NULL, 0, 1, 0) == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
 	clone = auxsample_image__clone(image);
-	T_ASSERT(clone);
+	if (!T_CHECK(clone))
+		return TEST_FAIL;
 	auxsample_image__put(clone);
 	auxsample_image__put(image);
 	return TEST_OK;

@@ -164,15 +164,21 @@ static int test_flow(void)
 	    check_branch(&br[3], 0x1000, 0x1005, AUXSAMPLE_BR_COND))
 		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(stats.insns == 5);
-	T_ASSERT(stats.end_ip == NOP_AT);
-	T_ASSERT(stats.syncs == 1 && stats.bytes_before_sync == 0 && !stats.errors);
-	T_ASSERT(auxsample_decoder__callchain(dec, &chain) == 0);
+	if (!T_CHECK(stats.insns == 5))
+		return TEST_FAIL;
+	if (!T_CHECK(stats.end_ip == NOP_AT))
+		return TEST_FAIL;
+	if (!T_CHECK(stats.syncs == 1 && stats.bytes_before_sync == 0 && !stats.errors))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__callchain(dec, &chain) == 0))
+		return TEST_FAIL;
 
 	/* Only the newest two when asked for two. */
-	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2);
+	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2))
+		return TEST_FAIL;
 	auxsample_decoder__branches(dec, &br);
-	T_ASSERT(!check_branch(&br[1], 0x1010, 0x100a, AUXSAMPLE_BR_RET));
+	if (!T_CHECK(!check_branch(&br[1], 0x1010, 0x100a, AUXSAMPLE_BR_RET)))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -225,14 +231,18 @@ static int test_leading_bytes(void)
 	if (auxsample_decoder__decode(dec, buf, 100 + s.len, 64) != 4)
 		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(stats.bytes_before_sync == 100 && stats.bytes == 100 + s.len);
+	if (!T_CHECK(stats.bytes_before_sync == 100 && stats.bytes == 100 + s.len))
+		return TEST_FAIL;
 
 	/* Cut into the PSB: no sync point at all. */
-	T_ASSERT(auxsample_decoder__decode(dec, s.buf + 1, s.len - 1, 64) ==
-		 -AUXSAMPLE_ERR_NOSYNC);
+	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf + 1, s.len - 1, 64) ==
+		     -AUXSAMPLE_ERR_NOSYNC))
+		return TEST_FAIL;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(stats.bytes_before_sync == s.len - 1 && stats.syncs == 0);
-	T_ASSERT(auxsample_decoder__decode(dec, NULL, 0, 64) == -AUXSAMPLE_ERR_NOSYNC);
+	if (!T_CHECK(stats.bytes_before_sync == s.len - 1 && stats.syncs == 0))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__decode(dec, NULL, 0, 64) == -AUXSAMPLE_ERR_NOSYNC))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -257,12 +267,16 @@ static int test_bad_trace(void)
 		goto out;
 	n = auxsample_decoder__decode(dec, s.buf, s.len, 64);
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(n == 4);
-	T_ASSERT(stats.errors >= 1 && stats.syncs == 2);
-	T_ASSERT(auxsample_decoder__errors(dec, &errs) >= 1 &&
-		 errs[0].error == -AUXSAMPLE_ERR_DECODE && errs[0].lib_error < 0);
+	if (!T_CHECK(n == 4))
+		return TEST_FAIL;
+	if (!T_CHECK(stats.errors >= 1 && stats.syncs == 2))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__errors(dec, &errs) >= 1 &&
+		     errs[0].error == -AUXSAMPLE_ERR_DECODE && errs[0].lib_error < 0))
+		return TEST_FAIL;
 	auxsample_decoder__branches(dec, &br);
-	T_ASSERT(!check_branch(&br[3], 0x1000, 0x1005, AUXSAMPLE_BR_COND));
+	if (!T_CHECK(!check_branch(&br[3], 0x1000, 0x1005, AUXSAMPLE_BR_COND)))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -300,28 +314,39 @@ static int test_latest_psb(void)
 
 	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
 		goto out;
-	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 12);
+	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 12))
+		return TEST_FAIL;
 	auxsample_decoder__branches(dec, &br);
 	memcpy(all, br, sizeof(all));
-	T_ASSERT(!check_branch(&all[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP));
-	T_ASSERT(!check_branch(&all[11], 0x1000, 0x1005, AUXSAMPLE_BR_COND));
+	if (!T_CHECK(!check_branch(&all[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP)))
+		return TEST_FAIL;
+	if (!T_CHECK(!check_branch(&all[11], 0x1000, 0x1005, AUXSAMPLE_BR_COND)))
+		return TEST_FAIL;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(stats.decode_start == psb_at[0] && stats.end_ip == 0x1000);
+	if (!T_CHECK(stats.decode_start == psb_at[0] && stats.end_ip == 0x1000))
+		return TEST_FAIL;
 
 	/* Two branches: the last PSB holds four. */
-	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2);
+	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2))
+		return TEST_FAIL;
 	auxsample_decoder__branches(dec, &br);
-	T_ASSERT(!memcmp(br, all, 2 * sizeof(*br)));
+	if (!T_CHECK(!memcmp(br, all, 2 * sizeof(*br))))
+		return TEST_FAIL;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(stats.decode_start == psb_at[2] && stats.bytes_before_sync == psb_at[0]);
-	T_ASSERT(stats.insns == 5);
+	if (!T_CHECK(stats.decode_start == psb_at[2] && stats.bytes_before_sync == psb_at[0]))
+		return TEST_FAIL;
+	if (!T_CHECK(stats.insns == 5))
+		return TEST_FAIL;
 
 	/* Six: back one PSB, and the same six as the whole decode. */
-	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 6) == 6);
+	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 6) == 6))
+		return TEST_FAIL;
 	auxsample_decoder__branches(dec, &br);
-	T_ASSERT(!memcmp(br, all, 6 * sizeof(*br)));
+	if (!T_CHECK(!memcmp(br, all, 6 * sizeof(*br))))
+		return TEST_FAIL;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(stats.decode_start == psb_at[1]);
+	if (!T_CHECK(stats.decode_start == psb_at[1]))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -346,9 +371,11 @@ static int test_whole_snippet(void)
 
 	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
 		goto out;
-	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2);
+	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2))
+		return TEST_FAIL;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(stats.decode_start == psb_at[0] && stats.insns == 15);
+	if (!T_CHECK(stats.decode_start == psb_at[0] && stats.insns == 15))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -390,32 +417,44 @@ static int test_stream(void)
 
 	if (!dec || !alone || stream__init(&s) || stream__samples(&s, ends))
 		goto out;
-	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0]) == -AUXSAMPLE_ERR_INVALID);
-	T_ASSERT(auxsample_decoder__stream_begin(dec, s.buf, s.len, 16) == 0);
+	if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[0]) == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__stream_begin(dec, s.buf, s.len, 16) == 0))
+		return TEST_FAIL;
 	for (int i = 0; i < 4; i++) {
 		n = auxsample_decoder__stream_to(dec, 0, ends[i]);
-		T_ASSERT(n == 4 * (i + 1));
+		if (!T_CHECK(n == 4 * (i + 1)))
+			return TEST_FAIL;
 		auxsample_decoder__branches(dec, &br);
 		memcpy(stream_br, br, n * sizeof(*br));
 		auxsample_decoder__stats(dec, &stats, sizeof(stats));
-		T_ASSERT(stats.branches == 4 && stats.end_ip == 0x1000);
+		if (!T_CHECK(stats.branches == 4 && stats.end_ip == 0x1000))
+			return TEST_FAIL;
 		/* The pad after the stop is no flow: the same stop. */
-		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[i] - 1) == n);
+		if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[i] - 1) == n))
+			return TEST_FAIL;
 
-		T_ASSERT(auxsample_decoder__decode(alone, s.buf, ends[i], 16) == n);
+		if (!T_CHECK(auxsample_decoder__decode(alone, s.buf, ends[i], 16) == n))
+			return TEST_FAIL;
 		auxsample_decoder__branches(alone, &br);
-		T_ASSERT(!memcmp(br, stream_br, n * sizeof(*br)));
-		T_ASSERT(!check_branch(&br[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP));
+		if (!T_CHECK(!memcmp(br, stream_br, n * sizeof(*br))))
+			return TEST_FAIL;
+		if (!T_CHECK(!check_branch(&br[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP)))
+			return TEST_FAIL;
 	}
 	/* Behind the stream, or where the trace did not stop: not served. */
-	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[1]) == -AUXSAMPLE_ERR_NOT_IN_STREAM);
+	if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[1]) == -AUXSAMPLE_ERR_NOT_IN_STREAM))
+		return TEST_FAIL;
 	auxsample_decoder__stream_begin(dec, s.buf, s.len, 16);
-	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0] + 3) ==
-		 -AUXSAMPLE_ERR_NOT_IN_STREAM);
-	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[2]) == 12);
+	if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[0] + 3) ==
+		     -AUXSAMPLE_ERR_NOT_IN_STREAM))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[2]) == 12))
+		return TEST_FAIL;
 	/* A decode of a snippet ends the stream. */
 	auxsample_decoder__decode(dec, s.buf, ends[0], 16);
-	T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) == -AUXSAMPLE_ERR_INVALID);
+	if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[3]) == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -461,20 +500,27 @@ static int test_stream_lost(void)
 
 		if (!dec || stream__init(&s) || stream__lost(&s, ends, psb))
 			goto out;
-		T_ASSERT(auxsample_decoder__stream_begin(dec, s.buf, s.len, 16) == 0);
-		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[0]) == 4);
+		if (!T_CHECK(auxsample_decoder__stream_begin(dec, s.buf, s.len, 16) == 0))
+			return TEST_FAIL;
+		if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[0]) == 4))
+			return TEST_FAIL;
 		/* Lost at the error, their stops never seen: decode them alone. */
-		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[1]) ==
-			 -AUXSAMPLE_ERR_NOT_IN_STREAM);
-		T_ASSERT(auxsample_decoder__errors(dec, &errs) == 1);
-		T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[2]) ==
-			 -AUXSAMPLE_ERR_NOT_IN_STREAM);
+		if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[1]) ==
+			     -AUXSAMPLE_ERR_NOT_IN_STREAM))
+			return TEST_FAIL;
+		if (!T_CHECK(auxsample_decoder__errors(dec, &errs) == 1))
+			return TEST_FAIL;
+		if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[2]) ==
+			     -AUXSAMPLE_ERR_NOT_IN_STREAM))
+			return TEST_FAIL;
 		if (psb) {
 			/* Found again at the PSB+. */
-			T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) > 0);
+			if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[3]) > 0))
+				return TEST_FAIL;
 		} else {
-			T_ASSERT(auxsample_decoder__stream_to(dec, 0, ends[3]) ==
-				 -AUXSAMPLE_ERR_NOT_IN_STREAM);
+			if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[3]) ==
+				     -AUXSAMPLE_ERR_NOT_IN_STREAM))
+				return TEST_FAIL;
 		}
 		pt_free_encoder(s.enc);
 		s.enc = NULL;
@@ -512,9 +558,11 @@ static int check_writer(bool noretcomp)
 	    auxsample_pt_writer__indirect(w, NOP_AT) ||
 	    auxsample_pt_writer__interrupt(w, NOP_AT))
 		goto out;
-	T_ASSERT(auxsample_pt_writer__verify(w, &bad) == 0);
+	if (!T_CHECK(auxsample_pt_writer__verify(w, &bad) == 0))
+		return TEST_FAIL;
 	buf = auxsample_pt_writer__data(w, &len);
-	T_ASSERT(auxsample_decoder__decode(dec, buf, len, 64) == 4);
+	if (!T_CHECK(auxsample_decoder__decode(dec, buf, len, 64) == 4))
+		return TEST_FAIL;
 	auxsample_decoder__branches(dec, &br);
 	if (check_branch(&br[0], 0x100c, NOP_AT, AUXSAMPLE_BR_IND_JUMP) ||
 	    check_branch(&br[1], 0x1010, 0x100a, AUXSAMPLE_BR_RET) ||
@@ -581,8 +629,10 @@ static int test_writer_ret_elsewhere(void)
 	    auxsample_pt_writer__interrupt(w, 0x100a))
 		goto out;
 	buf = auxsample_pt_writer__data(w, &len);
-	T_ASSERT(count_packets(buf, len, ppt_tip) == 2);
-	T_ASSERT(count_packets(buf, len, ppt_tnt_8) == 0);
+	if (!T_CHECK(count_packets(buf, len, ppt_tip) == 2))
+		return TEST_FAIL;
+	if (!T_CHECK(count_packets(buf, len, ppt_tnt_8) == 0))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	auxsample_pt_writer__delete(w);
@@ -610,9 +660,11 @@ static int test_no_memory(void)
 
 	if (!dec || stream__init(&s) || stream__whole_flow(&s))
 		goto out;
-	T_ASSERT(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 0);
-	T_ASSERT(auxsample_decoder__errors(dec, &errs) >= 1 &&
-		 errs[0].error == -AUXSAMPLE_ERR_NOMAP);
+	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 0))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__errors(dec, &errs) >= 1 &&
+		     errs[0].error == -AUXSAMPLE_ERR_NOMAP))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -631,25 +683,39 @@ static int test_api_errors(void)
 	struct auxsample_stats stats;
 	int err = 0;
 
-	T_ASSERT(!auxsample_decoder__new(NULL, &err));
-	T_ASSERT(err == -AUXSAMPLE_ERR_INVALID);
+	if (!T_CHECK(!auxsample_decoder__new(NULL, &err)))
+		return TEST_FAIL;
+	if (!T_CHECK(err == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
 	config.read_memory = NULL;
 	err = 0;
-	T_ASSERT(!auxsample_decoder__new(&config, &err));
-	T_ASSERT(err == -AUXSAMPLE_ERR_INVALID);
+	if (!T_CHECK(!auxsample_decoder__new(&config, &err)))
+		return TEST_FAIL;
+	if (!T_CHECK(err == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
 	config.read_memory = read_code;
 	config.type = 99;
 	err = 0;
-	T_ASSERT(!auxsample_decoder__new(&config, &err));
-	T_ASSERT(err == -AUXSAMPLE_ERR_INVALID);
+	if (!T_CHECK(!auxsample_decoder__new(&config, &err)))
+		return TEST_FAIL;
+	if (!T_CHECK(err == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
 	config.type = AUXSAMPLE_TRACE_INTEL_PT;
 	config.size = 8;
-	T_ASSERT(!auxsample_decoder__new(&config, NULL));
-	T_ASSERT(auxsample_decoder__decode(NULL, NULL, 0, 1) == -AUXSAMPLE_ERR_INVALID);
-	T_ASSERT(auxsample_decoder__stats(NULL, &stats, sizeof(stats)) == -AUXSAMPLE_ERR_INVALID);
-	T_ASSERT(!strcmp(auxsample_strerror(-AUXSAMPLE_ERR_NOSYNC), "no sync point in the trace"));
-	T_ASSERT(!strcmp(auxsample_strerror(-1000), "unknown error"));
-	T_ASSERT(!strcmp(auxsample_branch_kind__name(AUXSAMPLE_BR_IND_CALL), "ind_call"));
+	if (!T_CHECK(!auxsample_decoder__new(&config, NULL)))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__decode(NULL, NULL, 0, 1) == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__stats(NULL, &stats, sizeof(stats)) ==
+		     -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
+	if (!T_CHECK(!strcmp(auxsample_strerror(-AUXSAMPLE_ERR_NOSYNC),
+			     "no sync point in the trace")))
+		return TEST_FAIL;
+	if (!T_CHECK(!strcmp(auxsample_strerror(-1000), "unknown error")))
+		return TEST_FAIL;
+	if (!T_CHECK(!strcmp(auxsample_branch_kind__name(AUXSAMPLE_BR_IND_CALL), "ind_call")))
+		return TEST_FAIL;
 	auxsample_decoder__delete(NULL);
 	return TEST_OK;
 }

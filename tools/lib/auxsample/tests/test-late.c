@@ -237,21 +237,30 @@ static int late_step__run(const struct late_step *step, struct auxsample_decoder
 
 	if (step->stream) {
 		auxsample_pt_writer__reset(pt);
-		T_ASSERT(!step->stream(pt));
+		if (!T_CHECK(!step->stream(pt)))
+			return TEST_FAIL;
 	}
 	buf = auxsample_pt_writer__data(pt, &len);
-	if (step->ip)
-		T_ASSERT(auxsample_decoder__set_sample_ip(dec, step->ip) == 0);
-	T_ASSERT(auxsample_decoder__decode(dec, buf, len, step->depth) == step->n);
-	T_ASSERT(auxsample_decoder__branches(dec, &br) == step->n);
-	for (size_t i = 0; i < ARRAY_SIZE(step->br) && step->br[i].kind; i++)
-		T_ASSERT(!check(&br[i], &step->br[i]));
-	if (step->chain_nr)
-		T_ASSERT(auxsample_decoder__callchain(dec, &chain) == step->chain_nr &&
-			 chain[0] == step->chain0);
+	if (step->ip &&
+	    !T_CHECK(auxsample_decoder__set_sample_ip(dec, step->ip) == 0))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__decode(dec, buf, len, step->depth) == step->n))
+		return TEST_FAIL;
+	if (!T_CHECK(auxsample_decoder__branches(dec, &br) == step->n))
+		return TEST_FAIL;
+	for (size_t i = 0; i < ARRAY_SIZE(step->br) && step->br[i].kind; i++) {
+		if (!T_CHECK(!check(&br[i], &step->br[i])))
+			return TEST_FAIL;
+	}
+	if (step->chain_nr &&
+	    !T_CHECK(auxsample_decoder__callchain(dec, &chain) == step->chain_nr &&
+		     chain[0] == step->chain0))
+		return TEST_FAIL;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
-	T_ASSERT(!step->late || stats.late == step->late);
-	T_ASSERT(!step->branches || stats.branches == step->branches);
+	if (!T_CHECK(!step->late || stats.late == step->late))
+		return TEST_FAIL;
+	if (!T_CHECK(!step->branches || stats.branches == step->branches))
+		return TEST_FAIL;
 	return TEST_OK;
 }
 

@@ -365,7 +365,8 @@ static int check_samples(uint32_t seed, bool noretcomp)
 	pr_test("seed %u: %u of %u decodes walked, %u samples\n", seed, r.pair.walked,
 		r.pair.decodes, r.nr_ends);
 	/* Clean user-only trace is the walker's: it must not hand it on. */
-	T_ASSERT(r.nr_ends > 10 && r.pair.walked == r.pair.decodes);
+	if (!T_CHECK(r.nr_ends > 10 && r.pair.walked == r.pair.decodes))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	run__exit(&r);
@@ -425,7 +426,8 @@ static int test_cut_flipped(void)
 		}
 	}
 	pr_test("%u of %u decodes walked\n", r.pair.walked, r.pair.decodes);
-	T_ASSERT(r.pair.walked > 0);
+	if (!T_CHECK(r.pair.walked > 0))
+		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	free(buf);
@@ -537,18 +539,22 @@ static int test_parse(void)
 		}
 		/* What the walker reads of them. */
 		ptw_parse(buf, n, &p);
-		if (packets[i].type == ppt_tnt_64)
-			T_ASSERT(p.nr_bits == 40 && p.tnt == 0x123456789aULL);
+		if (packets[i].type == ppt_tnt_64 &&
+		    !T_CHECK(p.nr_bits == 40 && p.tnt == 0x123456789aULL))
+			return TEST_FAIL;
 		if (i == 7) {
 			uint64_t ip;
 
-			T_ASSERT(!ptw_ip(&p, 0xffff800000000000ULL, &ip) &&
-				 ip == 0x7fff12345678ULL);
+			if (!T_CHECK(!ptw_ip(&p, 0xffff800000000000ULL, &ip) &&
+				     ip == 0x7fff12345678ULL))
+				return TEST_FAIL;
 		}
 		if (i == 6) {
 			uint64_t ip;
 
-			T_ASSERT(!ptw_ip(&p, 0x7fff00000000ULL, &ip) && ip == 0x7fff00001234ULL);
+			if (!T_CHECK(!ptw_ip(&p, 0x7fff00000000ULL, &ip) &&
+				     ip == 0x7fff00001234ULL))
+				return TEST_FAIL;
 		}
 	}
 	cfg.end = buf + sizeof(buf);

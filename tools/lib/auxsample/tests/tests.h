@@ -21,13 +21,13 @@ extern int test_verbose;
 			fprintf(stderr, "  " fmt, ##__VA_ARGS__);	\
 	} while (0)
 
-#define T_ASSERT(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "  %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			return TEST_FAIL;				\
-		}							\
-	} while (0)
+/*
+ * @cond, or false after saying which check failed; the test then returns
+ * TEST_FAIL itself (a macro that returned would hide the test's flow).
+ */
+#define T_CHECK(cond)	test_check(!!(cond), __FILE__, __LINE__, #cond)
+
+bool test_check(bool ok, const char *file, int line, const char *what);
 
 /*
  * Run @fn(@arg) in a child process that may take @seconds: a test of an
