@@ -9,19 +9,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <linux/err.h>
 #include <linux/kernel.h>
-#include <linux/perf_event.h>
-#include <linux/string.h>
-#include <linux/zalloc.h>
-#include <internal/lib.h>
 #include <subcmd/parse-options.h>
 
 #include "builtin.h"
@@ -32,21 +25,10 @@
 #include "util/auxsample-report.h"
 #include "util/auxsample-sim.h"
 #include "util/auxsample-sim-progress.h"
-#include "util/auxtrace.h"
-#include "util/branch.h"
 #include "util/data.h"
 #include "util/debug.h"
-#include "util/event.h"
-#include "util/evlist.h"
-#include "util/evsel.h"
 #include "ui/progress.h"
-#include "util/header.h"
-#include "util/sample.h"
-#include "util/session.h"
 #include "util/symbol.h"
-#include "util/synthetic-events.h"
-#include "util/thread.h"
-#include "util/tool.h"
 #include "util/units.h"
 
 #define SIM_DEFAULT_AUX_SAMPLE_SIZE	4096
