@@ -435,14 +435,20 @@ static int ptw_walk__block(struct ptw_walk *w)
  */
 static inline int ptw_walk__at_tip(const struct ptw_walk *w, uint64_t *to)
 {
-	struct ptw_packet p;
-
 	if (w->have || w->pos == w->len || (w->buf[w->pos] & 0x1f) != 0x0d)
 		return 0;
-	if (ptw_parse(w->buf + w->pos, w->len - w->pos, &p) <= 0 || !p.ip_bytes ||
-	    ptw_ip(&p, w->last_ip, to))
-		return 0;
-	return p.size;
+	return ptw_tip_ip(w->buf + w->pos, w->len - w->pos, w->last_ip, to);
+}
+
+/* A TIP or TIP.PGD next, not peeked yet. */
+static inline bool ptw_walk__at_tip_or_pgd(const struct ptw_walk *w)
+{
+	uint8_t b;
+
+	if (w->pos == w->len)
+		return false;
+	b = w->buf[w->pos] & 0x1f;
+	return b == 0x0d || b == 0x01;
 }
 
 /*
@@ -472,14 +478,22 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			break;
 		if (!nr_bits && !ptw_walk__at_tnt8(w)) {
 			/*
-			 * No bit: a TIP for the branches that take one; the
-			 * others, and a FUP next, are ptw_walk__run()'s.
+			 * No bit: a TIP for the branches that take one; direct
+			 * jumps and calls go on where the next packet is a TIP
+			 * or TIP.PGD, which a later block takes as the peek
+			 * before ptw_walk__block() would have; the others, and
+			 * a FUP, PSB or timing packet next, are ptw_walk__run()'s.
 			 */
-			if (b->cls == X86_BR_COND || b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL)
+			if (b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL) {
+				if (w->have || !ptw_walk__at_tip_or_pgd(w))
+					break;
+			} else if (b->cls == X86_BR_COND) {
 				break;
-			tip = ptw_walk__at_tip(w, &to);
-			if (!tip)
-				break;
+			} else {
+				tip = ptw_walk__at_tip(w, &to);
+				if (!tip)
+					break;
+			}
 		} else if (b->cls == X86_BR_COND || b->cls == X86_BR_RET) {
 			if (!nr_bits) {
 				uint8_t byte = w->buf[w->pos];
