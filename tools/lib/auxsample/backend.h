@@ -18,6 +18,9 @@
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #endif
 #define __maybe_unused		__attribute__((unused))
+#ifndef noinline
+#define noinline		__attribute__((noinline))
+#endif
 
 struct auxsample_image_file;
 

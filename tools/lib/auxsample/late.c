@@ -112,7 +112,7 @@ static bool auxsample_late__starts(const struct auxsample_decoder *dec,
 	return auxsample_late__starts_at(dec, br->from, br->to);
 }
 
-static void __attribute__((noinline))
+static noinline void
 auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branch *br);
 
 void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
@@ -143,7 +143,7 @@ void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t 
 }
 
 /* @br may come after the sample point: it waits, unless the rule starts at it. */
-static void __attribute__((noinline))
+static noinline void
 auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branch *br)
 {
 	struct auxsample_late *late = &dec->late;

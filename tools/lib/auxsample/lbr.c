@@ -68,7 +68,7 @@ struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uin
 }
 
 /* A taken branch with flow records or timing to feed, or no ring. */
-static void __attribute__((noinline))
+static noinline void
 auxsample__add_branch_slow(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
 			   unsigned int kind, unsigned int flags)
 {
