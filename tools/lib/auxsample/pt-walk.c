@@ -23,6 +23,7 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
+#include "pt-image.h"
 #include "pt-parse.h"
 #include "pt-sync.h"
 #include "x86-branch.h"
@@ -38,8 +39,10 @@ struct ptw_decoder {
 	struct auxsample_decoder	*dec;
 	const struct auxsample_config	*config;
 	void				*libipt;	/* pt.c's state, for fallbacks */
-	struct ptw_blocks		*blocks;
+	struct ptw_blocks		*blocks;	/* ->shared: the image's */
 	unsigned int			image_generation;
+	unsigned int			shared_generation;
+	bool				attached;	/* to config->image */
 };
 
 struct ptw_walk {
@@ -690,19 +693,49 @@ static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t 
 	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);
 }
 
-/* The code may have changed with the image's files: blocks are rebuilt. */
+/*
+ * The image's shared blocks, once and whenever the image has changed
+ * (pt-image.c may have made them since): a reference.
+ */
+static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *image)
+{
+	struct ptw_block_cache *shared = NULL;
+	unsigned int generation;
+	void *cache;
+
+	cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
+	if (cache)
+		shared = pt_image_cache__blocks(cache);
+	auxsample_image__unlock(image);
+	ptw_block_cache__put(wd->blocks->shared);
+	wd->blocks->shared = shared;
+	wd->image_generation = generation;
+	wd->attached = true;
+}
+
+/*
+ * The code may have changed with the image's files, or blocks of the
+ * shared cache were dropped: the decoder's own copies are forgotten.
+ */
 static void ptw_decoder__update(struct ptw_decoder *wd)
 {
 	struct auxsample_image *image = wd->config->image;
-	unsigned int generation;
+	struct ptw_block_cache *shared;
+	bool changed = false;
 
 	if (!image)
 		return;
-	generation = auxsample_image__generation(image);
-	if (generation != wd->image_generation) {
-		ptw_blocks__clear(wd->blocks);
-		wd->image_generation = generation;
+	if (!wd->attached || auxsample_image__generation(image) != wd->image_generation) {
+		ptw_decoder__attach(wd, image);
+		changed = true;
 	}
+	shared = wd->blocks->shared;
+	if (shared && ptw_block_cache__generation(shared) != wd->shared_generation) {
+		wd->shared_generation = ptw_block_cache__generation(shared);
+		changed = true;
+	}
+	if (changed)
+		ptw_blocks__clear(wd->blocks);
 }
 
 static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
@@ -721,11 +754,17 @@ static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 		err = ptw_decoder__walk(wd, buf, len);
 	}
 	if (err <= 0)
-		return err;
+		goto out;
 	auxsample__restart(wd->dec);
 	err = auxsample_pt_backend.decode(wd->libipt, buf, len);
 	if (len)
 		auxsample__stats(wd->dec)->pt_fallbacks++;
+out:
+	/* Counted here: a decode restarts (an earlier PSB, libipt) with its stats. */
+	auxsample__stats(wd->dec)->pt_blocks_built += wd->blocks->built;
+	auxsample__stats(wd->dec)->pt_blocks_evicted += wd->blocks->evicted;
+	wd->blocks->built = 0;
+	wd->blocks->evicted = 0;
 	return err;
 }
 
