@@ -455,6 +455,62 @@ static inline bool ptw_walk__at_tip_or_pgd(const struct ptw_walk *w)
 }
 
 /*
+ * The branch ending @b, the block at @ip, needs a TIP, and the trace
+ * has a TIP.PGD and at once a TIP.PGE (a system call or interrupt in
+ * user-only trace): what ptw_walk__block() with ptw_walk__tip(), then
+ * ptw_walk__enable() would do, without parsing either packet twice.  0
+ * with the walk at the TIP.PGE's IP; -1, nothing changed, for anything
+ * else (a packet between them, no IP to enable at ...), which they take.
+ */
+static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block *b,
+				      uint64_t ip)
+{
+	const uint8_t *at = w->buf + w->pos;
+	size_t left = w->len - w->pos;
+	uint64_t last_ip = w->last_ip, pgd_ip = 0, pge_ip, ret;
+	unsigned int pgd = 1, pge;
+
+	if (w->have || !w->mode || !left || (at[0] & 0x1f) != 0x01)
+		return -1;
+	if (at[0] >> 5) {
+		pgd = ptw_tip_ip(at, left, last_ip, &pgd_ip);
+		if (!pgd)
+			return -1;
+		last_ip = pgd_ip;
+	}
+	if (pgd >= left || (at[pgd] & 0x1f) != 0x11)
+		return -1;
+	pge = ptw_tip_ip(at + pgd, left - pgd, last_ip, &pge_ip);
+	if (!pge)
+		return -1;
+
+	ptw_blocks__prefetch(w->blocks, b);
+	ptw_walk__resolve(w, ip, 0);
+	auxsample__insns(w->dec, b->ninsn);
+	w->pending = true;
+	w->from = b->end;
+	w->cls = b->cls;
+	w->length = b->length;
+	if (b->cls == X86_BR_IND_CALL)
+		ptw_walk__push(w, b->end + b->length);
+	else if (b->cls == X86_BR_RET)
+		ptw_walk__pop(w, &ret);
+	w->pos += pgd;
+	w->last_ip = last_ip;
+	w->pkt.ip_bytes = at[0] >> 5;
+	w->pkt_ip = pgd_ip;
+	ptw_walk__disabled(w);
+
+	w->pos += pge;
+	w->last_ip = pge_ip;
+	auxsample__stats(w->dec)->end_ip = 0;
+	auxsample__boundary(w->dec, 0, pge_ip);
+	w->ip = pge_ip;
+	w->enabled = true;
+	return 0;
+}
+
+/*
  * The walk's common case, with its state in registers: blocks whose
  * branch needs a TNT bit (conditional branches, compressed returns), a
  * TIP next in the trace (indirect branches, far transfers, returns not
@@ -494,8 +550,16 @@ static void ptw_walk__fast(struct ptw_walk *w)
 				break;
 			} else {
 				tip = ptw_walk__at_tip(w, &to);
-				if (!tip)
-					break;
+				if (!tip) {
+					/* As ptw_walk__block() counts them: before. */
+					auxsample__insns(w->dec, insns);
+					insns = 0;
+					if (ptw_walk__pgd_pge(w, b, ip))
+						break;
+					ip = w->ip;
+					no_progress = 0;
+					continue;
+				}
 			}
 		} else if (b->cls == X86_BR_COND || b->cls == X86_BR_RET) {
 			if (!nr_bits) {
