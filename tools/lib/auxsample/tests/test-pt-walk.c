@@ -866,6 +866,43 @@ out:
 	return ret;
 }
 
+struct cache_thread {
+	struct ptw_block_cache	*cache;
+	unsigned int		seed;
+	unsigned int		torn;
+};
+
+/*
+ * One of two threads on one cache, each putting in and looking up
+ * blocks of the same addresses, one dropping ranges too: every block
+ * found is whole (its fields all of one block).
+ */
+static void *cache_thread__run(void *arg)
+{
+	struct cache_thread *ct = arg;
+	uint32_t seed = ct->seed;
+
+	for (unsigned int i = 0; i < 200000; i++) {
+		uint64_t ip;
+		struct ptw_block b;
+
+		seed = seed * 1103515245 + 12345;
+		ip = CODE_BASE + (seed >> 8) % 65536;
+		if (i % 3 == 0) {
+			b = (struct ptw_block){ .start = ip, .end = ip + 7, .target = ~ip,
+						.ninsn = (uint32_t)ip, .cls = X86_BR_COND,
+						.length = 2, .valid = 1 };
+			ptw_block_cache__insert(ct->cache, &b,
+						ptw_block_cache__generation(ct->cache));
+		} else if (ct->seed == 2 && i % 1000 == 1) {
+			ptw_block_cache__invalidate(ct->cache, ip, 4096);
+		} else if (ptw_block_cache__lookup(ct->cache, ip, &b)) {
+			ct->torn += b.end != ip + 7 || b.target != ~ip || b.ninsn != (uint32_t)ip;
+		}
+	}
+	return NULL;
+}
+
 /*
  * The shared cache holds PTW_CACHE_SETS * PTW_CACHE_WAYS blocks at most,
  * counting what it evicts for more; blocks built before a range was
@@ -903,6 +940,20 @@ static int test_blocks_cap(void)
 	T_CHECK(!ptw_block_cache__lookup(cache, b.start, &found));
 	ptw_block_cache__invalidate(cache, 0, UINT64_MAX);
 	T_CHECK(ptw_block_cache__count(cache) == 0);
+
+	/* Two threads at once (under the sanitizers in `make check`). */
+	{
+		struct cache_thread ct[2] = { { cache, 1, 0 }, { cache, 2, 0 } };
+		pthread_t tid[2];
+
+		for (int i = 0; i < 2; i++)
+			T_CHECK(!pthread_create(&tid[i], NULL, cache_thread__run, &ct[i]));
+		for (int i = 0; i < 2; i++)
+			pthread_join(tid[i], NULL);
+		pr_test("two threads: %u and %u torn blocks, %u held\n", ct[0].torn, ct[1].torn,
+			ptw_block_cache__count(cache));
+		T_CHECK(!ct[0].torn && !ct[1].torn && ptw_block_cache__count(cache) <= cap);
+	}
 	ret = TEST_OK;
 out:
 	ptw_block_cache__put(cache);
@@ -915,6 +966,6 @@ const struct test tests_pt_walk[] = {
 	{ "walker and libipt agree on cut and flipped snippets", test_cut_flipped },
 	{ "walker's blocks are decoded once an image, shared by threads", test_blocks_shared },
 	{ "walker's blocks of a range mapped again are the new code's", test_blocks_remapped },
-	{ "walker's block cache keeps to its cap", test_blocks_cap },
+	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
 	{ NULL, NULL },
 };
