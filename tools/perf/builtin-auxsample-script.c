@@ -74,8 +74,12 @@ static void script__print_stat(struct script *s)
 	if (st->late)
 		printf("%12" PRIu64 "  branches after the sample point (perf's own, left out)\n",
 		       st->late);
-	if (auxsample__pt_decoder() == AUXSAMPLE_PT_DECODER_WALKER)
+	if (auxsample__pt_decoder() == AUXSAMPLE_PT_DECODER_WALKER) {
 		printf("%12" PRIu64 "  snippets the walker handed to libipt\n", st->pt_fallbacks);
+		printf("%12" PRIu64 "  basic blocks the walker decoded (%" PRIu64
+		       " evicted from a full block cache)\n", st->pt_blocks_built,
+		       st->pt_blocks_evicted);
+	}
 	printf("%12" PRIu64 "  decode errors\n", w->errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(st->errors_by_kind); e++) {
 		if (st->errors_by_kind[e])

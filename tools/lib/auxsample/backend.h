@@ -18,6 +18,9 @@
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #endif
 #define __maybe_unused		__attribute__((unused))
+#ifndef noinline
+#define noinline		__attribute__((noinline))
+#endif
 
 struct auxsample_image_file;
 
@@ -52,6 +55,13 @@ struct auxsample_backend {
 	void	*(*image_new)(void);
 	void	(*image_delete)(void *cache);
 	int	(*image_add)(void *cache, const struct auxsample_image_file *file);
+	/*
+	 * Optional: @dst, a clone's cache of the same files as @src, shares
+	 * what does not contend (the walker's blocks); under @src's lock.
+	 */
+	void	(*image_clone)(void *dst, void *src);
+	/* Optional: the code at [@vaddr, @vaddr + @size) changed; under the lock. */
+	void	(*image_invalidate)(void *cache, uint64_t vaddr, uint64_t size);
 };
 
 extern const struct auxsample_backend auxsample_pt_backend;	/* pt.c */

@@ -6,7 +6,8 @@
  * its decoders share: the Intel PT backend, libipt's section cache
  * (libipt forbids sharing a pt_image between decoders, not a pt_iscache:
  * each decoder rebuilds its own pt_image from the cache when the image
- * has grown).
+ * has grown; the Intel PT walker, its basic blocks, which the image's
+ * clones share too: they do not contend).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -162,12 +163,31 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_im
 		err = auxsample_image__add_file(clone, f->filename, f->offset, f->size,
 						f->vaddr);
 	}
+	for (i = 0; i < auxsample_nr_backends && !err; i++) {
+		if (image->caches[i] && clone->caches[i] && auxsample_backends[i]->image_clone)
+			auxsample_backends[i]->image_clone(clone->caches[i], image->caches[i]);
+	}
 	pthread_mutex_unlock(&image->lock);
 	if (err) {
 		auxsample_image__put(clone);
 		return NULL;
 	}
 	return clone;
+}
+
+AUXSAMPLE_API int auxsample_image__invalidate(struct auxsample_image *image,
+					      uint64_t vaddr, uint64_t size)
+{
+	if (!image || !size)
+		return -AUXSAMPLE_ERR_INVALID;
+	pthread_mutex_lock(&image->lock);
+	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
+		if (image->caches[i] && auxsample_backends[i]->image_invalidate)
+			auxsample_backends[i]->image_invalidate(image->caches[i], vaddr, size);
+	}
+	__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&image->lock);
+	return 0;
 }
 
 unsigned int auxsample_image__generation(struct auxsample_image *image)

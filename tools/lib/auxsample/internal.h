@@ -105,14 +105,36 @@ struct auxsample_decoder {
 	bool				streaming;	/* from __stream_begin() to a __decode() */
 };
 
+/*
+ * A branch into the ring, written in place (once per taken branch, the
+ * walker's hot path): a copy of a struct just written would wait for the
+ * stores to forward, and there is no division.
+ */
+static inline void auxsample__ring_put(struct auxsample_decoder *dec, uint64_t from,
+				       uint64_t to, unsigned int kind, unsigned int flags)
+{
+	dec->ring[dec->ring_next] = (struct auxsample_branch){ from, to, kind, flags };
+	if (++dec->ring_next == dec->max)
+		dec->ring_next = 0;
+	if (dec->ring_count < dec->max)
+		dec->ring_count++;
+	dec->ring_pushed++;
+}
+
+/* Whether the late-sample rule (late.c) holds the decode's branches back. */
+static inline bool auxsample_late__active(const struct auxsample_decoder *dec)
+{
+	return dec->config.kernel_start && dec->sample_ip && dec->max && !dec->streaming;
+}
+
 void auxsample__finish(struct auxsample_decoder *dec);
 void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br);
 struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uint64_t nr);
 
-bool auxsample_late__active(const struct auxsample_decoder *dec);
 void auxsample_late__reset(struct auxsample_decoder *dec);
 void auxsample_late__exit(struct auxsample_decoder *dec);
-void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_branch *br);
+void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
+			 unsigned int kind, unsigned int flags);
 void auxsample_late__stack_op(struct auxsample_decoder *dec, bool call, uint64_t seq_after);
 void auxsample_late__stack_moved(struct auxsample_decoder *dec);
 unsigned int auxsample_late__chain(struct auxsample_decoder *dec);

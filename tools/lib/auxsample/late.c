@@ -30,11 +30,6 @@
 #define LATE_MAX	16384
 #define LATE_OPS_MAX	(2 * LATE_MAX)
 
-bool auxsample_late__active(const struct auxsample_decoder *dec)
-{
-	return dec->config.kernel_start && dec->sample_ip && dec->max && !dec->streaming;
-}
-
 void auxsample_late__reset(struct auxsample_decoder *dec)
 {
 	struct auxsample_late *late = &dec->late;
@@ -103,35 +98,58 @@ static bool auxsample_late__user(const struct auxsample_decoder *dec, uint64_t a
 }
 
 /* Upstream's us_start() and the from/to half of ks_start(). */
+static inline bool auxsample_late__starts_at(const struct auxsample_decoder *dec,
+					     uint64_t from, uint64_t to)
+{
+	if (!auxsample_late__user(dec, dec->sample_ip))
+		return from < dec->config.kernel_start || auxsample_late__user(dec, to);
+	return auxsample_late__user(dec, to);
+}
+
 static bool auxsample_late__starts(const struct auxsample_decoder *dec,
 				   const struct auxsample_branch *br)
 {
-	if (!auxsample_late__user(dec, dec->sample_ip))
-		return br->from < dec->config.kernel_start ||
-		       auxsample_late__user(dec, br->to);
-	return auxsample_late__user(dec, br->to);
+	return auxsample_late__starts_at(dec, br->from, br->to);
 }
 
-void auxsample_late__add(struct auxsample_decoder *dec, const struct auxsample_branch *br)
+static noinline void
+auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branch *br);
+
+void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
+			 unsigned int kind, unsigned int flags)
+{
+	struct auxsample_late *late = &dec->late;
+
+	/*
+	 * Nothing waits, and the rule starts at it: what the rest would
+	 * leave (into the ring, committed), without the copies.  Most
+	 * branches of user-space samples take this way, once per taken
+	 * branch: no struct is built for it.
+	 */
+	if (!late->nr && auxsample_late__starts_at(dec, from, to)) {
+		auxsample__ring_put(dec, from, to, kind, flags);
+		late->committed = ++late->seq;
+		late->prev.from = from;
+		late->prev.to = to;
+		late->prev.kind = kind;
+		late->prev.flags = flags;
+		late->have_prev = true;
+		late->located = false;
+		if (late->nr_ops)
+			auxsample_late__drop_ops(late);
+		return;
+	}
+	auxsample_late__wait(dec, &(struct auxsample_branch){ from, to, kind, flags });
+}
+
+/* @br may come after the sample point: it waits, unless the rule starts at it. */
+static noinline void
+auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branch *br)
 {
 	struct auxsample_late *late = &dec->late;
 	uint64_t ip = dec->sample_ip;
 	bool window;
 
-	/*
-	 * Nothing waits, and the rule starts at it: what the rest would
-	 * leave (into the ring, committed), without the copies.  Most
-	 * branches of user-space samples take this way.
-	 */
-	if (!late->nr && auxsample_late__starts(dec, br)) {
-		auxsample__ring_push(dec, br);
-		late->committed = ++late->seq;
-		late->prev = *br;
-		late->have_prev = true;
-		late->located = false;
-		auxsample_late__drop_ops(late);
-		return;
-	}
 	if (late->nr == late->cap) {
 		unsigned int cap = late->cap ? late->cap * 2 : 64;
 		struct auxsample_branch *pending;

@@ -43,13 +43,7 @@ void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow)
 
 void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br)
 {
-	/* Once per taken branch: no division (the walker's hot path). */
-	dec->ring[dec->ring_next] = *br;
-	if (++dec->ring_next == dec->max)
-		dec->ring_next = 0;
-	if (dec->ring_count < dec->max)
-		dec->ring_count++;
-	dec->ring_pushed++;
+	auxsample__ring_put(dec, br->from, br->to, br->kind, br->flags);
 }
 
 /*
@@ -73,11 +67,11 @@ struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uin
 	return &dec->ring[(dec->ring_next + dec->max - 1 - back) % dec->max];
 }
 
-void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
-			   uint64_t to, unsigned int kind, unsigned int flags)
+/* A taken branch with flow records or timing to feed, or no ring. */
+static noinline void
+auxsample__add_branch_slow(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
+			   unsigned int kind, unsigned int flags)
 {
-	struct auxsample_branch br = { from, to, kind, flags };
-
 	if (dec->config.flow && kind != AUXSAMPLE_BR_GAP) {
 		struct auxsample_flow flow = {
 			.type	= AUXSAMPLE_FLOW_BRANCH,
@@ -94,20 +88,28 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 		return;
 	if (dec->timing.enabled)
 		auxsample_timing__branch(dec);
-	if (dec->config.kernel_start && auxsample_late__active(dec)) {
-		auxsample_late__add(dec, &br);
+	if (auxsample_late__active(dec))
+		auxsample_late__add(dec, from, to, kind, flags);
+	else
+		auxsample__ring_put(dec, from, to, kind, flags);
+}
+
+void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
+			   uint64_t to, unsigned int kind, unsigned int flags)
+{
+	/*
+	 * Once per taken branch (the walker's hot path): the common cases
+	 * need no stack frame, the others one call more.
+	 */
+	if (dec->config.flow || dec->timing.enabled || !dec->max) {
+		auxsample__add_branch_slow(dec, from, to, kind, flags);
 		return;
 	}
-	/*
-	 * auxsample__ring_push() in place: a copy of @br just written would
-	 * wait for the stores to forward, a good part of a walked branch.
-	 */
-	dec->ring[dec->ring_next] = (struct auxsample_branch){ from, to, kind, flags };
-	if (++dec->ring_next == dec->max)
-		dec->ring_next = 0;
-	if (dec->ring_count < dec->max)
-		dec->ring_count++;
-	dec->ring_pushed++;
+	dec->stats.branches++;
+	if (auxsample_late__active(dec))
+		auxsample_late__add(dec, from, to, kind, flags);
+	else
+		auxsample__ring_put(dec, from, to, kind, flags);
 }
 
 /* What lies between @from and @to is unknown: no call stack survives. */
@@ -163,7 +165,9 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
 		dec->chain = chain;
 		dec->stack_cap = cap;
 	}
-	auxsample_late__stack_op(dec, true, 0);
+	/* Nothing waits for the late-sample rule (late.c): no undo. */
+	if (dec->late.seq > dec->late.committed)
+		auxsample_late__stack_op(dec, true, 0);
 	dec->stack[dec->depth++] = ret_addr;
 	return 0;
 }
@@ -177,7 +181,8 @@ void auxsample__ret(struct auxsample_decoder *dec, uint64_t to)
 {
 	unsigned int i = dec->depth;
 
-	auxsample_late__stack_op(dec, false, 0);
+	if (dec->late.seq > dec->late.committed)
+		auxsample_late__stack_op(dec, false, 0);
 	while (i > 0) {
 		if (dec->stack[--i] == to) {
 			dec->depth = i;

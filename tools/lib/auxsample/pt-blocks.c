@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The Intel PT walker's cache of basic blocks: direct mapped by start
- * address, so bounded (PTW_BLOCKS entries) and without eviction lists;
- * a block that loses its slot is decoded again when next reached.  Code
- * is read through the decoder's read_memory callback, one instruction
- * at a time, only when a block is built.
+ * The Intel PT walker's caches of basic blocks.  A decoder's own is
+ * direct mapped by start address, so bounded (PTW_BLOCKS entries) and
+ * without eviction lists, and read without locks; a block that loses
+ * its slot is taken again from the image's shared cache, or decoded
+ * again.  The shared cache (one per image, and its clones: see
+ * pt-image.c) is set associative, PTW_CACHE_WAYS blocks a set, with a
+ * lock for every PTW_CACHE_SETS / PTW_CACHE_LOCKS sets: decoders take
+ * it only where their own cache misses, so threads do not queue on it.
+ * Code is read through the decoder's read_memory callback, one
+ * instruction at a time, only when a block is built.
+ *
+ * Blocks hold the code as it was read when they were built.  They are
+ * dropped when a file is mapped over their range (the image's add) or
+ * the code there is said to have changed (auxsample_image__invalidate():
+ * the rule for JIT and self-modifying code, whose changes no trace
+ * shows); a decode already under way keeps the blocks it started with.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend.h"
@@ -22,6 +34,8 @@ struct ptw_blocks *ptw_blocks__new(void)
 
 void ptw_blocks__delete(struct ptw_blocks *blocks)
 {
+	if (blocks)
+		ptw_block_cache__put(blocks->shared);
 	free(blocks);
 }
 
@@ -113,4 +127,165 @@ int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *
 		at += len;
 	}
 	return -1;
+}
+
+int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
+		     struct auxsample_decoder *dec, uint64_t ip)
+{
+	struct ptw_block_cache *cache = blocks->shared;
+	unsigned int generation = 0;
+
+	if (cache) {
+		if (ptw_block_cache__lookup(cache, ip, b))
+			return 0;
+		generation = ptw_block_cache__generation(cache);
+	}
+	if (ptw_block__build(b, dec, ip))
+		return -1;
+	blocks->built++;
+	if (cache && ptw_block_cache__insert(cache, b, generation))
+		blocks->evicted++;
+	return 0;
+}
+
+struct ptw_block_set {
+	struct ptw_block	ways[PTW_CACHE_WAYS];
+	unsigned int		victim;		/* the next to evict, round robin */
+};
+
+struct ptw_block_cache {
+	int			refcnt;
+	unsigned int		generation;
+	pthread_mutex_t		locks[PTW_CACHE_LOCKS];
+	struct ptw_block_set	sets[PTW_CACHE_SETS];
+};
+
+struct ptw_block_cache *ptw_block_cache__new(void)
+{
+	struct ptw_block_cache *cache = calloc(1, sizeof(*cache));
+
+	if (!cache)
+		return NULL;
+	cache->refcnt = 1;
+	for (unsigned int i = 0; i < PTW_CACHE_LOCKS; i++)
+		pthread_mutex_init(&cache->locks[i], NULL);
+	return cache;
+}
+
+struct ptw_block_cache *ptw_block_cache__get(struct ptw_block_cache *cache)
+{
+	if (cache)
+		__atomic_add_fetch(&cache->refcnt, 1, __ATOMIC_RELAXED);
+	return cache;
+}
+
+void ptw_block_cache__put(struct ptw_block_cache *cache)
+{
+	if (!cache || __atomic_sub_fetch(&cache->refcnt, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (unsigned int i = 0; i < PTW_CACHE_LOCKS; i++)
+		pthread_mutex_destroy(&cache->locks[i]);
+	free(cache);
+}
+
+unsigned int ptw_block_cache__generation(struct ptw_block_cache *cache)
+{
+	return __atomic_load_n(&cache->generation, __ATOMIC_ACQUIRE);
+}
+
+static unsigned int ptw_block_cache__set(uint64_t ip)
+{
+	return (ip ^ (ip >> 13) ^ (ip >> 26)) & (PTW_CACHE_SETS - 1);
+}
+
+static pthread_mutex_t *ptw_block_cache__lock(struct ptw_block_cache *cache, unsigned int set)
+{
+	pthread_mutex_t *lock = &cache->locks[set & (PTW_CACHE_LOCKS - 1)];
+
+	pthread_mutex_lock(lock);
+	return lock;
+}
+
+bool ptw_block_cache__lookup(struct ptw_block_cache *cache, uint64_t ip, struct ptw_block *b)
+{
+	unsigned int set = ptw_block_cache__set(ip);
+	struct ptw_block_set *s = &cache->sets[set];
+	pthread_mutex_t *lock = ptw_block_cache__lock(cache, set);
+	bool found = false;
+
+	for (unsigned int i = 0; i < PTW_CACHE_WAYS && !found; i++) {
+		if (s->ways[i].valid && s->ways[i].start == ip) {
+			*b = s->ways[i];
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(lock);
+	return found;
+}
+
+bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_block *b,
+			     unsigned int generation)
+{
+	unsigned int set = ptw_block_cache__set(b->start), way = PTW_CACHE_WAYS;
+	struct ptw_block_set *s = &cache->sets[set];
+	pthread_mutex_t *lock = ptw_block_cache__lock(cache, set);
+	bool evicted = false;
+
+	/*
+	 * Blocks dropped since @b was built: its code may be the old one.
+	 * Read under the set's lock, which the dropping takes after the
+	 * bump: a block put in before that is dropped with the rest.
+	 */
+	if (ptw_block_cache__generation(cache) != generation)
+		goto out;
+	for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
+		/* Built by another decoder meanwhile: the same block. */
+		if (s->ways[i].valid && s->ways[i].start == b->start)
+			goto out;
+		if (!s->ways[i].valid && way == PTW_CACHE_WAYS)
+			way = i;
+	}
+	if (way == PTW_CACHE_WAYS) {
+		way = s->victim++ % PTW_CACHE_WAYS;
+		evicted = true;
+	}
+	s->ways[way] = *b;
+out:
+	pthread_mutex_unlock(lock);
+	return evicted;
+}
+
+void ptw_block_cache__invalidate(struct ptw_block_cache *cache, uint64_t vaddr, uint64_t size)
+{
+	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
+
+	__atomic_add_fetch(&cache->generation, 1, __ATOMIC_ACQ_REL);
+	for (unsigned int l = 0; l < PTW_CACHE_LOCKS; l++) {
+		pthread_mutex_lock(&cache->locks[l]);
+		for (unsigned int set = l; set < PTW_CACHE_SETS; set += PTW_CACHE_LOCKS) {
+			for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
+				struct ptw_block *b = &cache->sets[set].ways[i];
+
+				/* The block's code, its branch included. */
+				if (b->valid && b->start < end && b->end + b->length > vaddr)
+					b->valid = 0;
+			}
+		}
+		pthread_mutex_unlock(&cache->locks[l]);
+	}
+}
+
+unsigned int ptw_block_cache__count(struct ptw_block_cache *cache)
+{
+	unsigned int n = 0;
+
+	for (unsigned int l = 0; l < PTW_CACHE_LOCKS; l++) {
+		pthread_mutex_lock(&cache->locks[l]);
+		for (unsigned int set = l; set < PTW_CACHE_SETS; set += PTW_CACHE_LOCKS) {
+			for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++)
+				n += cache->sets[set].ways[i].valid;
+		}
+		pthread_mutex_unlock(&cache->locks[l]);
+	}
+	return n;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <intel-pt.h>
 #include "backend.h"
+#include "pt-blocks.h"
 #include "pt-image.h"
 
 #define IMAGE_CACHE_LIMIT	(256ULL << 20)	/* bytes of sections kept mapped */
@@ -18,6 +19,7 @@ struct pt_image_cache {
 	int				*isids;		/* of the image's files, in order */
 	unsigned int			nr;
 	unsigned int			cap;
+	struct ptw_block_cache		*blocks;	/* the walker's, once asked for */
 };
 
 void *pt_image_cache__new(void)
@@ -40,6 +42,7 @@ void pt_image_cache__delete(void *c)
 	struct pt_image_cache *cache = c;
 
 	pt_iscache_free(cache->iscache);
+	ptw_block_cache__put(cache->blocks);
 	free(cache->isids);
 	free(cache);
 }
@@ -64,7 +67,41 @@ int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 		return pt_errcode(isid) == pte_nomem ? -AUXSAMPLE_ERR_NOMEM :
 						       -AUXSAMPLE_ERR_INVALID;
 	cache->isids[cache->nr++] = isid;
+	/* The file shadows what was mapped there before. */
+	if (cache->blocks)
+		ptw_block_cache__invalidate(cache->blocks, file->vaddr, file->size);
 	return 0;
+}
+
+struct ptw_block_cache *pt_image_cache__blocks(struct pt_image_cache *cache)
+{
+	if (!cache->blocks)
+		cache->blocks = ptw_block_cache__new();
+	return ptw_block_cache__get(cache->blocks);
+}
+
+/*
+ * A clone is for decoders in another thread: libipt's sections would
+ * contend, the walker's blocks (locked only where a decoder's own cache
+ * misses) do not, and are decoded once for all.
+ */
+void pt_image_cache__clone(void *d, void *s)
+{
+	struct pt_image_cache *dst = d, *src = s;
+	struct ptw_block_cache *blocks = pt_image_cache__blocks(src);
+
+	if (!blocks)
+		return;		/* out of memory: the clone's own, later */
+	ptw_block_cache__put(dst->blocks);
+	dst->blocks = blocks;
+}
+
+void pt_image_cache__invalidate(void *c, uint64_t vaddr, uint64_t size)
+{
+	struct pt_image_cache *cache = c;
+
+	if (cache->blocks)
+		ptw_block_cache__invalidate(cache->blocks, vaddr, size);
 }
 
 /* Later sections shadow earlier ones where they overlap, as newer mappings do. */

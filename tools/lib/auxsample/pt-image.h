@@ -4,7 +4,8 @@
 
 /*
  * The Intel PT backend's cache of an image's files (pt-image.c): libipt's
- * section cache, shared by the decoders of the image.
+ * section cache, shared by the decoders of the image, and the walker's
+ * blocks of its code, shared by the decoders of the image and its clones.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,13 @@ void pt_image_cache__delete(void *cache);
 int pt_image_cache__add(void *cache, const struct auxsample_image_file *file);
 /* Add the cache's sections to the empty @pti; under the image's lock. */
 int pt_image_cache__sync(struct pt_image_cache *cache, struct pt_image *pti);
+/*
+ * The image's shared cache of the walker's blocks (pt-blocks.h), made on
+ * first use; a reference; NULL when out of memory.  Under the image's lock.
+ */
+struct ptw_block_cache *pt_image_cache__blocks(struct pt_image_cache *cache);
+void pt_image_cache__clone(void *dst, void *src);
+void pt_image_cache__invalidate(void *cache, uint64_t vaddr, uint64_t size);
 /* Code bytes of section @isid at @vaddr, as libipt reads them. */
 int pt_image_cache__read(struct pt_image_cache *cache, uint8_t *buf, size_t size,
 			 int isid, uint64_t vaddr);

@@ -9,6 +9,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum ptw_type {
 	PTW_PAD = 1,
@@ -51,5 +52,51 @@ int ptw_parse(const uint8_t *buf, size_t len, struct ptw_packet *p);
  * IP sent, 0 after a PSB), or -1 for a reserved IPBytes.
  */
 int ptw_ip(const struct ptw_packet *p, uint64_t last_ip, uint64_t *ip);
+
+/*
+ * ptw_parse() and ptw_ip() in one, for the walker's fast loop: the IP of
+ * the TIP, TIP.PGE, TIP.PGD or FUP at @buf (of @len bytes) in *@ip, and
+ * the packet's size; 0 where its IP is suppressed, its IPBytes reserved
+ * or the packet not all in the buffer (ptw_parse() then says which).
+ */
+static inline unsigned int ptw_tip_ip(const uint8_t *buf, size_t len, uint64_t last_ip,
+				      uint64_t *ip)
+{
+	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+	unsigned int ipc = buf[0] >> 5, n = bytes[ipc];
+	uint64_t v = 0;
+
+	if (!n || n >= len)
+		return 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (len > 8) {
+		memcpy(&v, buf + 1, 8);
+		if (n < 8)
+			v &= (1ULL << (8 * n)) - 1;
+	} else
+#endif
+	{
+		for (unsigned int i = n; i > 0; i--)
+			v = v << 8 | buf[i];
+	}
+	switch (ipc) {
+	case 1:
+		*ip = (last_ip & ~0xffffULL) | v;
+		break;
+	case 2:
+		*ip = (last_ip & ~0xffffffffULL) | v;
+		break;
+	case 3:
+		*ip = (uint64_t)((int64_t)(v << 16) >> 16);
+		break;
+	case 4:
+		*ip = (last_ip & ~0xffffffffffffULL) | v;
+		break;
+	default:
+		*ip = v;
+		break;
+	}
+	return n + 1;
+}
 
 #endif /* __AUXSAMPLE_PT_PARSE_H */

@@ -23,6 +23,7 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
+#include "pt-image.h"
 #include "pt-parse.h"
 #include "pt-sync.h"
 #include "x86-branch.h"
@@ -38,8 +39,10 @@ struct ptw_decoder {
 	struct auxsample_decoder	*dec;
 	const struct auxsample_config	*config;
 	void				*libipt;	/* pt.c's state, for fallbacks */
-	struct ptw_blocks		*blocks;
+	struct ptw_blocks		*blocks;	/* ->shared: the image's */
 	unsigned int			image_generation;
+	unsigned int			shared_generation;
+	bool				attached;	/* to config->image */
 };
 
 struct ptw_walk {
@@ -435,14 +438,76 @@ static int ptw_walk__block(struct ptw_walk *w)
  */
 static inline int ptw_walk__at_tip(const struct ptw_walk *w, uint64_t *to)
 {
-	struct ptw_packet p;
-
 	if (w->have || w->pos == w->len || (w->buf[w->pos] & 0x1f) != 0x0d)
 		return 0;
-	if (ptw_parse(w->buf + w->pos, w->len - w->pos, &p) <= 0 || !p.ip_bytes ||
-	    ptw_ip(&p, w->last_ip, to))
-		return 0;
-	return p.size;
+	return ptw_tip_ip(w->buf + w->pos, w->len - w->pos, w->last_ip, to);
+}
+
+/* A TIP or TIP.PGD next, not peeked yet. */
+static inline bool ptw_walk__at_tip_or_pgd(const struct ptw_walk *w)
+{
+	uint8_t b;
+
+	if (w->pos == w->len)
+		return false;
+	b = w->buf[w->pos] & 0x1f;
+	return b == 0x0d || b == 0x01;
+}
+
+/*
+ * The branch ending @b, the block at @ip, needs a TIP, and the trace
+ * has a TIP.PGD and at once a TIP.PGE (a system call or interrupt in
+ * user-only trace): what ptw_walk__block() with ptw_walk__tip(), then
+ * ptw_walk__enable() would do, without parsing either packet twice.  0
+ * with the walk at the TIP.PGE's IP; -1, nothing changed, for anything
+ * else (a packet between them, no IP to enable at ...), which they take.
+ */
+static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block *b,
+				      uint64_t ip)
+{
+	const uint8_t *at = w->buf + w->pos;
+	size_t left = w->len - w->pos;
+	uint64_t last_ip = w->last_ip, pgd_ip = 0, pge_ip, ret;
+	unsigned int pgd = 1, pge;
+
+	if (w->have || !w->mode || !left || (at[0] & 0x1f) != 0x01)
+		return -1;
+	if (at[0] >> 5) {
+		pgd = ptw_tip_ip(at, left, last_ip, &pgd_ip);
+		if (!pgd)
+			return -1;
+		last_ip = pgd_ip;
+	}
+	if (pgd >= left || (at[pgd] & 0x1f) != 0x11)
+		return -1;
+	pge = ptw_tip_ip(at + pgd, left - pgd, last_ip, &pge_ip);
+	if (!pge)
+		return -1;
+
+	ptw_blocks__prefetch(w->blocks, b);
+	ptw_walk__resolve(w, ip, 0);
+	auxsample__insns(w->dec, b->ninsn);
+	w->pending = true;
+	w->from = b->end;
+	w->cls = b->cls;
+	w->length = b->length;
+	if (b->cls == X86_BR_IND_CALL)
+		ptw_walk__push(w, b->end + b->length);
+	else if (b->cls == X86_BR_RET)
+		ptw_walk__pop(w, &ret);
+	w->pos += pgd;
+	w->last_ip = last_ip;
+	w->pkt.ip_bytes = at[0] >> 5;
+	w->pkt_ip = pgd_ip;
+	ptw_walk__disabled(w);
+
+	w->pos += pge;
+	w->last_ip = pge_ip;
+	auxsample__stats(w->dec)->end_ip = 0;
+	auxsample__boundary(w->dec, 0, pge_ip);
+	w->ip = pge_ip;
+	w->enabled = true;
+	return 0;
 }
 
 /*
@@ -472,14 +537,30 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			break;
 		if (!nr_bits && !ptw_walk__at_tnt8(w)) {
 			/*
-			 * No bit: a TIP for the branches that take one; the
-			 * others, and a FUP next, are ptw_walk__run()'s.
+			 * No bit: a TIP for the branches that take one; direct
+			 * jumps and calls go on where the next packet is a TIP
+			 * or TIP.PGD, which a later block takes as the peek
+			 * before ptw_walk__block() would have; the others, and
+			 * a FUP, PSB or timing packet next, are ptw_walk__run()'s.
 			 */
-			if (b->cls == X86_BR_COND || b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL)
+			if (b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL) {
+				if (w->have || !ptw_walk__at_tip_or_pgd(w))
+					break;
+			} else if (b->cls == X86_BR_COND) {
 				break;
-			tip = ptw_walk__at_tip(w, &to);
-			if (!tip)
-				break;
+			} else {
+				tip = ptw_walk__at_tip(w, &to);
+				if (!tip) {
+					/* As ptw_walk__block() counts them: before. */
+					auxsample__insns(w->dec, insns);
+					insns = 0;
+					if (ptw_walk__pgd_pge(w, b, ip))
+						break;
+					ip = w->ip;
+					no_progress = 0;
+					continue;
+				}
+			}
 		} else if (b->cls == X86_BR_COND || b->cls == X86_BR_RET) {
 			if (!nr_bits) {
 				uint8_t byte = w->buf[w->pos];
@@ -676,19 +757,49 @@ static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t 
 	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);
 }
 
-/* The code may have changed with the image's files: blocks are rebuilt. */
+/*
+ * The image's shared blocks, once and whenever the image has changed
+ * (pt-image.c may have made them since): a reference.
+ */
+static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *image)
+{
+	struct ptw_block_cache *shared = NULL;
+	unsigned int generation;
+	void *cache;
+
+	cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
+	if (cache)
+		shared = pt_image_cache__blocks(cache);
+	auxsample_image__unlock(image);
+	ptw_block_cache__put(wd->blocks->shared);
+	wd->blocks->shared = shared;
+	wd->image_generation = generation;
+	wd->attached = true;
+}
+
+/*
+ * The code may have changed with the image's files, or blocks of the
+ * shared cache were dropped: the decoder's own copies are forgotten.
+ */
 static void ptw_decoder__update(struct ptw_decoder *wd)
 {
 	struct auxsample_image *image = wd->config->image;
-	unsigned int generation;
+	struct ptw_block_cache *shared;
+	bool changed = false;
 
 	if (!image)
 		return;
-	generation = auxsample_image__generation(image);
-	if (generation != wd->image_generation) {
-		ptw_blocks__clear(wd->blocks);
-		wd->image_generation = generation;
+	if (!wd->attached || auxsample_image__generation(image) != wd->image_generation) {
+		ptw_decoder__attach(wd, image);
+		changed = true;
 	}
+	shared = wd->blocks->shared;
+	if (shared && ptw_block_cache__generation(shared) != wd->shared_generation) {
+		wd->shared_generation = ptw_block_cache__generation(shared);
+		changed = true;
+	}
+	if (changed)
+		ptw_blocks__clear(wd->blocks);
 }
 
 static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
@@ -707,11 +818,17 @@ static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 		err = ptw_decoder__walk(wd, buf, len);
 	}
 	if (err <= 0)
-		return err;
+		goto out;
 	auxsample__restart(wd->dec);
 	err = auxsample_pt_backend.decode(wd->libipt, buf, len);
 	if (len)
 		auxsample__stats(wd->dec)->pt_fallbacks++;
+out:
+	/* Counted here: a decode restarts (an earlier PSB, libipt) with its stats. */
+	auxsample__stats(wd->dec)->pt_blocks_built += wd->blocks->built;
+	auxsample__stats(wd->dec)->pt_blocks_evicted += wd->blocks->evicted;
+	wd->blocks->built = 0;
+	wd->blocks->evicted = 0;
 	return err;
 }
 

@@ -1001,4 +1001,6 @@ const struct auxsample_backend auxsample_pt_backend = {
 	.image_new	= pt_image_cache__new,
 	.image_delete	= pt_image_cache__delete,
 	.image_add	= pt_image_cache__add,
+	.image_clone	= pt_image_cache__clone,
+	.image_invalidate = pt_image_cache__invalidate,
 };

@@ -19,6 +19,8 @@ struct auxsample_stat {
 	u64	late;		/* branches after the sample point, left out */
 	u64	branches;
 	u64	pt_fallbacks;	/* snippets the Intel PT walker left to libipt */
+	u64	pt_blocks_built;	/* basic blocks it decoded from the code */
+	u64	pt_blocks_evicted;	/* from the image's full block cache */
 	u64	errors_by_kind[AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE];
 	/* the previous snippet of each CPU, to measure how much they overlap */
 	struct auxsample_stat_prev	*prev;

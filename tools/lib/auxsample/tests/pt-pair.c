@@ -66,6 +66,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	if (!fell_back)
 		pr->walked++;
 	ws.pt_fallbacks = 0;
+	ws.pt_blocks_built = 0;
+	ws.pt_blocks_evicted = 0;
 	if (rn == wn && rd == wdp && rne == wne &&
 	    (rn <= 0 || !memcmp(rb, wb, rn * sizeof(*rb))) &&
 	    (rd <= 0 || !memcmp(rc, wc, rd * sizeof(*rc))) &&

@@ -62,7 +62,8 @@ check() {
 			fail "$what ($reuse): the walker's branches are not libipt's"
 			return
 		fi
-		grep -v 'snippets the walker handed to libipt' "$tmp/walker.stat" > "$out"
+		grep -v -e 'snippets the walker handed to libipt' \
+			-e 'basic blocks the walker decoded' "$tmp/walker.stat" > "$out"
 		if ! cmp -s "$tmp/libipt.stat" "$out"; then
 			diff "$tmp/libipt.stat" "$out" > "$tmp/diff"
 			cp "$tmp/diff" "$out"
@@ -74,7 +75,14 @@ check() {
 	decode walker --no-reuse -j 1 || return
 	samples=$(awk 'NR == 1 { print $1 }' "$tmp/walker.stat")
 	fallbacks=$(awk '/snippets the walker handed to libipt/ { print $1 }' "$tmp/walker.stat")
-	echo "$what: $samples samples alike, $fallbacks handed to libipt"
+	blocks=$(awk '/basic blocks the walker decoded/ { print $1 }' "$tmp/walker.stat")
+	echo "$what: $samples samples alike, $fallbacks handed to libipt, $blocks blocks decoded"
+	# What the walker walked, it walked on blocks it decoded.
+	if [ -n "$fallbacks" ] && [ "$fallbacks" -lt "$samples" ] && [ "${blocks:-0}" -eq 0 ]; then
+		cp "$tmp/walker.stat" "$out"
+		fail "$what: the walker walked without decoding a block"
+		return
+	fi
 	if [ -z "$fallbacks" ] || [ "$samples" -eq 0 ]; then
 		cp "$tmp/walker.stat" "$out"
 		fail "$what: no walker statistics"

@@ -225,6 +225,13 @@ struct auxsample_stats {
 	uint64_t	late;
 	/* Intel PT walker: snippets it handed to libipt */
 	uint64_t	pt_fallbacks;
+	/*
+	 * Intel PT walker: basic blocks it decoded from the code (not found
+	 * in the image's block cache), and blocks it evicted from that
+	 * cache, which was full (see auxsample_image__invalidate())
+	 */
+	uint64_t	pt_blocks_built;
+	uint64_t	pt_blocks_evicted;
 };
 
 /* One decode error: where in the snippet, and the library's code. */
@@ -340,6 +347,18 @@ AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
  * locks they contend for.  NULL when out of memory.
  */
 AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image);
+
+/*
+ * The code at [@vaddr, @vaddr + @size) changed without a new file mapped
+ * there (JIT code, self-modifying code, a patched text): the Intel PT
+ * walker decodes it again (it keeps the basic blocks of an image's code,
+ * shared by the image's clones, from the first time it reads them, and
+ * drops them only here and where auxsample_image__add_file() maps a file
+ * over them).  Decodes under way keep the code they started with; each
+ * decode after this call reads the new one.  0, or -AUXSAMPLE_ERR_INVALID.
+ */
+AUXSAMPLE_API int auxsample_image__invalidate(struct auxsample_image *image,
+					      uint64_t vaddr, uint64_t size);
 
 /* Whether this build of the library decodes trace of @type. */
 AUXSAMPLE_API int auxsample_supports(enum auxsample_trace_type type);
