@@ -36,6 +36,7 @@ struct program {
 	uint32_t	fn_start[NR_FUNCS];
 	uint32_t	fn_end[NR_FUNCS];
 	uint32_t	seed;
+	unsigned int	cpi;		/* TSC ticks per instruction, 0: random */
 };
 
 static uint32_t rnd(struct program *p)
@@ -188,7 +189,8 @@ static void program__generate(struct program *p, uint32_t seed)
  * length at each interrupt (where an AUX sample's snippet ends) in @ends.
  */
 static int program__run(struct program *p, struct auxsample_pt_writer *w, unsigned int insns,
-			size_t *ends, uint64_t *ips, unsigned int *nr_ends, unsigned int max_ends)
+			bool cyc, size_t *ends, uint64_t *ips, unsigned int *nr_ends,
+			unsigned int max_ends)
 {
 	uint32_t stack[1024], ip = p->fn_start[0];
 	unsigned int depth = 0;
@@ -209,9 +211,10 @@ static int program__run(struct program *p, struct auxsample_pt_writer *w, unsign
 		if (rnd(p) % 400 == 0) {
 			size_t len;
 
-			auxsample_pt_writer__tick(w, tsc += 5000);
+			/* The kernel's time: after the interrupt's packets */
 			if (auxsample_pt_writer__interrupt(w, CODE_BASE + ip))
 				return -1;
+			auxsample_pt_writer__tick(w, tsc += 5000);
 			auxsample_pt_writer__data(w, &len);
 			if (*nr_ends < max_ends) {
 				ips[*nr_ends] = CODE_BASE + ip;
@@ -221,6 +224,12 @@ static int program__run(struct program *p, struct auxsample_pt_writer *w, unsign
 				return -1;
 			continue;
 		}
+		/*
+		 * With CYC, time per instruction run: 1 to 4 ticks, for CYCs
+		 * that differ; or always p->cpi, for cycles that can be checked.
+		 */
+		if (cyc)
+			auxsample_pt_writer__tick(w, tsc += p->cpi ?: 1 + rnd(p) % 4);
 		switch (u->type) {
 		case U_PLAIN:
 			ip += u->len;
@@ -292,16 +301,19 @@ struct run {
 #define KERNEL_START	0xffff800000000000ULL
 #define KERNEL_IP	0xffffffff81000000ULL
 
-static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int insns)
+/* @cyc: CYC packets, and 1: random time per instruction, else that many ticks. */
+static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int cyc,
+		     unsigned int insns)
 {
 	struct auxsample_pt_writer_config wcfg = {
 		.size = sizeof(wcfg), .psb_period = 2048, .noretcomp = noretcomp,
 		.tsc = 1, .mtc = 1, .mtc_period = 3, .tsc_per_ctc = 2, .cbr = 20, .nom_freq = 20,
+		.cyc = !!cyc,
 	};
 	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.pt = { .family = 6, .model = 85, .stepping = 4, .cyc = !!cyc },
 		.read_memory = read_program,
 		.kernel_start = KERNEL_START,
 	};
@@ -312,10 +324,11 @@ static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int 
 	if (!r->prog || !r->w)
 		return -1;
 	program__generate(r->prog, seed);
+	r->prog->cpi = cyc > 1 ? cyc : 0;
 	config.context = r->prog;
 	if (pair__init(&r->pair, &config))
 		return -1;
-	return program__run(r->prog, r->w, insns, r->ends, r->ips, &r->nr_ends,
+	return program__run(r->prog, r->w, insns, cyc, r->ends, r->ips, &r->nr_ends,
 			    ARRAY_SIZE(r->ends));
 }
 
@@ -326,15 +339,88 @@ static void run__exit(struct run *r)
 	free(r->prog);
 }
 
+/*
+ * The instructions from @to (a branch's target) straight to the branch at
+ * @from, both counted; 0 if the code does not get there without a branch.
+ */
+static unsigned int program__insns(const struct program *p, uint64_t to, uint64_t from)
+{
+	unsigned int n = 0;
+
+	while (to >= CODE_BASE && to <= from && from < CODE_BASE + CODE_SIZE) {
+		const struct unit *u = &p->units[to - CODE_BASE];
+
+		if (!u->len)
+			return 0;
+		n++;
+		if (to == from)
+			return n;
+		if (u->type != U_PLAIN && !(u->type == U_JCC))
+			return 0;
+		to += u->len;
+	}
+	return 0;
+}
+
+/*
+ * With CYC and the same cycles for every instruction, each entry's cycles
+ * are exactly its instructions' (cbr = nom_freq: a TSC tick is a cycle):
+ * interpolation between packets is exact then.  Both backends, since
+ * they agree (test_samples_cyc()); libipt's decoder is the one asked.
+ */
+static int test_cycles_truth(void)
+{
+	unsigned int right = 0, wrong = 0, unknown = 0;
+	struct run r;
+	const uint8_t *buf;
+	size_t len;
+	int ret = TEST_FAIL;
+
+	if (run__init(&r, 401, false, 2, 200000))
+		goto out;
+	buf = auxsample_pt_writer__data(r.w, &len);
+	for (unsigned int i = 0; i < r.nr_ends; i++) {
+		size_t end = r.ends[i], start = end > 4096 ? end - 4096 : 0;
+		const struct auxsample_branch *br;
+		int n;
+
+		pair__set_sample_ip(&r.pair, r.ips[i]);
+		if (pair__compare(&r.pair, buf + start, end - start, 64))
+			goto out;
+		n = auxsample_decoder__branches(r.pair.ref, &br);
+		for (int k = 0; k + 1 < n; k++) {
+			unsigned int insns = program__insns(r.prog, br[k + 1].to, br[k].from);
+
+			if (!insns)
+				continue;
+			if (!br[k].cycles)
+				unknown++;
+			else if (br[k].cycles == 2 * insns)
+				right++;
+			else if (wrong++ < 5)
+				fprintf(stderr, "  %#llx -> %#llx: %u cycles for %u instructions\n",
+					(unsigned long long)br[k].from,
+					(unsigned long long)br[k].to, br[k].cycles, insns);
+		}
+	}
+	pr_test("%u entries with the right cycles, %u wrong, %u unknown\n", right, wrong,
+		unknown);
+	T_ASSERT(right > 1000 && wrong == 0 && unknown < right / 20);
+	ret = TEST_OK;
+out:
+	run__exit(&r);
+	return ret;
+}
+
 /* Snippets as AUX samples take them: the 4 KiB before each interrupt. */
-static int check_samples(uint32_t seed, bool noretcomp)
+static int check_samples(uint32_t seed, bool noretcomp, bool cyc)
 {
 	struct run r;
 	const uint8_t *buf;
 	size_t len;
 	int ret = TEST_FAIL;
 
-	if (run__init(&r, seed, noretcomp, 200000)) {
+	if (run__init(&r, seed, noretcomp, cyc, 200000)) {
 		fprintf(stderr, "  seed %u: the program did not run\n", seed);
 		goto out;
 	}
@@ -375,14 +461,14 @@ out:
 static int test_samples(void)
 {
 	for (uint32_t seed = 1; seed <= 4; seed++) {
-		if (check_samples(seed, false) || check_samples(seed + 100, true))
+		if (check_samples(seed, false, false) || check_samples(seed + 100, true, false))
 			return TEST_FAIL;
 	}
 	return TEST_OK;
 }
 
 /* Cut anywhere, bytes flipped: the same, errors included. */
-static int test_cut_flipped(void)
+static int check_cut_flipped(bool cyc)
 {
 	struct run r;
 	const uint8_t *trace;
@@ -391,7 +477,7 @@ static int test_cut_flipped(void)
 	uint32_t seed = 77;
 	int ret = TEST_FAIL;
 
-	if (run__init(&r, 7, false, 100000))
+	if (run__init(&r, 7, false, cyc, 100000))
 		goto out;
 	trace = auxsample_pt_writer__data(r.w, &len);
 	buf = malloc(8192);
@@ -431,6 +517,11 @@ out:
 	free(buf);
 	run__exit(&r);
 	return ret;
+}
+
+static int test_cut_flipped(void)
+{
+	return check_cut_flipped(false);
 }
 
 /*
@@ -583,5 +674,6 @@ const struct test tests_pt_walk[] = {
 	{ "walker's packets are libipt's, whole, cut and random", test_parse },
 	{ "walker and libipt agree on sample snippets", test_samples },
 	{ "walker and libipt agree on cut and flipped snippets", test_cut_flipped },
+	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
 	{ NULL, NULL },
 };
