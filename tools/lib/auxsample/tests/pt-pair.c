@@ -66,6 +66,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	if (!fell_back)
 		pr->walked++;
 	ws.pt_fallbacks = 0;
+	for (int i = 0; i < rn; i++)
+		pr->timed += rb[i].cycles != 0;
 	if (rn == wn && rd == wdp && rne == wne &&
 	    (rn <= 0 || !memcmp(rb, wb, rn * sizeof(*rb))) &&
 	    (rd <= 0 || !memcmp(rc, wc, rd * sizeof(*rc))) &&
@@ -83,6 +85,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 			fprintf(stderr, "  branch %d:\n", i);
 			print_branch("libipt", &rb[i]);
 			print_branch("walker", &wb[i]);
+			fprintf(stderr, "    cycles: libipt %u, walker %u\n", rb[i].cycles,
+				wb[i].cycles);
 			break;
 		}
 	}

@@ -448,10 +448,12 @@ static int check_samples(uint32_t seed, bool noretcomp, bool cyc)
 			}
 		}
 	}
-	pr_test("seed %u: %u of %u decodes walked, %u samples\n", seed, r.pair.walked,
-		r.pair.decodes, r.nr_ends);
+	pr_test("seed %u%s: %u of %u decodes walked, %u samples, %u branches timed\n", seed,
+		cyc ? " (CYC)" : "", r.pair.walked, r.pair.decodes, r.nr_ends, r.pair.timed);
 	/* Clean user-only trace is the walker's: it must not hand it on. */
 	T_ASSERT(r.nr_ends > 10 && r.pair.walked == r.pair.decodes);
+	/* With CYC the cycles were compared: there were some. */
+	T_ASSERT(!cyc || r.pair.timed > 0);
 	ret = TEST_OK;
 out:
 	run__exit(&r);
@@ -462,6 +464,16 @@ static int test_samples(void)
 {
 	for (uint32_t seed = 1; seed <= 4; seed++) {
 		if (check_samples(seed, false, false) || check_samples(seed + 100, true, false))
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+/* With CYC: the same cycles too (pt-cyc.c: both decoders time alike). */
+static int test_samples_cyc(void)
+{
+	for (uint32_t seed = 1; seed <= 4; seed++) {
+		if (check_samples(seed + 200, false, true) || check_samples(seed + 300, true, true))
 			return TEST_FAIL;
 	}
 	return TEST_OK;
@@ -510,8 +522,9 @@ static int check_cut_flipped(bool cyc)
 			goto out;
 		}
 	}
-	pr_test("%u of %u decodes walked\n", r.pair.walked, r.pair.decodes);
-	T_ASSERT(r.pair.walked > 0);
+	pr_test("%s%u of %u decodes walked, %u branches timed\n", cyc ? "CYC: " : "",
+		r.pair.walked, r.pair.decodes, r.pair.timed);
+	T_ASSERT(r.pair.walked > 0 && (!cyc || r.pair.timed > 0));
 	ret = TEST_OK;
 out:
 	free(buf);
@@ -522,6 +535,11 @@ out:
 static int test_cut_flipped(void)
 {
 	return check_cut_flipped(false);
+}
+
+static int test_cut_flipped_cyc(void)
+{
+	return check_cut_flipped(true);
 }
 
 /*
@@ -674,6 +692,8 @@ const struct test tests_pt_walk[] = {
 	{ "walker's packets are libipt's, whole, cut and random", test_parse },
 	{ "walker and libipt agree on sample snippets", test_samples },
 	{ "walker and libipt agree on cut and flipped snippets", test_cut_flipped },
+	{ "walker and libipt agree on sample snippets with CYC", test_samples_cyc },
+	{ "walker and libipt agree on cut and flipped snippets with CYC", test_cut_flipped_cyc },
 	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
 	{ NULL, NULL },
 };
