@@ -191,6 +191,42 @@ void pt_cyc__branch(struct pt_cyc *c, struct auxsample_decoder *dec, unsigned in
 	}
 }
 
+/*
+ * Packets were lost (OVF): the decoder goes on after the OVF, at its FUP
+ * if tracing went on, with no time across it.  Whatever the flow took
+ * before does not count: the packets are found from the OVF.
+ */
+static void pt_cyc__overflow(struct pt_cyc *c)
+{
+	struct ptw_packet p;
+	int n;
+
+	while (c->pos < c->len) {
+		n = ptw_parse(c->buf + c->pos, c->len - c->pos, &p);
+		if (n < 0)
+			break;
+		c->pos += n;
+		if (p.type != PTW_OVF)
+			continue;
+		c->lost = false;
+		c->nr_bits = 0;
+		c->last_pgd = false;
+		c->stretch++;
+		/* Tracing went on: the FUP is the overflow's, no branch's. */
+		n = ptw_parse(c->buf + c->pos, c->len - c->pos, &p);
+		while (n > 0 && (p.type == PTW_PAD || p.type == PTW_TIMING)) {
+			if ((c->buf[c->pos] & 3) == 3)
+				c->cycles += pt_cyc__value(c->buf + c->pos, n);
+			c->pos += n;
+			n = ptw_parse(c->buf + c->pos, c->len - c->pos, &p);
+		}
+		if (n > 0 && p.type == PTW_FUP)
+			c->pos += n;
+		return;
+	}
+	c->lost = true;
+}
+
 /* The decoder takes an event: its packets, at the current instruction. */
 void pt_cyc__event(struct pt_cyc *c, struct auxsample_decoder *dec, enum pt_cyc_event ev)
 {
@@ -207,6 +243,9 @@ void pt_cyc__event(struct pt_cyc *c, struct auxsample_decoder *dec, enum pt_cyc_
 			auxsample_timing__packet(dec, c->time, c->stretch, true);
 		}
 		c->last_pgd = false;
+		break;
+	case PT_CYC_OVERFLOW:
+		pt_cyc__overflow(c);
 		break;
 	case PT_CYC_ASYNC:
 		pt_cyc__ip(c, dec, 1U << PTW_FUP);

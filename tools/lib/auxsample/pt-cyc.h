@@ -33,6 +33,7 @@ enum pt_cyc_event {
 	PT_CYC_ENABLED,		/* TIP.PGE */
 	PT_CYC_DISABLED,	/* TIP.PGD */
 	PT_CYC_ASYNC,		/* FUP, and the TIP or TIP.PGD it binds to */
+	PT_CYC_OVERFLOW,	/* OVF, and the FUP it binds to if one follows */
 };
 
 void pt_cyc__start(struct pt_cyc *c, const uint8_t *buf, size_t len, uint64_t sync);

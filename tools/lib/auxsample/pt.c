@@ -392,6 +392,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 	case ptev_overflow:
 		f->pending = false;
 		auxsample_timing__break(dec);
+		pt_flow__event_time(f, PT_CYC_OVERFLOW);
 		auxsample__error(dec, 0, -AUXSAMPLE_ERR_OVERFLOW, -pte_overflow);
 		auxsample__gap(dec, f->last_ip, ev->ip_suppressed ? 0 : ev->variant.overflow.ip);
 		break;

@@ -412,6 +412,83 @@ out:
 	return ret;
 }
 
+/*
+ * An OVF where a PSB+ was, bound to that PSB+'s FUP: libipt goes on
+ * after it without a sync point, and so do the cycles (pt-cyc.c looks
+ * for the packets from the OVF on), right as before.
+ */
+static int test_cycles_overflow(void)
+{
+	static const uint8_t psb[2] = { 0x02, 0x82 }, ovf[2] = { 0x02, 0xf3 };
+	const struct auxsample_decode_error *err;
+	const struct auxsample_branch *br;
+	unsigned int right = 0, wrong = 0, after = 0;
+	size_t len, n = 0, at[3], fup = 0, fup_size = 0, end;
+	struct ptw_packet p;
+	const uint8_t *trace;
+	uint8_t *buf = NULL;
+	struct run r;
+	int nr, ret = TEST_FAIL;
+
+	if (run__init(&r, 403, false, 2, 100000))
+		goto out;
+	trace = auxsample_pt_writer__data(r.w, &len);
+	/* Three PSBs after the first few KiB: [0]-[1] before the OVF, [1]-[2] after. */
+	for (size_t i = 8192; i + 16 <= len && n < 3; i++) {
+		if (!memcmp(trace + i, psb, 2) && !memcmp(trace + i + 2, psb, 2) &&
+		    !memcmp(trace + i + 14, psb, 2))
+			at[n++] = i, i += 15;
+	}
+	T_ASSERT(n == 3);
+	/* The second PSB+: its FUP, and where it ends. */
+	for (end = at[1]; end < at[2]; end += p.size) {
+		T_ASSERT(ptw_parse(trace + end, at[2] - end, &p) > 0);
+		if (p.type == PTW_FUP)
+			fup = end, fup_size = p.size;
+		if (p.type == PTW_PSBEND) {
+			end += p.size;
+			break;
+		}
+	}
+	T_ASSERT(fup_size);
+	/* First PSB's stretch, OVF, FUP, the second PSB's stretch without its PSB+ */
+	buf = malloc(at[2] - at[0]);
+	if (!buf)
+		goto out;
+	len = at[1] - at[0];
+	memcpy(buf, trace + at[0], len);
+	memcpy(buf + len, ovf, sizeof(ovf));
+	len += sizeof(ovf);
+	memcpy(buf + len, trace + fup, fup_size);
+	len += fup_size;
+	memcpy(buf + len, trace + end, at[2] - end);
+	len += at[2] - end;
+	nr = auxsample_decoder__decode(r.pair.ref, buf, len, 4096);
+	T_ASSERT(nr > 0 && auxsample_decoder__errors(r.pair.ref, &err) == 1 &&
+		 err->error == -AUXSAMPLE_ERR_OVERFLOW);
+	auxsample_decoder__branches(r.pair.ref, &br);
+	/* Newest first: the branches after the OVF, up to its gap. */
+	for (int k = 0; k + 1 < nr && br[k + 1].kind != AUXSAMPLE_BR_GAP; k++) {
+		unsigned int insns = program__insns(r.prog, br[k + 1].to, br[k].from);
+
+		after++;
+		if (!insns || !br[k].cycles)
+			continue;
+		if (br[k].cycles == 2 * insns)
+			right++;
+		else
+			wrong++;
+	}
+	pr_test("after the OVF: %u branches, %u with the right cycles, %u wrong\n", after, right,
+		wrong);
+	T_ASSERT(after > 20 && right > after / 4 && wrong == 0);
+	ret = TEST_OK;
+out:
+	free(buf);
+	run__exit(&r);
+	return ret;
+}
+
 /* Snippets as AUX samples take them: the 4 KiB before each interrupt. */
 static int check_samples(uint32_t seed, bool noretcomp, bool cyc)
 {
@@ -695,5 +772,6 @@ const struct test tests_pt_walk[] = {
 	{ "walker and libipt agree on sample snippets with CYC", test_samples_cyc },
 	{ "walker and libipt agree on cut and flipped snippets with CYC", test_cut_flipped_cyc },
 	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
+	{ "cycles of the virtual LBR go on after an OVF", test_cycles_overflow },
 	{ NULL, NULL },
 };
