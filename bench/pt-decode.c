@@ -7,9 +7,11 @@
  * virtual LBR of the given depth, as perf decodes a sparse sample.  The
  * program generator and executor are the test's (included, not copied).
  *
- * usage: pt-decode [libipt|walker] [DEPTH] [ROUNDS] [late]
+ * usage: pt-decode [libipt|walker] [DEPTH] [ROUNDS] [late] [cyc]
  *   late: with the late-sample rule, as perf decodes (the kernel's start
  *   and each interrupt's IP as the sample's)
+ *   cyc: with CYC packets (perf record's cyc, the simulator's --cyc),
+ *   and the cycles of the virtual LBR
  *
  * Prints CPU time per snippet, per taken branch decoded (all branches
  * since the PSB the decode starts at, not only the DEPTH kept) and per
@@ -36,7 +38,7 @@ int main(int argc, char **argv)
 	bool walker = argc < 2 || strcmp(argv[1], "libipt");
 	unsigned int depth = argc > 2 ? atoi(argv[2]) : 64;
 	unsigned int rounds = argc > 3 ? atoi(argv[3]) : 10;
-	bool late = argc > 4 && !strcmp(argv[4], "late");
+	bool late = false, cyc = false;
 	struct auxsample_pt_writer_config wcfg = {
 		.size = sizeof(wcfg), .psb_period = 2048,
 		.tsc = 1, .mtc = 1, .mtc_period = 3, .tsc_per_ctc = 2, .cbr = 20, .nom_freq = 20,
@@ -46,13 +48,12 @@ int main(int argc, char **argv)
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
 		.pt = { .family = 6, .model = 85, .stepping = 4 },
 		.read_memory = read_program,
-		.kernel_start = late ? KERNEL_START : 0,
 		.pt_decoder = walker ? AUXSAMPLE_PT_DECODER_WALKER : AUXSAMPLE_PT_DECODER_LIBIPT,
 	};
 	static size_t ends[4096];
 	static uint64_t ips[4096];
 	uint64_t branches = 0, insns = 0, fallbacks = 0, decodes = 0;
-	struct auxsample_pt_writer *w = auxsample_pt_writer__new(&wcfg);
+	struct auxsample_pt_writer *w;
 	struct program *prog = malloc(sizeof(*prog));
 	struct auxsample_decoder *dec;
 	unsigned int nr_ends = 0;
@@ -60,10 +61,18 @@ int main(int argc, char **argv)
 	double start, t;
 	size_t len;
 
+	for (int i = 4; i < argc; i++) {
+		late |= !strcmp(argv[i], "late");
+		cyc |= !strcmp(argv[i], "cyc");
+	}
+	config.kernel_start = late ? KERNEL_START : 0;
+	config.pt.cyc = cyc;
+	wcfg.cyc = cyc;
+	w = auxsample_pt_writer__new(&wcfg);
 	if (!w || !prog)
 		return 1;
 	program__generate(prog, 1);
-	if (program__run(prog, w, INSNS, ends, ips, &nr_ends, ARRAY_SIZE(ends)))
+	if (program__run(prog, w, INSNS, cyc, ends, ips, &nr_ends, ARRAY_SIZE(ends)))
 		return 1;
 	buf = auxsample_pt_writer__data(w, &len);
 	config.context = prog;
@@ -87,9 +96,9 @@ int main(int argc, char **argv)
 		}
 	}
 	t = cpu_seconds() - start;
-	printf("%s depth %u%s: %llu snippets, %.0f branches each, %llu to libipt; "
+	printf("%s depth %u%s%s: %llu snippets, %.0f branches each, %llu to libipt; "
 	       "%.2f us per snippet, %.2f ns per branch, %.2f ns per instruction\n",
-	       walker ? "walker" : "libipt", depth, late ? " late" : "",
+	       walker ? "walker" : "libipt", depth, late ? " late" : "", cyc ? " cyc" : "",
 	       (unsigned long long)decodes, (double)branches / decodes,
 	       (unsigned long long)fallbacks, t * 1e6 / decodes, t * 1e9 / branches,
 	       t * 1e9 / insns);

@@ -36,8 +36,8 @@ build (the same perf is upstream's).  --decoder times ours with each
 Intel PT decoder of the list, side by side (--decoder= for perf
 auxsample, the config variable auxsample.decoder through PERF_CONFIG for
 perf report); without it, ours runs with its default and perf's config.
---no-cyc records (and times) files without CYC, named *-nocyc-*: the
-walker hands snippets with CYC to libipt.  Timings are this machine's:
+--no-cyc records (and times) files without CYC, named *-nocyc-*.
+Timings are this machine's:
 compare ratios, not seconds.
 """
 import argparse

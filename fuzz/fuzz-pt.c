@@ -12,11 +12,12 @@
  *        bit 2     AUXSAMPLE_CFG_WHOLE_SNIPPET
  *        bit 3     code from a shared image (auxsample_image) instead of
  *                  the read_memory callback
- *        bit 4     a flow callback
+ *        bit 4     a flow callback; with bit 7, CYC (config.pt.cyc) instead
  *        bits 5-6  0 decode, 1 stream, 2 decode twice, 3 stream then decode
  *        bit 7     decode with libauxsample's Intel PT walker and with
- *                  libipt too: any difference aborts (not with a flow
- *                  callback, which the walker leaves to libipt); bits 5-6
+ *                  libipt too: any difference, cycles included, aborts
+ *                  (never with a flow callback, which the walker leaves
+ *                  to libipt: bit 4 asks for CYC instead); bits 5-6
  *                  then the late-sample rule's sample IP: 0 none, 1 the
  *                  program's code at h[2] h[3], 2 and 3 the kernel's
  *   h[1]           max branches (0: 64)
@@ -195,14 +196,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (data[0] & 4)
 		config.flags |= AUXSAMPLE_CFG_WHOLE_SNIPPET;
+	if (data[0] & 0x80) {
+		config.pt.cyc = !!(data[0] & 0x10);
+		differ(&config, trace, len, max, data);
+		return 0;
+	}
 	if (data[0] & 0x10) {
 		config.flow = flow_seen;
 		config.flow_context = &flow_sum;
-	}
-
-	if ((data[0] & 0x80) && !config.flow) {
-		differ(&config, trace, len, max, data);
-		return 0;
 	}
 	dec = auxsample_decoder__new(&config, NULL);
 	if (!dec)

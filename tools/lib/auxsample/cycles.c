@@ -135,7 +135,10 @@ static void auxsample_timing__anchor(struct auxsample_decoder *dec, uint64_t idx
 		tm->last_time = t;
 		tm->last_valid = true;
 	}
-	memmove(tm->untimed, tm->untimed + done, (tm->nr_untimed - done) * sizeof(*tm->untimed));
+	/* Nothing timed: the list may not even be there (no branch yet). */
+	if (done)
+		memmove(tm->untimed, tm->untimed + done,
+			(tm->nr_untimed - done) * sizeof(*tm->untimed));
 	tm->nr_untimed -= done;
 	tm->anchor_idx = idx;
 	tm->anchor_time = time;

@@ -41,9 +41,13 @@ void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow)
 	dec->config.flow(flow, dec->config.flow_context);
 }
 
+/* A branch that waited (late.c) keeps the cycles it was timed with meanwhile. */
 void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_branch *br)
 {
+	struct auxsample_branch *slot = &dec->ring[dec->ring_next];
+
 	auxsample__ring_put(dec, br->from, br->to, br->kind, br->flags);
+	slot->cycles = br->cycles;
 }
 
 /*

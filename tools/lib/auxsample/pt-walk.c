@@ -7,11 +7,12 @@
  *
  * It does only what it is sure to do as libipt does: user-only 64-bit
  * flow, PSB+, TNT, TIP with IP compression, return compression, TIP.PGD
- * and TIP.PGE, FUP-bound interrupts.  Anything else (errors, OVF, TSX,
- * PTWRITE, power and VMX packets, other modes, truncated packets, flow
- * records, cycles) makes it hand the whole snippet to libipt, which then
- * decodes it as pt.c always does, errors included: counted in
- * stats.pt_fallbacks.  Streams (__stream_begin()) are libipt's too.
+ * and TIP.PGE, FUP-bound interrupts; CYC for cycles, timed as pt.c
+ * times them (pt-cyc.c, called where pt.c calls it).  Anything else
+ * (errors, OVF, TSX, PTWRITE, power and VMX packets, other modes,
+ * truncated packets, flow records) makes it hand the whole snippet to
+ * libipt, which then decodes it as pt.c always does, errors included:
+ * counted in stats.pt_fallbacks.  Streams (__stream_begin()) are libipt's too.
  * For the late-sample rule it tells the core where the trace starts and
  * stops (auxsample__boundary()) where pt.c does.
  *
@@ -23,6 +24,7 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
+#include "pt-cyc.h"
 #include "pt-image.h"
 #include "pt-parse.h"
 #include "pt-sync.h"
@@ -52,6 +54,8 @@ struct ptw_walk {
 	const uint8_t			*buf;
 	size_t				len;
 	size_t				pos;		/* of the next packet */
+	bool				timed;		/* config.pt.cyc */
+	struct pt_cyc			cyc;		/* for the whole decode */
 	struct ptw_packet		pkt;		/* peeked, if @have */
 	uint64_t			pkt_ip;
 	bool				have;
@@ -112,6 +116,8 @@ static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned i
 	if (!w->pending)
 		return;
 	w->pending = false;
+	if (w->timed)
+		pt_cyc__branch(&w->cyc, w->dec, w->cls);
 	if (w->cls == X86_BR_COND && (flags || to == next))
 		return;
 	auxsample__add_branch(w->dec, w->from, to, kinds[w->cls], flags);
@@ -123,6 +129,13 @@ static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned i
 	} else if (w->cls == X86_BR_RET) {
 		auxsample__ret(w->dec, to);
 	}
+}
+
+/* An event's packets, for the cycles (pt.c's pt_flow__event_time()). */
+static void ptw_walk__event_time(struct ptw_walk *w, enum pt_cyc_event ev)
+{
+	if (w->timed)
+		pt_cyc__event(&w->cyc, w->dec, ev);
 }
 
 /*
@@ -333,6 +346,8 @@ static void ptw_walk__disabled(struct ptw_walk *w)
 		else
 			ptw_walk__resolve(w, 0, AUXSAMPLE_BRF_TO_UNKNOWN);
 	}
+	ptw_walk__event_time(w, PT_CYC_DISABLED);
+	auxsample_timing__stop(w->dec);
 	auxsample__boundary(w->dec, from, 0);
 	w->enabled = false;
 }
@@ -470,7 +485,8 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 	uint64_t last_ip = w->last_ip, pgd_ip = 0, pge_ip, ret;
 	unsigned int pgd = 1, pge;
 
-	if (w->have || !w->mode || !left || (at[0] & 0x1f) != 0x01)
+	/* With CYC each packet times its own events: the slow path's. */
+	if (w->have || w->timed || !w->mode || !left || (at[0] & 0x1f) != 0x01)
 		return -1;
 	if (at[0] >> 5) {
 		pgd = ptw_tip_ip(at, left, last_ip, &pgd_ip);
@@ -511,14 +527,41 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 }
 
 /*
+ * CYC and MTC before the next packet, skipped as ptw_walk__peek() skips
+ * them after a TMA: with CYC nearly every packet has one before it.
+ */
+static inline void ptw_walk__skip_timing(struct ptw_walk *w)
+{
+	while (w->pos < w->len) {
+		const uint8_t *at = w->buf + w->pos;
+		size_t n = 1;
+
+		if ((at[0] & 3) == 3) {
+			/* CYC: more bytes while bit 0 is set, as ptw_parse() reads them */
+			if (at[0] & 4) {
+				do {
+					if (w->pos + n >= w->len || n > 8)
+						return;
+				} while (at[n++] & 1);
+			}
+		} else if (at[0] == 0x59 && w->pos + 2 <= w->len) {
+			n = 2;		/* MTC */
+		} else {
+			return;
+		}
+		w->pos += n;
+	}
+}
+
+/*
  * The walk's common case, with its state in registers: blocks whose
  * branch needs a TNT bit (conditional branches, compressed returns), a
  * TIP next in the trace (indirect branches, far transfers, returns not
  * compressed) or nothing (direct jumps and calls), each as
  * ptw_walk__block() takes it.  It stops before the first block that
  * needs more, having changed nothing for it: ptw_walk__block() takes
- * that one.  The instructions are counted at the end: nothing walked
- * reads them before (cycles and flow records are libipt's; the
+ * that one.  Without CYC the instructions are counted at the end:
+ * nothing walked reads them before (flow records are libipt's; the
  * late-sample rule reads no instruction counts).
  */
 static void ptw_walk__fast(struct ptw_walk *w)
@@ -535,6 +578,8 @@ static void ptw_walk__fast(struct ptw_walk *w)
 
 		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
 			break;
+		if (!nr_bits && w->tma)
+			ptw_walk__skip_timing(w);
 		if (!nr_bits && !ptw_walk__at_tnt8(w)) {
 			/*
 			 * No bit: a TIP for the branches that take one; direct
@@ -586,7 +631,11 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		}
 		ptw_blocks__prefetch(blocks, b);
 		ptw_walk__resolve(w, ip, 0);
-		insns += b->ninsn;
+		/* Cycles count instructions at each branch (cycles.c). */
+		if (w->timed)
+			auxsample__insns(w->dec, b->ninsn);
+		else
+			insns += b->ninsn;
 		w->pending = true;
 		w->from = b->end;
 		w->cls = b->cls;
@@ -660,6 +709,8 @@ static int ptw_walk__async(struct ptw_walk *w)
 	if (w->pkt.type == PTW_TIP_PGD) {
 		ptw_walk__resolve(w, at, 0);
 		auxsample__stats(w->dec)->end_ip = at;
+		ptw_walk__event_time(w, PT_CYC_ASYNC);
+		auxsample_timing__stop(w->dec);
 		auxsample__boundary(w->dec, at, 0);
 		w->enabled = false;
 		return 0;
@@ -667,6 +718,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 	if (w->pkt.type != PTW_TIP)
 		return PTW_FALLBACK;
 	ptw_walk__resolve(w, at, 0);
+	ptw_walk__event_time(w, PT_CYC_ASYNC);
 	auxsample__add_branch(w->dec, at, w->pkt_ip, AUXSAMPLE_BR_INTR, 0);
 	w->ip = w->pkt_ip;
 	return 0;
@@ -682,6 +734,8 @@ static int ptw_walk__enable(struct ptw_walk *w)
 	if (!w->pkt.ip_bytes || !w->mode)
 		return PTW_FALLBACK;
 	auxsample__stats(w->dec)->end_ip = 0;
+	auxsample_timing__start(w->dec);
+	ptw_walk__event_time(w, PT_CYC_ENABLED);
 	auxsample__boundary(w->dec, 0, w->pkt_ip);
 	w->ip = w->pkt_ip;
 	w->enabled = true;
@@ -734,6 +788,8 @@ static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
 	if (!stats->syncs++)
 		stats->decode_start = offset;
 	auxsample_timing__break(w->dec);
+	if (w->timed)
+		pt_cyc__start(&w->cyc, w->buf, w->len, offset);
 	return ptw_walk__run(w);
 }
 
@@ -752,6 +808,7 @@ static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t 
 {
 	struct ptw_walk w = {
 		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
+		.timed = wd->config->pt.cyc,
 	};
 
 	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);
@@ -808,12 +865,12 @@ static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 	int err = PTW_FALLBACK;
 
 	/*
-	 * Flow records and cycles are libipt's only.  The late-sample rule
-	 * is the walker's too: it tells the core the trace's boundaries as
-	 * pt.c does, and pt.c's look past a lost stretch follows an error,
-	 * which the walker hands to libipt.
+	 * Flow records are libipt's only.  The late-sample rule is the
+	 * walker's too: it tells the core the trace's boundaries as pt.c
+	 * does, and pt.c's look past a lost stretch follows an error, which
+	 * the walker hands to libipt.
 	 */
-	if (len && !wd->config->flow && !wd->config->pt.cyc) {
+	if (len && !wd->config->flow) {
 		ptw_decoder__update(wd);
 		err = ptw_decoder__walk(wd, buf, len);
 	}

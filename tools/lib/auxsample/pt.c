@@ -15,6 +15,7 @@
 #include <string.h>
 #include <intel-pt.h>
 #include "backend.h"
+#include "pt-cyc.h"
 #include "pt-image.h"
 #include "pt-sync.h"
 #include "x86-branch.h"
@@ -26,35 +27,6 @@
  * upstream's decoder bounds the same walk with INTEL_PT_MAX_LOOPS.
  */
 #define PT_MAX_LOOPS		100000
-
-/*
- * The CYC packets up to where the block decoder has read, for the cycles
- * of the branches: a packet decoder that follows it, summing CYC payloads
- * (core cycles), with the PSBs behind it (the writer of the trace, as
- * the simulator's, may count CYC afresh from a PSB: time across one is
- * not trusted).  libipt's own time estimate is TSC ticks, calibrated
- * from MTC and TSC as much as from CYC: not cycles.
- *
- * The block decoder reads one packet ahead: when it resolves a branch
- * from a TNT or TIP, its offset is that of the next such packet, past the
- * CYC that times the next one.  The packet being used is the last flow
- * packet before the offset, and the cycles that time it are those of the
- * CYCs before it.  A TNT that is not full went out when something else
- * made the CPU send it (a TIP, which then has its time, or a timing
- * packet, at an instruction nobody knows): its time is no anchor.
- */
-struct pt_cyc_cursor {
-	struct pt_packet_decoder	*pkt;
-	uint64_t			offset;		/* of the next packet */
-	uint64_t			cycles;		/* CYC before @offset */
-	uint64_t			flow_cycles;	/* CYC before the last flow packet */
-	bool				flow_exact;	/* ... which went out at its last branch */
-	uint32_t			psbs;
-};
-
-/* TNT bits that fill a packet: it went out with its last branch. */
-#define PT_TNT8_BITS		6
-#define PT_TNT64_BITS		47
 
 struct pt_insn_cache_entry;
 struct pt_stream;
@@ -83,8 +55,10 @@ struct pt_flow {
 	uint64_t			offset;		/* in the trace, at the last block */
 	unsigned int			no_progress;	/* blocks decoded at @offset */
 	bool				looped;		/* PT_MAX_LOOPS was hit */
-	struct pt_cyc_cursor		cyc;		/* when config.pt.cyc */
-	const struct pt_config		*cfg;		/* for cyc, while decoding begins */
+	struct pt_cyc			cyc;		/* when config.pt.cyc */
+	const uint8_t			*buf;		/* the trace, for cyc */
+	size_t				size;
+	const struct pt_config		*cfg;		/* while decoding begins */
 };
 
 /*
@@ -208,81 +182,11 @@ static void pt_flow__error(struct pt_flow *f, int pt_err)
 	auxsample__error(f->dec, offset, pt_error(pt_err), pt_err);
 }
 
-/* Follow the block decoder from the sync point at @offset. */
-static void pt_cyc_cursor__start(struct pt_cyc_cursor *c, const struct pt_config *cfg,
-				 uint64_t offset)
+/* An event's packets, for the cycles of the branches (pt-cyc.c). */
+static void pt_flow__event_time(struct pt_flow *f, enum pt_cyc_event ev)
 {
-	if (!c->pkt && cfg)
-		c->pkt = pt_pkt_alloc_decoder(cfg);
-	if (c->pkt && pt_pkt_sync_set(c->pkt, offset) < 0) {
-		pt_pkt_free_decoder(c->pkt);
-		c->pkt = NULL;
-	}
-	c->offset = offset;
-	c->psbs++;
-}
-
-static void pt_cyc_cursor__exit(struct pt_cyc_cursor *c)
-{
-	pt_pkt_free_decoder(c->pkt);
-	c->pkt = NULL;
-}
-
-/* The CYC packets before @to; a packet that does not decode is a break too. */
-static void pt_cyc_cursor__advance(struct pt_cyc_cursor *c, uint64_t to)
-{
-	struct pt_packet p;
-
-	while (c->pkt && c->offset < to) {
-		if (pt_pkt_next(c->pkt, &p, sizeof(p)) < 0 ||
-		    pt_pkt_get_offset(c->pkt, &c->offset) < 0) {
-			c->psbs++;
-			if (pt_pkt_sync_set(c->pkt, to) < 0)
-				pt_cyc_cursor__exit(c);
-			c->offset = to;
-			return;
-		}
-		switch (p.type) {
-		case ppt_cyc:
-			c->cycles += p.payload.cyc.value;
-			break;
-		case ppt_psb:
-			c->psbs++;
-			break;
-		case ppt_tnt_8:
-		case ppt_tnt_64:
-			c->flow_cycles = c->cycles;
-			c->flow_exact = p.payload.tnt.bit_size ==
-					(p.type == ppt_tnt_8 ? PT_TNT8_BITS : PT_TNT64_BITS);
-			break;
-		case ppt_tip:
-		case ppt_tip_pge:
-		case ppt_tip_pgd:
-		case ppt_fup:
-			c->flow_cycles = c->cycles;
-			c->flow_exact = true;
-			break;
-		default:
-			break;
-		}
-	}
-}
-
-/*
- * The decoder read a packet for the flow at the current instruction: the
- * cycles the trace has counted so far, for the cycles of the branches
- * (cycles.c).
- */
-static void pt_flow__packet(struct pt_flow *f)
-{
-	uint64_t offset;
-
-	if (!f->pd->config->pt.cyc || !f->cyc.pkt)
-		return;
-	if (pt_blk_get_offset(f->blk, &offset) < 0)
-		return;
-	pt_cyc_cursor__advance(&f->cyc, offset);
-	auxsample_timing__packet(f->dec, f->cyc.flow_cycles, f->cyc.psbs, f->cyc.flow_exact);
+	if (f->pd->config->pt.cyc)
+		pt_cyc__event(&f->cyc, f->dec, ev);
 }
 
 /* Synced at a PSB: the cycles count from there. */
@@ -292,7 +196,7 @@ static void pt_flow__synced(struct pt_flow *f)
 
 	auxsample_timing__break(f->dec);
 	if (f->pd->config->pt.cyc && !pt_blk_get_sync_offset(f->blk, &sync))
-		pt_cyc_cursor__start(&f->cyc, f->cfg, sync);
+		pt_cyc__start(&f->cyc, f->buf, f->size, sync);
 }
 
 /* The branch that ended the last block went to @to. */
@@ -314,8 +218,8 @@ static void pt_flow__resolve(struct pt_flow *f, uint64_t to, unsigned int flags)
 		return;
 	f->pending = false;
 	/* Direct jumps and calls need no packet; the others read one. */
-	if (f->cls != X86_BR_JUMP && f->cls != X86_BR_CALL)
-		pt_flow__packet(f);
+	if (f->pd->config->pt.cyc)
+		pt_cyc__branch(&f->cyc, dec, f->cls);
 	/* A conditional branch is taken when it does not go to the next insn. */
 	if (f->cls == X86_BR_COND && (flags || to == next))
 		return;
@@ -454,7 +358,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 	case ptev_enabled:
 		auxsample__stats(dec)->end_ip = 0;
 		auxsample_timing__start(dec);
-		pt_flow__packet(f);
+		pt_flow__event_time(f, PT_CYC_ENABLED);
 		auxsample__boundary(dec, 0, ev->variant.enabled.ip);
 		break;
 	case ptev_disabled:
@@ -467,7 +371,7 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 			else
 				pt_flow__resolve(f, ev->variant.disabled.ip, 0);
 		}
-		pt_flow__packet(f);
+		pt_flow__event_time(f, PT_CYC_DISABLED);
 		auxsample_timing__stop(dec);
 		auxsample__boundary(dec, from, 0);
 		break;
@@ -475,18 +379,20 @@ static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 		/* Stopped at .at: an interrupt, in //u trace the sample's. */
 		pt_flow__resolve(f, ev->variant.async_disabled.at, 0);
 		auxsample__stats(dec)->end_ip = ev->variant.async_disabled.at;
-		pt_flow__packet(f);
+		pt_flow__event_time(f, PT_CYC_ASYNC);
 		auxsample_timing__stop(dec);
 		auxsample__boundary(dec, ev->variant.async_disabled.at, 0);
 		break;
 	case ptev_async_branch:
 		pt_flow__resolve(f, ev->variant.async_branch.from, 0);
+		pt_flow__event_time(f, PT_CYC_ASYNC);
 		auxsample__add_branch(dec, ev->variant.async_branch.from,
 				      ev->variant.async_branch.to, AUXSAMPLE_BR_INTR, 0);
 		break;
 	case ptev_overflow:
 		f->pending = false;
 		auxsample_timing__break(dec);
+		pt_flow__event_time(f, PT_CYC_OVERFLOW);
 		auxsample__error(dec, 0, -AUXSAMPLE_ERR_OVERFLOW, -pte_overflow);
 		auxsample__gap(dec, f->last_ip, ev->ip_suppressed ? 0 : ev->variant.overflow.ip);
 		break;
@@ -669,7 +575,7 @@ static int pt_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 {
 	struct pt_decoder *pd = priv;
 	struct pt_config cfg;
-	struct pt_flow f = { .pd = pd, .dec = pd->dec, .cfg = &cfg };
+	struct pt_flow f = { .pd = pd, .dec = pd->dec, .buf = buf, .size = len, .cfg = &cfg };
 	int status;
 
 	if (!len) {
@@ -689,7 +595,6 @@ static int pt_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 	else
 		status = pt_sync__decode(pd->dec, pd->config, buf, len, pt_flow__decode_psb, &f);
 	pt_blk_free_decoder(f.blk);
-	pt_cyc_cursor__exit(&f.cyc);
 	return status;
 }
 
@@ -807,7 +712,6 @@ static void pt_stream__free(struct pt_stream *s)
 	if (!s)
 		return;
 	pt_blk_free_decoder(s->f.blk);
-	pt_cyc_cursor__exit(&s->f.cyc);
 	free(s->stops);
 	free(s);
 }
@@ -848,6 +752,8 @@ static int pt_decoder__stream_begin(void *priv, const uint8_t *buf, size_t len)
 		return -AUXSAMPLE_ERR_NOMEM;
 	s->f.pd = pd;
 	s->f.dec = pd->dec;
+	s->f.buf = buf;
+	s->f.size = len;
 	s->buf = buf;
 	s->len = len;
 	pt_config__fill(&cfg, &pd->config->pt, buf, len);

@@ -68,6 +68,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	ws.pt_fallbacks = 0;
 	ws.pt_blocks_built = 0;
 	ws.pt_blocks_evicted = 0;
+	for (int i = 0; i < rn; i++)
+		pr->timed += rb[i].cycles != 0;
 	if (rn == wn && rd == wdp && rne == wne &&
 	    (rn <= 0 || !memcmp(rb, wb, rn * sizeof(*rb))) &&
 	    (rd <= 0 || !memcmp(rc, wc, rd * sizeof(*rc))) &&
@@ -85,6 +87,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 			fprintf(stderr, "  branch %d:\n", i);
 			print_branch("libipt", &rb[i]);
 			print_branch("walker", &wb[i]);
+			fprintf(stderr, "    cycles: libipt %u, walker %u\n", rb[i].cycles,
+				wb[i].cycles);
 			break;
 		}
 	}

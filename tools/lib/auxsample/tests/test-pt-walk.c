@@ -40,6 +40,7 @@ struct program {
 	uint32_t	fn_start[NR_FUNCS];
 	uint32_t	fn_end[NR_FUNCS];
 	uint32_t	seed;
+	unsigned int	cpi;		/* TSC ticks per instruction, 0: random */
 };
 
 static uint32_t rnd(struct program *p)
@@ -192,7 +193,8 @@ static void program__generate(struct program *p, uint32_t seed)
  * length at each interrupt (where an AUX sample's snippet ends) in @ends.
  */
 static int program__run(struct program *p, struct auxsample_pt_writer *w, unsigned int insns,
-			size_t *ends, uint64_t *ips, unsigned int *nr_ends, unsigned int max_ends)
+			bool cyc, size_t *ends, uint64_t *ips, unsigned int *nr_ends,
+			unsigned int max_ends)
 {
 	uint32_t stack[1024], ip = p->fn_start[0];
 	unsigned int depth = 0;
@@ -213,9 +215,10 @@ static int program__run(struct program *p, struct auxsample_pt_writer *w, unsign
 		if (rnd(p) % 400 == 0) {
 			size_t len;
 
-			auxsample_pt_writer__tick(w, tsc += 5000);
+			/* The kernel's time: after the interrupt's packets */
 			if (auxsample_pt_writer__interrupt(w, CODE_BASE + ip))
 				return -1;
+			auxsample_pt_writer__tick(w, tsc += 5000);
 			auxsample_pt_writer__data(w, &len);
 			if (*nr_ends < max_ends) {
 				ips[*nr_ends] = CODE_BASE + ip;
@@ -225,6 +228,12 @@ static int program__run(struct program *p, struct auxsample_pt_writer *w, unsign
 				return -1;
 			continue;
 		}
+		/*
+		 * With CYC, time per instruction run: 1 to 4 ticks, for CYCs
+		 * that differ; or always p->cpi, for cycles that can be checked.
+		 */
+		if (cyc)
+			auxsample_pt_writer__tick(w, tsc += p->cpi ?: 1 + rnd(p) % 4);
 		switch (u->type) {
 		case U_PLAIN:
 			ip += u->len;
@@ -296,16 +305,19 @@ struct run {
 #define KERNEL_START	0xffff800000000000ULL
 #define KERNEL_IP	0xffffffff81000000ULL
 
-static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int insns)
+/* @cyc: CYC packets, and 1: random time per instruction, else that many ticks. */
+static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int cyc,
+		     unsigned int insns)
 {
 	struct auxsample_pt_writer_config wcfg = {
 		.size = sizeof(wcfg), .psb_period = 2048, .noretcomp = noretcomp,
 		.tsc = 1, .mtc = 1, .mtc_period = 3, .tsc_per_ctc = 2, .cbr = 20, .nom_freq = 20,
+		.cyc = !!cyc,
 	};
 	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.pt = { .family = 6, .model = 85, .stepping = 4, .cyc = !!cyc },
 		.read_memory = read_program,
 		.kernel_start = KERNEL_START,
 	};
@@ -316,10 +328,11 @@ static int run__init(struct run *r, uint32_t seed, bool noretcomp, unsigned int 
 	if (!r->prog || !r->w)
 		return -1;
 	program__generate(r->prog, seed);
+	r->prog->cpi = cyc > 1 ? cyc : 0;
 	config.context = r->prog;
 	if (pair__init(&r->pair, &config))
 		return -1;
-	return program__run(r->prog, r->w, insns, r->ends, r->ips, &r->nr_ends,
+	return program__run(r->prog, r->w, insns, cyc, r->ends, r->ips, &r->nr_ends,
 			    ARRAY_SIZE(r->ends));
 }
 
@@ -330,15 +343,171 @@ static void run__exit(struct run *r)
 	free(r->prog);
 }
 
+/*
+ * The instructions from @to (a branch's target) straight to the branch at
+ * @from, both counted; 0 if the code does not get there without a branch.
+ */
+static unsigned int program__insns(const struct program *p, uint64_t to, uint64_t from)
+{
+	unsigned int n = 0;
+
+	while (to >= CODE_BASE && to <= from && from < CODE_BASE + CODE_SIZE) {
+		const struct unit *u = &p->units[to - CODE_BASE];
+
+		if (!u->len)
+			return 0;
+		n++;
+		if (to == from)
+			return n;
+		if (u->type != U_PLAIN && !(u->type == U_JCC))
+			return 0;
+		to += u->len;
+	}
+	return 0;
+}
+
+/*
+ * With CYC and the same cycles for every instruction, each entry's cycles
+ * are exactly its instructions' (cbr = nom_freq: a TSC tick is a cycle):
+ * interpolation between packets is exact then.  Both backends, since
+ * they agree (test_samples_cyc()); libipt's decoder is the one asked.
+ */
+static int test_cycles_truth(void)
+{
+	unsigned int right = 0, wrong = 0, unknown = 0;
+	struct run r;
+	const uint8_t *buf;
+	size_t len;
+	int ret = TEST_FAIL;
+
+	if (run__init(&r, 401, false, 2, 200000))
+		goto out;
+	buf = auxsample_pt_writer__data(r.w, &len);
+	for (unsigned int i = 0; i < r.nr_ends; i++) {
+		size_t end = r.ends[i], start = end > 4096 ? end - 4096 : 0;
+		const struct auxsample_branch *br;
+		int n;
+
+		pair__set_sample_ip(&r.pair, r.ips[i]);
+		if (pair__compare(&r.pair, buf + start, end - start, 64))
+			goto out;
+		n = auxsample_decoder__branches(r.pair.ref, &br);
+		for (int k = 0; k + 1 < n; k++) {
+			unsigned int insns = program__insns(r.prog, br[k + 1].to, br[k].from);
+
+			if (!insns)
+				continue;
+			if (!br[k].cycles)
+				unknown++;
+			else if (br[k].cycles == 2 * insns)
+				right++;
+			else if (wrong++ < 5)
+				fprintf(stderr, "  %#llx -> %#llx: %u cycles for %u instructions\n",
+					(unsigned long long)br[k].from,
+					(unsigned long long)br[k].to, br[k].cycles, insns);
+		}
+	}
+	pr_test("%u entries with the right cycles, %u wrong, %u unknown\n", right, wrong,
+		unknown);
+	if (!T_CHECK(right > 1000 && wrong == 0 && unknown < right / 20))
+		return TEST_FAIL;
+	ret = TEST_OK;
+out:
+	run__exit(&r);
+	return ret;
+}
+
+/*
+ * An OVF where a PSB+ was, bound to that PSB+'s FUP: libipt goes on
+ * after it without a sync point, and so do the cycles (pt-cyc.c looks
+ * for the packets from the OVF on), right as before.
+ */
+static int test_cycles_overflow(void)
+{
+	static const uint8_t psb[2] = { 0x02, 0x82 }, ovf[2] = { 0x02, 0xf3 };
+	const struct auxsample_decode_error *err;
+	const struct auxsample_branch *br;
+	unsigned int right = 0, wrong = 0, after = 0;
+	size_t len, n = 0, at[3], fup = 0, fup_size = 0, end;
+	struct ptw_packet p;
+	const uint8_t *trace;
+	uint8_t *buf = NULL;
+	struct run r;
+	int nr, ret = TEST_FAIL;
+
+	if (run__init(&r, 403, false, 2, 100000))
+		goto out;
+	trace = auxsample_pt_writer__data(r.w, &len);
+	/* Three PSBs after the first few KiB: [0]-[1] before the OVF, [1]-[2] after. */
+	for (size_t i = 8192; i + 16 <= len && n < 3; i++) {
+		if (!memcmp(trace + i, psb, 2) && !memcmp(trace + i + 2, psb, 2) &&
+		    !memcmp(trace + i + 14, psb, 2))
+			at[n++] = i, i += 15;
+	}
+	if (!T_CHECK(n == 3))
+		return TEST_FAIL;
+	/* The second PSB+: its FUP, and where it ends. */
+	for (end = at[1]; end < at[2]; end += p.size) {
+		if (!T_CHECK(ptw_parse(trace + end, at[2] - end, &p) > 0))
+			return TEST_FAIL;
+		if (p.type == PTW_FUP)
+			fup = end, fup_size = p.size;
+		if (p.type == PTW_PSBEND) {
+			end += p.size;
+			break;
+		}
+	}
+	if (!T_CHECK(fup_size))
+		return TEST_FAIL;
+	/* First PSB's stretch, OVF, FUP, the second PSB's stretch without its PSB+ */
+	buf = malloc(at[2] - at[0]);
+	if (!buf)
+		goto out;
+	len = at[1] - at[0];
+	memcpy(buf, trace + at[0], len);
+	memcpy(buf + len, ovf, sizeof(ovf));
+	len += sizeof(ovf);
+	memcpy(buf + len, trace + fup, fup_size);
+	len += fup_size;
+	memcpy(buf + len, trace + end, at[2] - end);
+	len += at[2] - end;
+	nr = auxsample_decoder__decode(r.pair.ref, buf, len, 4096);
+	if (!T_CHECK(nr > 0 && auxsample_decoder__errors(r.pair.ref, &err) == 1 &&
+		     err->error == -AUXSAMPLE_ERR_OVERFLOW))
+		return TEST_FAIL;
+	auxsample_decoder__branches(r.pair.ref, &br);
+	/* Newest first: the branches after the OVF, up to its gap. */
+	for (int k = 0; k + 1 < nr && br[k + 1].kind != AUXSAMPLE_BR_GAP; k++) {
+		unsigned int insns = program__insns(r.prog, br[k + 1].to, br[k].from);
+
+		after++;
+		if (!insns || !br[k].cycles)
+			continue;
+		if (br[k].cycles == 2 * insns)
+			right++;
+		else
+			wrong++;
+	}
+	pr_test("after the OVF: %u branches, %u with the right cycles, %u wrong\n", after, right,
+		wrong);
+	if (!T_CHECK(after > 20 && right > after / 4 && wrong == 0))
+		return TEST_FAIL;
+	ret = TEST_OK;
+out:
+	free(buf);
+	run__exit(&r);
+	return ret;
+}
+
 /* Snippets as AUX samples take them: the 4 KiB before each interrupt. */
-static int check_samples(uint32_t seed, bool noretcomp)
+static int check_samples(uint32_t seed, bool noretcomp, bool cyc)
 {
 	struct run r;
 	const uint8_t *buf;
 	size_t len;
 	int ret = TEST_FAIL;
 
-	if (run__init(&r, seed, noretcomp, 200000)) {
+	if (run__init(&r, seed, noretcomp, cyc, 200000)) {
 		fprintf(stderr, "  seed %u: the program did not run\n", seed);
 		goto out;
 	}
@@ -366,10 +535,13 @@ static int check_samples(uint32_t seed, bool noretcomp)
 			}
 		}
 	}
-	pr_test("seed %u: %u of %u decodes walked, %u samples\n", seed, r.pair.walked,
-		r.pair.decodes, r.nr_ends);
+	pr_test("seed %u%s: %u of %u decodes walked, %u samples, %u branches timed\n", seed,
+		cyc ? " (CYC)" : "", r.pair.walked, r.pair.decodes, r.nr_ends, r.pair.timed);
 	/* Clean user-only trace is the walker's: it must not hand it on. */
 	if (!T_CHECK(r.nr_ends > 10 && r.pair.walked == r.pair.decodes))
+		return TEST_FAIL;
+	/* With CYC the cycles were compared: there were some. */
+	if (!T_CHECK(!cyc || r.pair.timed > 0))
 		return TEST_FAIL;
 	ret = TEST_OK;
 out:
@@ -380,14 +552,24 @@ out:
 static int test_samples(void)
 {
 	for (uint32_t seed = 1; seed <= 4; seed++) {
-		if (check_samples(seed, false) || check_samples(seed + 100, true))
+		if (check_samples(seed, false, false) || check_samples(seed + 100, true, false))
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+/* With CYC: the same cycles too (pt-cyc.c: both decoders time alike). */
+static int test_samples_cyc(void)
+{
+	for (uint32_t seed = 1; seed <= 4; seed++) {
+		if (check_samples(seed + 200, false, true) || check_samples(seed + 300, true, true))
 			return TEST_FAIL;
 	}
 	return TEST_OK;
 }
 
 /* Cut anywhere, bytes flipped: the same, errors included. */
-static int test_cut_flipped(void)
+static int check_cut_flipped(bool cyc)
 {
 	struct run r;
 	const uint8_t *trace;
@@ -396,7 +578,7 @@ static int test_cut_flipped(void)
 	uint32_t seed = 77;
 	int ret = TEST_FAIL;
 
-	if (run__init(&r, 7, false, 100000))
+	if (run__init(&r, 7, false, cyc, 100000))
 		goto out;
 	trace = auxsample_pt_writer__data(r.w, &len);
 	buf = malloc(8192);
@@ -429,14 +611,25 @@ static int test_cut_flipped(void)
 			goto out;
 		}
 	}
-	pr_test("%u of %u decodes walked\n", r.pair.walked, r.pair.decodes);
-	if (!T_CHECK(r.pair.walked > 0))
+	pr_test("%s%u of %u decodes walked, %u branches timed\n", cyc ? "CYC: " : "",
+		r.pair.walked, r.pair.decodes, r.pair.timed);
+	if (!T_CHECK(r.pair.walked > 0 && (!cyc || r.pair.timed > 0)))
 		return TEST_FAIL;
 	ret = TEST_OK;
 out:
 	free(buf);
 	run__exit(&r);
 	return ret;
+}
+
+static int test_cut_flipped(void)
+{
+	return check_cut_flipped(false);
+}
+
+static int test_cut_flipped_cyc(void)
+{
+	return check_cut_flipped(true);
 }
 
 /*
@@ -640,7 +833,7 @@ static int traced__init(struct traced *t, uint32_t seed)
 	if (!t->prog || !t->w || !t->ref || !t->nr_ref)
 		return -1;
 	program__generate(t->prog, seed);
-	if (program__run(t->prog, t->w, 100000, t->ends, t->ips, &t->nr_ends,
+	if (program__run(t->prog, t->w, 100000, false, t->ends, t->ips, &t->nr_ends,
 			 ARRAY_SIZE(t->ends)))
 		return -1;
 	t->buf = auxsample_pt_writer__data(t->w, &len);
@@ -996,5 +1189,9 @@ const struct test tests_pt_walk[] = {
 	{ "walker's blocks are decoded once an image, shared by threads", test_blocks_shared },
 	{ "walker's blocks of a range mapped again are the new code's", test_blocks_remapped },
 	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
+	{ "walker and libipt agree on sample snippets with CYC", test_samples_cyc },
+	{ "walker and libipt agree on cut and flipped snippets with CYC", test_cut_flipped_cyc },
+	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
+	{ "cycles of the virtual LBR go on after an OVF", test_cycles_overflow },
 	{ NULL, NULL },
 };

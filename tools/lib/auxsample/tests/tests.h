@@ -62,6 +62,7 @@ struct pair {
 	struct auxsample_decoder	*walker;
 	unsigned int			decodes;
 	unsigned int			walked;		/* without falling back */
+	unsigned int			timed;		/* branches with cycles */
 };
 
 int pair__init(struct pair *pr, struct auxsample_config *config);

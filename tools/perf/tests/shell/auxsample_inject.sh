@@ -218,7 +218,7 @@ perf auxsample simulate -o "$tmp/cyc.data" --mtc --cyc -c 700 -- "$wl" branches 
 perf auxsample inject -i "$tmp/cyc.data" -o "$tmp/cyc-out.data" > "$out" 2>&1 ||
 	fail "inject --cyc failed"
 perf script -i "$tmp/cyc-out.data" -F ip,brstack > "$tmp/cyc.brstack" 2> /dev/null
-python3 "$(dirname "$0")"/lib/auxsample_cycles.py "$wl" "$tmp/cyc.brstack" 15 > "$out" 2>&1 ||
+python3 "$(dirname "$0")"/lib/auxsample_cycles.py "$wl" "$tmp/cyc.brstack" 3 > "$out" 2>&1 ||
 	fail "cycles: not those of the instructions run"
 echo "cycles: $(cat "$out")"
 perf report -b --stdio -s symbol_from,symbol_to,cycles -i "$tmp/cyc-out.data" > "$out" 2>&1

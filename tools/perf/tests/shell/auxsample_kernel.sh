@@ -112,7 +112,7 @@ if check "cycle-accurate" -c 700 --cyc -- "$wl" branches 40; then
 	perf auxsample inject -i "$data" -o "$tmp/cyc.data" > "$out" 2>&1 ||
 		fail "cycles: inject failed"
 	perf script -i "$tmp/cyc.data" -F ip,brstack > "$tmp/cyc.brstack" 2> /dev/null
-	python3 "$lib/auxsample_cycles.py" "$wl" "$tmp/cyc.brstack" 15 > "$out" 2>&1 ||
+	python3 "$lib/auxsample_cycles.py" "$wl" "$tmp/cyc.brstack" 6 > "$out" 2>&1 ||
 		fail "cycles: not those of the instructions run"
 	echo "cycles: $(cat "$out")"
 fi
