@@ -48,6 +48,16 @@ struct script {
 	struct auxsample_stat		stat;	/* perf auxsample stat */
 };
 
+/*
+ * Whether the file's Intel PT went to the walker (the default decoder),
+ * which leaves what it does not handle to libipt: stat counts those.
+ */
+static bool script__walker(const struct auxsample_walk *w)
+{
+	return w->d.have_config && w->d.config.type == AUXSAMPLE_TRACE_INTEL_PT &&
+	       w->d.config.pt_decoder != AUXSAMPLE_PT_DECODER_LIBIPT;
+}
+
 static void script__print_stat(struct script *s)
 {
 	const struct auxsample_walk *w = &s->walk;
@@ -74,8 +84,10 @@ static void script__print_stat(struct script *s)
 	if (st->late)
 		printf("%12" PRIu64 "  branches after the sample point (perf's own, left out)\n",
 		       st->late);
-	if (auxsample__pt_decoder() == AUXSAMPLE_PT_DECODER_WALKER) {
-		printf("%12" PRIu64 "  snippets the walker handed to libipt\n", st->pt_fallbacks);
+	if (script__walker(w)) {
+		printf("%12" PRIu64
+		       "  snippets decoded by libipt: the walker does not handle them (%.1f%%)\n",
+		       st->pt_fallbacks, 100.0 * st->pt_fallbacks / n);
 		printf("%12" PRIu64 "  basic blocks the walker decoded (%" PRIu64
 		       " evicted from a full block cache)\n", st->pt_blocks_built,
 		       st->pt_blocks_evicted);
@@ -192,8 +204,8 @@ int cmd_auxsample_script(int argc, const char **argv, bool stat)
 			    "decode the trace buffers, not AUX samples (default without them)"),
 		OPT_BOOLEAN(0, "autofdo", &opts.autofdo,
 			    "full trace as AutoFDO text: ranges and branches per binary (script)"),
-		OPT_CALLBACK(0, "decoder", NULL, "libipt|walker",
-			     "Intel PT decoder: libipt (default) or the library's walker",
+		OPT_CALLBACK(0, "decoder", NULL, "walker|libipt",
+			     "Intel PT decoder: the library's walker (default) or libipt, the reference",
 			     auxsample__parse_decoder),
 		OPT_CALLBACK(0, "symfs", NULL, "directory",
 			     "look for the traced binaries relative to this directory",

@@ -34,8 +34,9 @@ const struct auxsample_backend *auxsample_backend__select(const struct auxsample
 	const struct auxsample_backend *backend = auxsample_backend__find(config->type);
 
 #ifdef AUXSAMPLE_PT
+	/* The walker unless libipt is asked for: it is the faster of the two. */
 	if (backend == &auxsample_pt_backend &&
-	    config->pt_decoder == AUXSAMPLE_PT_DECODER_WALKER)
+	    config->pt_decoder != AUXSAMPLE_PT_DECODER_LIBIPT)
 		return &auxsample_pt_walk_backend;
 #endif
 	return backend;

@@ -64,6 +64,67 @@ static int test_etm_backend(void)
 #endif
 }
 
+#ifdef AUXSAMPLE_PT
+static void no_flow(const struct auxsample_flow *flow, void *context)
+{
+}
+
+/* The fallbacks to libipt that decoding a snippet with @pt_decoder counts. */
+static int pt_fallbacks(uint32_t pt_decoder, uint64_t *fallbacks)
+{
+	struct auxsample_config config = {
+		.size		= sizeof(config),
+		.type		= AUXSAMPLE_TRACE_INTEL_PT,
+		.read_memory	= read_nothing,
+		.flow		= no_flow,
+		.pt_decoder	= pt_decoder,
+	};
+	static const uint8_t nothing[16];
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
+	struct auxsample_stats st;
+
+	if (!dec)
+		return -1;
+	auxsample_decoder__decode(dec, nothing, sizeof(nothing), 64);
+	auxsample_decoder__stats(dec, &st, sizeof(st));
+	*fallbacks = st.pt_fallbacks;
+	auxsample_decoder__delete(dec);
+	return 0;
+}
+#endif
+
+/*
+ * Intel PT's default decoder is the walker: what only libipt does (flow
+ * records, here) it hands to libipt and counts, which libipt itself
+ * never does.  A decoder the library does not have is refused.
+ */
+static int test_pt_default(void)
+{
+#ifdef AUXSAMPLE_PT
+	struct auxsample_config config = {
+		.size		= sizeof(config),
+		.type		= AUXSAMPLE_TRACE_INTEL_PT,
+		.read_memory	= read_nothing,
+		.pt_decoder	= AUXSAMPLE_PT_DECODER_WALKER + 1,
+	};
+	uint64_t n;
+	int err = 0;
+
+	if (!T_CHECK(!pt_fallbacks(AUXSAMPLE_PT_DECODER_DEFAULT, &n) && n == 1))
+		return TEST_FAIL;
+	if (!T_CHECK(!pt_fallbacks(AUXSAMPLE_PT_DECODER_WALKER, &n) && n == 1))
+		return TEST_FAIL;
+	if (!T_CHECK(!pt_fallbacks(AUXSAMPLE_PT_DECODER_LIBIPT, &n) && n == 0))
+		return TEST_FAIL;
+	if (!T_CHECK(!auxsample_decoder__new(&config, &err) && err == -AUXSAMPLE_ERR_INVALID))
+		return TEST_FAIL;
+	return TEST_OK;
+#else
+	test_skip_reason = "built without libipt: no Intel PT decoder";
+	return TEST_SKIP;
+#endif
+}
+
 /* Images hold files for whichever backends read code from them. */
 static int test_image(void)
 {
@@ -85,6 +146,7 @@ static int test_image(void)
 const struct test tests_backends[] = {
 	{ "Intel PT decodes when built with libipt, else says not built", test_pt_backend },
 	{ "ETM decodes when built with OpenCSD, else says not built", test_etm_backend },
+	{ "Intel PT's default decoder is the walker, libipt on request", test_pt_default },
 	{ "images without files, for any backend", test_image },
 	{ NULL, NULL },
 };

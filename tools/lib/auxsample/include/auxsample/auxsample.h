@@ -162,9 +162,9 @@ struct auxsample_config {
 };
 
 /*
- * Intel PT: libipt's block decoder, the reference, or the library's own
- * walker, which hands what it does not handle (stats.pt_fallbacks) to
- * libipt.  DEFAULT is libipt until the walker matches it everywhere.
+ * Intel PT: the library's own walker, which hands what it does not
+ * handle (stats.pt_fallbacks) to libipt, or libipt's block decoder, the
+ * reference.  DEFAULT is the walker, the faster one.
  */
 enum auxsample_pt_decoder {
 	AUXSAMPLE_PT_DECODER_DEFAULT = 0,
