@@ -185,7 +185,8 @@ void pt_cyc__branch(struct pt_cyc *c, struct auxsample_decoder *dec, unsigned in
 			pt_cyc__bit(c, dec);
 			return;
 		}
-		/* fall through */
+		pt_cyc__ip(c, dec, PT_CYC_WANT_TIP);
+		return;
 	default:
 		pt_cyc__ip(c, dec, PT_CYC_WANT_TIP);
 	}

@@ -588,11 +588,11 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			 * before ptw_walk__block() would have; the others, and
 			 * a FUP, PSB or timing packet next, are ptw_walk__run()'s.
 			 */
+			if (b->cls == X86_BR_COND)
+				break;
 			if (b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL) {
 				if (w->have || !ptw_walk__at_tip_or_pgd(w))
 					break;
-			} else if (b->cls == X86_BR_COND) {
-				break;
 			} else {
 				tip = ptw_walk__at_tip(w, &to);
 				if (!tip) {
