@@ -562,7 +562,9 @@ static inline void ptw_walk__skip_timing(struct ptw_walk *w)
  * needs more, having changed nothing for it: ptw_walk__block() takes
  * that one.  Without CYC the instructions are counted at the end:
  * nothing walked reads them before (flow records are libipt's; the
- * late-sample rule reads no instruction counts).
+ * late-sample rule reads no instruction counts).  One function of about
+ * a hundred lines, on purpose: split, its IP, TNT bits and counters would
+ * go through memory at every block.
  */
 static void ptw_walk__fast(struct ptw_walk *w)
 {
