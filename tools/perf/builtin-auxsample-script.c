@@ -88,9 +88,11 @@ static void script__print_stat(struct script *s)
 		printf("%12" PRIu64
 		       "  snippets decoded by libipt: the walker does not handle them (%.1f%%)\n",
 		       st->pt_fallbacks, 100.0 * st->pt_fallbacks / n);
-		printf("%12" PRIu64 "  basic blocks the walker decoded (%" PRIu64
-		       " evicted from a full block cache)\n", st->pt_blocks_built,
-		       st->pt_blocks_evicted);
+		/* -v: with -j threads race to decode a block first. */
+		if (verbose > 0)
+			printf("%12" PRIu64 "  basic blocks the walker decoded (%" PRIu64
+			       " evicted from a full block cache)\n", st->pt_blocks_built,
+			       st->pt_blocks_evicted);
 	}
 	printf("%12" PRIu64 "  decode errors\n", w->errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(st->errors_by_kind); e++) {
