@@ -232,17 +232,17 @@ static int test_leading_bytes(void)
 		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
 	if (!T_CHECK(stats.bytes_before_sync == 100 && stats.bytes == 100 + s.len))
-		return TEST_FAIL;
+		goto out;
 
 	/* Cut into the PSB: no sync point at all. */
 	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf + 1, s.len - 1, 64) ==
 		     -AUXSAMPLE_ERR_NOSYNC))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
 	if (!T_CHECK(stats.bytes_before_sync == s.len - 1 && stats.syncs == 0))
-		return TEST_FAIL;
+		goto out;
 	if (!T_CHECK(auxsample_decoder__decode(dec, NULL, 0, 64) == -AUXSAMPLE_ERR_NOSYNC))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -315,38 +315,38 @@ static int test_latest_psb(void)
 	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
 		goto out;
 	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 12))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__branches(dec, &br);
 	memcpy(all, br, sizeof(all));
 	if (!T_CHECK(!check_branch(&all[0], 0x100c, 0x1000, AUXSAMPLE_BR_IND_JUMP)))
-		return TEST_FAIL;
+		goto out;
 	if (!T_CHECK(!check_branch(&all[11], 0x1000, 0x1005, AUXSAMPLE_BR_COND)))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
 	if (!T_CHECK(stats.decode_start == psb_at[0] && stats.end_ip == 0x1000))
-		return TEST_FAIL;
+		goto out;
 
 	/* Two branches: the last PSB holds four. */
 	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__branches(dec, &br);
 	if (!T_CHECK(!memcmp(br, all, 2 * sizeof(*br))))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
 	if (!T_CHECK(stats.decode_start == psb_at[2] && stats.bytes_before_sync == psb_at[0]))
-		return TEST_FAIL;
+		goto out;
 	if (!T_CHECK(stats.insns == 5))
-		return TEST_FAIL;
+		goto out;
 
 	/* Six: back one PSB, and the same six as the whole decode. */
 	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 6) == 6))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__branches(dec, &br);
 	if (!T_CHECK(!memcmp(br, all, 6 * sizeof(*br))))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
 	if (!T_CHECK(stats.decode_start == psb_at[1]))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -372,10 +372,10 @@ static int test_whole_snippet(void)
 	if (!dec || stream__init(&s) || stream__loops(&s, psb_at))
 		goto out;
 	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 2) == 2))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__stats(dec, &stats, sizeof(stats));
 	if (!T_CHECK(stats.decode_start == psb_at[0] && stats.insns == 15))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	if (s.enc)
@@ -501,26 +501,26 @@ static int test_stream_lost(void)
 		if (!dec || stream__init(&s) || stream__lost(&s, ends, psb))
 			goto out;
 		if (!T_CHECK(auxsample_decoder__stream_begin(dec, s.buf, s.len, 16) == 0))
-			return TEST_FAIL;
+			goto out;
 		if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[0]) == 4))
-			return TEST_FAIL;
+			goto out;
 		/* Lost at the error, their stops never seen: decode them alone. */
 		if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[1]) ==
 			     -AUXSAMPLE_ERR_NOT_IN_STREAM))
-			return TEST_FAIL;
+			goto out;
 		if (!T_CHECK(auxsample_decoder__errors(dec, &errs) == 1))
-			return TEST_FAIL;
+			goto out;
 		if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[2]) ==
 			     -AUXSAMPLE_ERR_NOT_IN_STREAM))
-			return TEST_FAIL;
+			goto out;
 		if (psb) {
 			/* Found again at the PSB+. */
 			if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[3]) > 0))
-				return TEST_FAIL;
+				goto out;
 		} else {
 			if (!T_CHECK(auxsample_decoder__stream_to(dec, 0, ends[3]) ==
 				     -AUXSAMPLE_ERR_NOT_IN_STREAM))
-				return TEST_FAIL;
+				goto out;
 		}
 		pt_free_encoder(s.enc);
 		s.enc = NULL;
@@ -559,10 +559,10 @@ static int check_writer(bool noretcomp)
 	    auxsample_pt_writer__interrupt(w, NOP_AT))
 		goto out;
 	if (!T_CHECK(auxsample_pt_writer__verify(w, &bad) == 0))
-		return TEST_FAIL;
+		goto out;
 	buf = auxsample_pt_writer__data(w, &len);
 	if (!T_CHECK(auxsample_decoder__decode(dec, buf, len, 64) == 4))
-		return TEST_FAIL;
+		goto out;
 	auxsample_decoder__branches(dec, &br);
 	if (check_branch(&br[0], 0x100c, NOP_AT, AUXSAMPLE_BR_IND_JUMP) ||
 	    check_branch(&br[1], 0x1010, 0x100a, AUXSAMPLE_BR_RET) ||
@@ -630,9 +630,9 @@ static int test_writer_ret_elsewhere(void)
 		goto out;
 	buf = auxsample_pt_writer__data(w, &len);
 	if (!T_CHECK(count_packets(buf, len, ppt_tip) == 2))
-		return TEST_FAIL;
+		goto out;
 	if (!T_CHECK(count_packets(buf, len, ppt_tnt_8) == 0))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	auxsample_pt_writer__delete(w);
@@ -661,10 +661,10 @@ static int test_no_memory(void)
 	if (!dec || stream__init(&s) || stream__whole_flow(&s))
 		goto out;
 	if (!T_CHECK(auxsample_decoder__decode(dec, s.buf, s.len, 64) == 0))
-		return TEST_FAIL;
+		goto out;
 	if (!T_CHECK(auxsample_decoder__errors(dec, &errs) >= 1 &&
 		     errs[0].error == -AUXSAMPLE_ERR_NOMAP))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	if (s.enc)

@@ -410,7 +410,7 @@ static int test_cycles_truth(void)
 	pr_test("%u entries with the right cycles, %u wrong, %u unknown\n", right, wrong,
 		unknown);
 	if (!T_CHECK(right > 1000 && wrong == 0 && unknown < right / 20))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	run__exit(&r);
@@ -539,10 +539,10 @@ static int check_samples(uint32_t seed, bool noretcomp, bool cyc)
 		cyc ? " (CYC)" : "", r.pair.walked, r.pair.decodes, r.nr_ends, r.pair.timed);
 	/* Clean user-only trace is the walker's: it must not hand it on. */
 	if (!T_CHECK(r.nr_ends > 10 && r.pair.walked == r.pair.decodes))
-		return TEST_FAIL;
+		goto out;
 	/* With CYC the cycles were compared: there were some. */
 	if (!T_CHECK(!cyc || r.pair.timed > 0))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	run__exit(&r);
@@ -614,7 +614,7 @@ static int check_cut_flipped(bool cyc)
 	pr_test("%s%u of %u decodes walked, %u branches timed\n", cyc ? "CYC: " : "",
 		r.pair.walked, r.pair.decodes, r.pair.timed);
 	if (!T_CHECK(r.pair.walked > 0 && (!cyc || r.pair.timed > 0)))
-		return TEST_FAIL;
+		goto out;
 	ret = TEST_OK;
 out:
 	free(buf);
@@ -744,14 +744,14 @@ static int test_parse(void)
 
 			if (!T_CHECK(!ptw_ip(&p, 0xffff800000000000ULL, &ip) &&
 				     ip == 0x7fff12345678ULL))
-				return TEST_FAIL;
+				goto out;
 		}
 		if (i == 6) {
 			uint64_t ip;
 
 			if (!T_CHECK(!ptw_ip(&p, 0x7fff00000000ULL, &ip) &&
 				     ip == 0x7fff00001234ULL))
-				return TEST_FAIL;
+				goto out;
 		}
 	}
 	cfg.end = buf + sizeof(buf);
