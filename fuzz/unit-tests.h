@@ -16,4 +16,11 @@ int test_run_bounded(int (*fn)(void *arg), void *arg, unsigned int seconds)
 	return fn(arg);
 }
 
+bool test_check(bool ok, const char *file, int line, const char *what)
+{
+	if (!ok)
+		fprintf(stderr, "  %s:%d: %s\n", file, line, what);
+	return ok;
+}
+
 #endif /* __FUZZ_UNIT_TESTS_H */
