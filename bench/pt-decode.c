@@ -18,6 +18,7 @@
  * instruction.  Build: see bench/README.md.
  */
 #include <time.h>
+#include "../tools/lib/auxsample/tests/pt-program.c"
 #include "../tools/lib/auxsample/tests/test-pt-walk.c"
 #include "../tools/lib/auxsample/tests/pt-pair.c"
 #include "../fuzz/unit-tests.h"

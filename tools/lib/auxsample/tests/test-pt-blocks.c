@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The walker's block cache (pt-blocks.c), shared by the decoders of an
+ * image and its clones in every thread: decoded once, forgotten where the
+ * code changes, kept to its cap.  Random programs (pt-program.c) decoded
+ * by the walker against libipt's decodes of the same snippets.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <auxsample/auxsample.h>
+#include <auxsample/pt-writer.h>
+#include "tests.h"
+#include "pt-program.h"
+#include "../pt-blocks.h"
+#include "../x86-branch.h"
+
+/*
+ * The image's shared block cache (pt-blocks.c).  A program's trace and
+ * the 64-deep decode of each of its samples by libipt, the reference.
+ */
+struct traced {
+	struct program			*prog;
+	struct auxsample_pt_writer	*w;
+	const uint8_t			*buf;
+	size_t				ends[4096];
+	uint64_t			ips[4096];
+	unsigned int			nr_ends;
+	struct auxsample_branch		(*ref)[64];
+	int				*nr_ref;
+};
+
+static struct auxsample_config traced__config(struct program *code, struct auxsample_image *image,
+					       enum auxsample_pt_decoder which)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = read_program,
+		.context = code,
+		.image = image,
+		.pt_decoder = which,
+	};
+
+	return config;
+}
+
+static size_t traced__start(const struct traced *t, unsigned int i)
+{
+	return t->ends[i] > 4096 ? t->ends[i] - 4096 : 0;
+}
+
+static int traced__init(struct traced *t, uint32_t seed)
+{
+	struct auxsample_pt_writer_config wcfg = { .size = sizeof(wcfg), .psb_period = 2048 };
+	struct auxsample_config config;
+	struct auxsample_decoder *dec;
+	size_t len;
+
+	memset(t, 0, sizeof(*t));
+	t->prog = malloc(sizeof(*t->prog));
+	t->w = auxsample_pt_writer__new(&wcfg);
+	t->ref = calloc(ARRAY_SIZE(t->ends), sizeof(*t->ref));
+	t->nr_ref = calloc(ARRAY_SIZE(t->ends), sizeof(*t->nr_ref));
+	if (!t->prog || !t->w || !t->ref || !t->nr_ref)
+		return -1;
+	program__generate(t->prog, seed);
+	if (program__run(t->prog, t->w, 100000, false, t->ends, t->ips, &t->nr_ends,
+			 ARRAY_SIZE(t->ends)))
+		return -1;
+	t->buf = auxsample_pt_writer__data(t->w, &len);
+	config = traced__config(t->prog, NULL, AUXSAMPLE_PT_DECODER_LIBIPT);
+	dec = auxsample_decoder__new(&config, NULL);
+	if (!dec)
+		return -1;
+	for (unsigned int i = 0; i < t->nr_ends; i++) {
+		const struct auxsample_branch *br;
+		size_t start = traced__start(t, i);
+
+		t->nr_ref[i] = auxsample_decoder__decode(dec, t->buf + start, t->ends[i] - start,
+							 64);
+		auxsample_decoder__branches(dec, &br);
+		if (t->nr_ref[i] > 0)
+			memcpy(t->ref[i], br, t->nr_ref[i] * sizeof(*br));
+	}
+	auxsample_decoder__delete(dec);
+	return t->nr_ends > 10 ? 0 : -1;
+}
+
+static void traced__exit(struct traced *t)
+{
+	auxsample_pt_writer__delete(t->w);
+	free(t->prog);
+	free(t->ref);
+	free(t->nr_ref);
+}
+
+/*
+ * Every sample of @t, @step 1 or -1, by @dec (the walker) as libipt
+ * decodes it, walked: 0, or -1.  The blocks it built, into *@built.
+ */
+static int traced__walk(const struct traced *t, struct auxsample_decoder *dec, int step,
+			uint64_t *built)
+{
+	*built = 0;
+	for (unsigned int k = 0; k < t->nr_ends; k++) {
+		unsigned int i = step > 0 ? k : t->nr_ends - 1 - k;
+		size_t start = traced__start(t, i);
+		const struct auxsample_branch *br;
+		struct auxsample_stats st;
+		int n;
+
+		n = auxsample_decoder__decode(dec, t->buf + start, t->ends[i] - start, 64);
+		auxsample_decoder__branches(dec, &br);
+		auxsample_decoder__stats(dec, &st, sizeof(st));
+		*built += st.pt_blocks_built;
+		if (n != t->nr_ref[i] || st.pt_fallbacks ||
+		    (n > 0 && memcmp(br, t->ref[i], n * sizeof(*br)))) {
+			pr_test("sample %u: %d branches, libipt %d, %llu fallbacks\n", i, n,
+				t->nr_ref[i], (unsigned long long)st.pt_fallbacks);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct walker_thread {
+	const struct traced		*t;
+	struct auxsample_image		*image;
+	int				step;
+	int				err;
+	uint64_t			built;
+};
+
+static void *walker_thread__run(void *arg)
+{
+	struct walker_thread *wt = arg;
+	struct auxsample_config config = traced__config(wt->t->prog, wt->image,
+						       AUXSAMPLE_PT_DECODER_WALKER);
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
+
+	wt->err = -1;
+	/* Thrice: the decodes after the first overlap the other thread's more. */
+	for (int round = 0; dec && round < 3; round++) {
+		uint64_t built;
+
+		wt->err = traced__walk(wt->t, dec, wt->step, &built);
+		wt->built += built;
+		if (wt->err)
+			break;
+	}
+	auxsample_decoder__delete(dec);
+	return NULL;
+}
+
+/*
+ * A block is decoded once an image: a second decoder, and one of a
+ * clone, build none; two threads decoding at once (under the sanitizers
+ * in `make check`) give libipt's branches.
+ */
+static int test_blocks_shared(void)
+{
+	struct auxsample_image *image = NULL, *clone = NULL, *both = NULL;
+	struct walker_thread wt[2] = {};
+	struct auxsample_decoder *dec[3] = {};
+	struct auxsample_config config;
+	pthread_t tid[2];
+	uint64_t built[3];
+	struct traced t;
+	int ret = TEST_FAIL;
+
+	if (traced__init(&t, 11))
+		goto out;
+	image = auxsample_image__new();
+	both = auxsample_image__new();
+	if (!image || !both)
+		goto out;
+	config = traced__config(t.prog, image, AUXSAMPLE_PT_DECODER_WALKER);
+	dec[0] = auxsample_decoder__new(&config, NULL);
+	dec[1] = auxsample_decoder__new(&config, NULL);
+	if (!T_CHECK(dec[0] && dec[1]))
+		goto out;
+	if (!T_CHECK(!traced__walk(&t, dec[0], 1, &built[0])))
+		goto out;
+	if (!T_CHECK(!traced__walk(&t, dec[1], -1, &built[1])))
+		goto out;
+	clone = auxsample_image__clone(image);
+	if (!T_CHECK(clone))
+		goto out;
+	config.image = clone;
+	dec[2] = auxsample_decoder__new(&config, NULL);
+	if (!T_CHECK(dec[2] && !traced__walk(&t, dec[2], 1, &built[2])))
+		goto out;
+	pr_test("blocks built: %llu, then %llu, on a clone %llu\n", (unsigned long long)built[0],
+		(unsigned long long)built[1], (unsigned long long)built[2]);
+	if (!T_CHECK(built[0] > 0 && built[1] == 0 && built[2] == 0))
+		goto out;
+
+	/* One thread on @both, the other on its clone, as perf's pool. */
+	wt[0] = (struct walker_thread){ .t = &t, .image = both, .step = 1 };
+	wt[1] = (struct walker_thread){ .t = &t, .image = auxsample_image__clone(both),
+					 .step = -1 };
+	if (!T_CHECK(wt[1].image))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		if (!T_CHECK(!pthread_create(&tid[i], NULL, walker_thread__run, &wt[i])))
+			goto out;
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	pr_test("two threads built %llu and %llu blocks\n", (unsigned long long)wt[0].built,
+		(unsigned long long)wt[1].built);
+	if (!T_CHECK(!wt[0].err && !wt[1].err))
+		goto out;
+	/* Each block once, but for those both built at the same time. */
+	if (!T_CHECK(wt[0].built + wt[1].built <= 2 * built[0]))
+		goto out;
+	ret = TEST_OK;
+out:
+	for (int i = 0; i < 3; i++)
+		auxsample_decoder__delete(dec[i]);
+	auxsample_image__put(wt[1].image);
+	auxsample_image__put(clone);
+	auxsample_image__put(both);
+	auxsample_image__put(image);
+	traced__exit(&t);
+	return ret;
+}
+
+/* @prog's code in a file of its own, for an image: its name in @name. */
+static int program__to_file(const struct program *prog, char *name)
+{
+	int fd = mkstemp(name);
+	bool ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, prog->code, CODE_SIZE) == CODE_SIZE;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * New code where the blocks were: a file mapped over the range (the
+ * image's add), or code changed in place and said so (JIT,
+ * auxsample_image__invalidate()).  The same decoder then walks the new
+ * program as libipt decodes it, its blocks built again.
+ */
+static int test_blocks_remapped(void)
+{
+	char name[] = "/tmp/auxsample-blocks-XXXXXX";
+	struct auxsample_image *image[2] = {};
+	struct auxsample_decoder *dec[2] = {};
+	struct program *code = malloc(sizeof(*code));
+	struct traced t[2] = {};
+	int ret = TEST_FAIL;
+	bool named = false;
+
+	if (!code || traced__init(&t[0], 21) || traced__init(&t[1], 22))
+		goto out;
+	for (int k = 0; k < 2; k++) {
+		struct auxsample_config config = traced__config(code, NULL,
+							       AUXSAMPLE_PT_DECODER_WALKER);
+		uint64_t built;
+
+		image[k] = auxsample_image__new();
+		if (!T_CHECK(image[k]))
+			goto out;
+		config.image = image[k];
+		dec[k] = auxsample_decoder__new(&config, NULL);
+		if (!T_CHECK(dec[k]))
+			goto out;
+		*code = *t[0].prog;
+		if (!T_CHECK(!traced__walk(&t[0], dec[k], 1, &built)))
+			goto out;
+		if (!T_CHECK(built > 0))
+			goto out;
+		*code = *t[1].prog;
+		if (k == 0) {
+			/* libipt reads the file's code, the walker read_program()'s */
+			if (!T_CHECK(!program__to_file(t[1].prog, name)))
+				goto out;
+			named = true;
+			if (!T_CHECK(!auxsample_image__add_file(image[k], name, 0, CODE_SIZE,
+				     CODE_BASE)))
+				goto out;
+		} else {
+			if (!T_CHECK(!auxsample_image__invalidate(image[k], CODE_BASE, CODE_SIZE)))
+				goto out;
+		}
+		if (!T_CHECK(!traced__walk(&t[1], dec[k], 1, &built)))
+			goto out;
+		pr_test("%s: %llu blocks built for the new code\n", k ? "invalidated" : "remapped",
+			(unsigned long long)built);
+		if (!T_CHECK(built > 0))
+			goto out;
+	}
+	ret = TEST_OK;
+out:
+	if (named)
+		unlink(name);
+	for (int k = 0; k < 2; k++) {
+		auxsample_decoder__delete(dec[k]);
+		auxsample_image__put(image[k]);
+		traced__exit(&t[k]);
+	}
+	free(code);
+	return ret;
+}
+
+struct cache_thread {
+	struct ptw_block_cache	*cache;
+	unsigned int		seed;
+	unsigned int		torn;
+};
+
+/*
+ * One of two threads on one cache, each putting in and looking up
+ * blocks of the same addresses, one dropping ranges too: every block
+ * found is whole (its fields all of one block).
+ */
+static void *cache_thread__run(void *arg)
+{
+	struct cache_thread *ct = arg;
+	uint32_t seed = ct->seed;
+
+	for (unsigned int i = 0; i < 200000; i++) {
+		uint64_t ip;
+		struct ptw_block b;
+
+		seed = seed * 1103515245 + 12345;
+		ip = CODE_BASE + (seed >> 8) % 65536;
+		if (i % 3 == 0) {
+			b = (struct ptw_block){ .start = ip, .end = ip + 7, .target = ~ip,
+						.ninsn = (uint32_t)ip, .cls = X86_BR_COND,
+						.length = 2, .valid = 1 };
+			ptw_block_cache__insert(ct->cache, &b,
+						ptw_block_cache__generation(ct->cache));
+		} else if (ct->seed == 2 && i % 1000 == 1) {
+			ptw_block_cache__invalidate(ct->cache, ip, 4096);
+		} else if (ptw_block_cache__lookup(ct->cache, ip, &b)) {
+			ct->torn += b.end != ip + 7 || b.target != ~ip || b.ninsn != (uint32_t)ip;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The shared cache holds PTW_CACHE_SETS * PTW_CACHE_WAYS blocks at most,
+ * counting what it evicts for more; blocks built before a range was
+ * dropped do not come back.
+ */
+static int test_blocks_cap(void)
+{
+	const unsigned int cap = PTW_CACHE_SETS * PTW_CACHE_WAYS, n = 3 * cap;
+	struct ptw_block_cache *cache = ptw_block_cache__new();
+	unsigned int evicted = 0, generation;
+	struct ptw_block b = {}, found;
+	int ret = TEST_FAIL;
+
+	if (!T_CHECK(cache))
+		goto out;
+	generation = ptw_block_cache__generation(cache);
+	for (unsigned int i = 0; i < n; i++) {
+		b = (struct ptw_block){
+			.start = CODE_BASE + 3 * i, .end = CODE_BASE + 3 * i + 1,
+			.ninsn = 2, .cls = X86_BR_RET, .length = 1, .valid = 1,
+		};
+		evicted += ptw_block_cache__insert(cache, &b, generation);
+	}
+	pr_test("%u blocks put in, %u held, %u evicted\n", n, ptw_block_cache__count(cache),
+		evicted);
+	if (!T_CHECK(ptw_block_cache__count(cache) <= cap))
+		goto out;
+	if (!T_CHECK(ptw_block_cache__count(cache) + evicted == n))
+		goto out;
+	/* The newest stays: the oldest of its set went. */
+	if (!T_CHECK(ptw_block_cache__lookup(cache, b.start, &found) && found.end == b.end))
+		goto out;
+	if (!T_CHECK(!ptw_block_cache__lookup(cache, CODE_BASE, &found)))
+		goto out;
+
+	ptw_block_cache__invalidate(cache, b.end, 1);		/* its RET */
+	if (!T_CHECK(!ptw_block_cache__lookup(cache, b.start, &found)))
+		goto out;
+	/* Built from the code before: refused. */
+	if (!T_CHECK(!ptw_block_cache__insert(cache, &b, generation)))
+		goto out;
+	if (!T_CHECK(!ptw_block_cache__lookup(cache, b.start, &found)))
+		goto out;
+	ptw_block_cache__invalidate(cache, 0, UINT64_MAX);
+	if (!T_CHECK(ptw_block_cache__count(cache) == 0))
+		goto out;
+
+	/* Two threads at once (under the sanitizers in `make check`). */
+	{
+		struct cache_thread ct[2] = { { cache, 1, 0 }, { cache, 2, 0 } };
+		pthread_t tid[2];
+
+		for (int i = 0; i < 2; i++) {
+			if (!T_CHECK(!pthread_create(&tid[i], NULL, cache_thread__run, &ct[i])))
+				goto out;
+		}
+		for (int i = 0; i < 2; i++)
+			pthread_join(tid[i], NULL);
+		pr_test("two threads: %u and %u torn blocks, %u held\n", ct[0].torn, ct[1].torn,
+			ptw_block_cache__count(cache));
+		if (!T_CHECK(!ct[0].torn && !ct[1].torn && ptw_block_cache__count(cache) <= cap))
+			goto out;
+	}
+	ret = TEST_OK;
+out:
+	ptw_block_cache__put(cache);
+	return ret;
+}
+
+const struct test tests_pt_blocks[] = {
+	{ "walker's blocks are decoded once an image, shared by threads", test_blocks_shared },
+	{ "walker's blocks of a range mapped again are the new code's", test_blocks_remapped },
+	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
+	{ NULL, NULL },
+};
