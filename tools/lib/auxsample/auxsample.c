@@ -173,19 +173,16 @@ static bool auxsample_decoder__ends_at_sample(const struct auxsample_decoder *de
 AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 					       uint64_t start, uint64_t end)
 {
-	uint64_t end_ip;
+	struct auxsample_stats stats;
 	int err;
 
 	if (!dec || !dec->streaming || start > end)
 		return -AUXSAMPLE_ERR_INVALID;
 	/* Two samples may end at one stop. */
-	end_ip = dec->stats.end_ip;
-	dec->nr_errors = 0;
-	auxsample_timing__reset(dec);
-	memset(&dec->stats, 0, sizeof(dec->stats));
-	dec->stats.size = sizeof(dec->stats);
-	dec->stats.bytes = end - start;
-	dec->stats.end_ip = end_ip;
+	stats = (struct auxsample_stats){
+		.size = sizeof(stats), .bytes = end - start, .end_ip = dec->stats.end_ip,
+	};
+	auxsample__stretch(dec, &stats);
 	err = dec->backend->stream_to(dec->priv, end);
 	if (err)
 		return err;

@@ -125,6 +125,11 @@ bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to);
 bool auxsample__late_waiting(const struct auxsample_decoder *dec);
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
+/*
+ * A stream's stretch begins (auxsample_decoder__stream_to()): no errors,
+ * no timing, and @stats; the ring and the call stack go on.
+ */
+void auxsample__stretch(struct auxsample_decoder *dec, const struct auxsample_stats *stats);
 /* The thread to decode for (auxsample_decoder__set_thread()), -1: any. */
 int64_t auxsample__thread(const struct auxsample_decoder *dec);
 int auxsample__read_memory(struct auxsample_decoder *dec, uint8_t *buf, size_t size,

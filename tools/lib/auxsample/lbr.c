@@ -32,6 +32,13 @@ void auxsample__restart(struct auxsample_decoder *dec)
 	auxsample_late__reset(dec);
 }
 
+void auxsample__stretch(struct auxsample_decoder *dec, const struct auxsample_stats *stats)
+{
+	dec->nr_errors = 0;
+	auxsample_timing__reset(dec);
+	dec->stats = *stats;
+}
+
 /* One step of the flow, for a full-trace consumer. */
 void auxsample__flow(struct auxsample_decoder *dec, struct auxsample_flow *flow)
 {

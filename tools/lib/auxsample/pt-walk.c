@@ -12,7 +12,7 @@
  * (errors, OVF, TSX, PTWRITE, power and VMX packets, other modes,
  * truncated packets, flow records) makes it hand the whole snippet to
  * libipt, which then decodes it as pt.c always does, errors included:
- * counted in stats.pt_fallbacks.  Streams (__stream_begin()) are libipt's too.
+ * counted in stats.pt_fallbacks.  Streams are walked too (pt-walk-stream.c).
  * For the late-sample rule it tells the core where the trace starts and
  * stops (auxsample__boundary()) where pt.c does.
  *
@@ -28,58 +28,8 @@
 #include "pt-image.h"
 #include "pt-parse.h"
 #include "pt-sync.h"
+#include "pt-walk.h"
 #include "x86-branch.h"
-
-/* As pt.c's: the most blocks walked without reading the trace. */
-#define PTW_MAX_LOOPS		100000
-#define PTW_RETS		64	/* the CPU's return compression stack */
-
-/* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
-#define PTW_FALLBACK		1
-
-struct ptw_decoder {
-	struct auxsample_decoder	*dec;
-	const struct auxsample_config	*config;
-	void				*libipt;	/* pt.c's state, for fallbacks */
-	struct ptw_blocks		*blocks;	/* ->shared: the image's */
-	unsigned int			image_generation;
-	unsigned int			shared_generation;
-	bool				attached;	/* to config->image */
-};
-
-struct ptw_walk {
-	struct ptw_decoder		*wd;
-	struct auxsample_decoder	*dec;
-	struct ptw_blocks		*blocks;
-	const uint8_t			*buf;
-	size_t				len;
-	size_t				pos;		/* of the next packet */
-	bool				timed;		/* config.pt.cyc */
-	struct pt_cyc			cyc;		/* for the whole decode */
-	struct ptw_packet		pkt;		/* peeked, if @have */
-	uint64_t			pkt_ip;
-	bool				have;
-	bool				eos;		/* the trace ended cleanly */
-	bool				ended;		/* ... where the flow needed it */
-	bool				mode;		/* MODE.Exec: 64-bit seen */
-	bool				nomem;		/* libipt's to report */
-	bool				tsc;		/* a TSC seen */
-	bool				tma;		/* a TMA after it */
-	uint64_t			last_ip;
-	uint64_t			ip;
-	bool				enabled;
-	uint64_t			tnt;
-	unsigned int			nr_bits;
-	/* the branch that ended the last block, as pt.c's pending */
-	bool				pending;
-	uint64_t			from;
-	unsigned int			cls;
-	unsigned int			length;
-	uint64_t			rets[PTW_RETS];
-	unsigned int			ret_top;
-	unsigned int			nr_rets;
-	unsigned int			no_progress;
-};
 
 static void ptw_walk__push(struct ptw_walk *w, uint64_t ret)
 {
@@ -350,6 +300,7 @@ static void ptw_walk__disabled(struct ptw_walk *w)
 	auxsample_timing__stop(w->dec);
 	auxsample__boundary(w->dec, from, 0);
 	w->enabled = false;
+	w->stops++;
 }
 
 /* An indirect branch, far transfer or uncompressed RET: TIP or TIP.PGD. */
@@ -485,8 +436,12 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 	uint64_t last_ip = w->last_ip, pgd_ip = 0, pge_ip, ret;
 	unsigned int pgd = 1, pge;
 
-	/* With CYC each packet times its own events: the slow path's. */
-	if (w->have || w->timed || !w->mode || !left || (at[0] & 0x1f) != 0x01)
+	/*
+	 * With CYC each packet times its own events: the slow path's; so is
+	 * a stream's stop, where the walk pauses between the two.
+	 */
+	if (w->have || w->timed || !w->mode || !left || (at[0] & 0x1f) != 0x01 ||
+	    w->stops + 1 >= w->stop_at)
 		return -1;
 	if (at[0] >> 5) {
 		pgd = ptw_tip_ip(at, left, last_ip, &pgd_ip);
@@ -715,6 +670,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 		auxsample_timing__stop(w->dec);
 		auxsample__boundary(w->dec, at, 0);
 		w->enabled = false;
+		w->stops++;
 		return 0;
 	}
 	if (w->pkt.type != PTW_TIP)
@@ -744,11 +700,11 @@ static int ptw_walk__enable(struct ptw_walk *w)
 	return 0;
 }
 
-static int ptw_walk__run(struct ptw_walk *w)
+int ptw_walk__run(struct ptw_walk *w)
 {
 	int err = 0;
 
-	while (!err && !w->ended) {
+	while (!err && !w->ended && w->stops < w->stop_at) {
 		if (!w->enabled) {
 			err = ptw_walk__enable(w);
 			if (w->eos)
@@ -772,8 +728,7 @@ static int ptw_walk__run(struct ptw_walk *w)
 	return err || w->nomem ? PTW_FALLBACK : 0;
 }
 
-/* Walk from the PSB at @offset to the end of the snippet. */
-static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
+int ptw_walk__sync(struct ptw_walk *w, uint64_t offset)
 {
 	struct auxsample_stats *stats = auxsample__stats(w->dec);
 	struct ptw_packet p;
@@ -792,17 +747,19 @@ static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
 	auxsample_timing__break(w->dec);
 	if (w->timed)
 		pt_cyc__start(&w->cyc, w->buf, w->len, offset);
-	return ptw_walk__run(w);
+	return 0;
 }
 
 /* pt_sync__decode()'s: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
 static int ptw_walk__psb(void *ctx, int64_t offset, uint64_t first)
 {
 	struct ptw_walk *w = ctx;
+	int err;
 
 	if (offset < 0 && first == w->len)
 		return -AUXSAMPLE_ERR_NOSYNC;
-	return ptw_walk__from(w, offset >= 0 ? (uint64_t)offset : first);
+	err = ptw_walk__sync(w, offset >= 0 ? (uint64_t)offset : first);
+	return err ? err : ptw_walk__run(w);
 }
 
 /* pt.c's decode, walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
@@ -810,7 +767,7 @@ static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t 
 {
 	struct ptw_walk w = {
 		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
-		.timed = wd->config->pt.cyc,
+		.timed = wd->config->pt.cyc, .stop_at = UINT64_MAX,
 	};
 
 	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);
@@ -840,7 +797,7 @@ static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *
  * The code may have changed with the image's files, or blocks of the
  * shared cache were dropped: the decoder's own copies are forgotten.
  */
-static void ptw_decoder__update(struct ptw_decoder *wd)
+void ptw_decoder__update(struct ptw_decoder *wd)
 {
 	struct auxsample_image *image = wd->config->image;
 	struct ptw_block_cache *shared;
@@ -859,6 +816,15 @@ static void ptw_decoder__update(struct ptw_decoder *wd)
 	}
 	if (changed)
 		ptw_blocks__clear(wd->blocks);
+}
+
+/* Counted at the end: a decode restarts (an earlier PSB, libipt) with its stats. */
+void ptw_decoder__count_blocks(struct ptw_decoder *wd)
+{
+	auxsample__stats(wd->dec)->pt_blocks_built += wd->blocks->built;
+	auxsample__stats(wd->dec)->pt_blocks_evicted += wd->blocks->evicted;
+	wd->blocks->built = 0;
+	wd->blocks->evicted = 0;
 }
 
 static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
@@ -883,33 +849,8 @@ static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 	if (len)
 		auxsample__stats(wd->dec)->pt_fallbacks++;
 out:
-	/* Counted here: a decode restarts (an earlier PSB, libipt) with its stats. */
-	auxsample__stats(wd->dec)->pt_blocks_built += wd->blocks->built;
-	auxsample__stats(wd->dec)->pt_blocks_evicted += wd->blocks->evicted;
-	wd->blocks->built = 0;
-	wd->blocks->evicted = 0;
+	ptw_decoder__count_blocks(wd);
 	return err;
-}
-
-static int ptw_decoder__stream_begin(void *priv, const uint8_t *buf, size_t len)
-{
-	struct ptw_decoder *wd = priv;
-
-	return auxsample_pt_backend.stream_begin(wd->libipt, buf, len);
-}
-
-static int ptw_decoder__stream_to(void *priv, uint64_t end)
-{
-	struct ptw_decoder *wd = priv;
-
-	return auxsample_pt_backend.stream_to(wd->libipt, end);
-}
-
-static void ptw_decoder__stream_end(void *priv)
-{
-	struct ptw_decoder *wd = priv;
-
-	auxsample_pt_backend.stream_end(wd->libipt);
 }
 
 static int ptw_decoder__init(struct auxsample_decoder *dec,
@@ -941,6 +882,7 @@ static void ptw_decoder__exit(void *priv)
 {
 	struct ptw_decoder *wd = priv;
 
+	ptw_stream__end(wd);
 	auxsample_pt_backend.exit(wd->libipt);
 	ptw_blocks__delete(wd->blocks);
 	free(wd);
@@ -953,7 +895,7 @@ const struct auxsample_backend auxsample_pt_walk_backend = {
 	.init		= ptw_decoder__init,
 	.exit		= ptw_decoder__exit,
 	.decode		= ptw_decoder__decode,
-	.stream_begin	= ptw_decoder__stream_begin,
-	.stream_to	= ptw_decoder__stream_to,
-	.stream_end	= ptw_decoder__stream_end,
+	.stream_begin	= ptw_stream__begin,
+	.stream_to	= ptw_stream__to,
+	.stream_end	= ptw_stream__end,
 };

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Intel PT walker on a stream: the overlapping snippets of a CPU's
+ * samples, laid end to end, walked once from the first PSB
+ * (auxsample_decoder__stream_begin() and _to()), as pt.c decodes them
+ * with libipt, and with the same results.
+ *
+ * A snippet ends at a trace stop: its PMI's TIP.PGD, then at most timing
+ * packets.  Its branches are those walked up to the n-th TIP.PGD, n the
+ * number of them before its end; a scan of the packets finds them, as
+ * pt.c's does.  The walk pauses there (ptw_walk.stop_at) and goes on at
+ * the next call.
+ *
+ * Where the walker cannot go on, it hands the stream to libipt for good.
+ * libipt cannot start where the walker stopped, in the middle of the flow
+ * and with the walker's call stack, so pt.c decodes the stream again from
+ * its start, pausing at each end asked for before, as the caller did:
+ * the ring, the call stack and the cycles are then what they would have
+ * been with libipt all along.  A walk that fails costs the stream twice;
+ * the stretches decoded by libipt count in stats.pt_fallbacks.
+ */
+#define _GNU_SOURCE	/* memmem */
+#include <stdlib.h>
+#include <string.h>
+#include "backend.h"
+#include "pt-blocks.h"
+#include "pt-walk.h"
+
+struct ptw_stop {
+	uint64_t	end;		/* just past the TIP.PGD */
+	uint64_t	until;		/* the next packet of the flow, or the end */
+};
+
+struct ptw_stream {
+	struct ptw_walk		w;
+	struct ptw_stop		*stops;
+	size_t			nr_stops;
+	size_t			stops_cap;
+	/* the ends decoded to, for libipt to pause at them again */
+	uint64_t		*ends;
+	size_t			nr_ends;
+	size_t			ends_cap;
+	bool			libipt;		/* pt.c's stream from here on */
+};
+
+/* Room for one more of @size bytes in *@array of *@cap. */
+static int ptw_stream__grow(void **array, size_t nr, size_t *cap, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : 64;
+	void *p;
+
+	if (nr < *cap)
+		return 0;
+	p = realloc(*array, n * size);
+	if (!p)
+		return -AUXSAMPLE_ERR_NOMEM;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+static int ptw_stream__add_stop(struct ptw_stream *s, uint64_t end)
+{
+	if (ptw_stream__grow((void **)&s->stops, s->nr_stops, &s->stops_cap,
+			     sizeof(*s->stops)))
+		return -AUXSAMPLE_ERR_NOMEM;
+	s->stops[s->nr_stops++] = (struct ptw_stop){ .end = end, .until = s->w.len };
+	return 0;
+}
+
+/* Packets that may follow a snippet's last TIP.PGD (pt.c's pt_packet__is_idle()). */
+static bool ptw_packet__is_idle(const struct ptw_packet *p)
+{
+	return p->type == PTW_PAD || p->type == PTW_TIMING || p->type == PTW_PSB ||
+	       p->type == PTW_PSBEND;
+}
+
+/*
+ * Where the trace stops, and until where nothing but timing follows:
+ * 0, PTW_FALLBACK for a packet the walker does not know (libipt's scan
+ * syncs on at the next PSB, which the walker would not know to do alike),
+ * or -AUXSAMPLE_ERR_NOMEM.
+ */
+static int ptw_stream__scan(struct ptw_stream *s)
+{
+	const uint8_t *buf = s->w.buf;
+	size_t len = s->w.len, pos = 0;
+	struct ptw_packet p;
+
+	while (pos < len) {
+		int n = ptw_parse(buf + pos, len - pos, &p);
+
+		if (n == PTW_EOS)
+			break;		/* cut in the middle: libipt stops there too */
+		if (n < 0)
+			return PTW_FALLBACK;
+		if (s->nr_stops && s->stops[s->nr_stops - 1].until == len &&
+		    !ptw_packet__is_idle(&p))
+			s->stops[s->nr_stops - 1].until = pos;
+		if (p.type == PTW_TIP_PGD && ptw_stream__add_stop(s, pos + n))
+			return -AUXSAMPLE_ERR_NOMEM;
+		pos += n;
+	}
+	if (s->nr_stops && s->stops[s->nr_stops - 1].until == len)
+		s->stops[s->nr_stops - 1].until = pos;
+	return 0;
+}
+
+/* The number of stops before @offset. */
+static uint64_t ptw_stream__stops_before(const struct ptw_stream *s, uint64_t offset)
+{
+	size_t lo = 0, hi = s->nr_stops;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->stops[mid].end <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The offset of the first PSB, or @len. */
+static uint64_t ptw_stream__first_psb(const uint8_t *buf, size_t len)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	const uint8_t *p = memmem(buf, len, psb, sizeof(psb));
+
+	return p ? (uint64_t)(p - buf) : len;
+}
+
+void ptw_stream__end(void *priv)
+{
+	struct ptw_decoder *wd = priv;
+	struct ptw_stream *s = wd->stream;
+
+	auxsample_pt_backend.stream_end(wd->libipt);
+	if (!s)
+		return;
+	free(s->stops);
+	free(s->ends);
+	free(s);
+	wd->stream = NULL;
+}
+
+/* The walk at the stream's first PSB: 0, PTW_FALLBACK or -AUXSAMPLE_ERR_*. */
+static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
+{
+	struct ptw_walk *w = &s->w;
+	uint64_t first;
+	int err;
+
+	if (wd->config->flow)
+		return PTW_FALLBACK;	/* flow records are libipt's */
+	err = ptw_stream__scan(s);
+	if (err)
+		return err;
+	first = ptw_stream__first_psb(w->buf, w->len);
+	if (first == w->len)
+		return -AUXSAMPLE_ERR_NOSYNC;
+	err = ptw_walk__sync(w, first);
+	/* The stops before it are behind, as pt.c counts them. */
+	w->stops = ptw_stream__stops_before(s, first);
+	return err;
+}
+
+int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
+{
+	struct ptw_decoder *wd = priv;
+	struct ptw_stream *s;
+	int err;
+
+	ptw_stream__end(wd);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -AUXSAMPLE_ERR_NOMEM;
+	s->w = (struct ptw_walk){
+		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
+		.timed = wd->config->pt.cyc,
+	};
+	ptw_decoder__update(wd);
+	err = ptw_stream__start(wd, s);
+	ptw_decoder__count_blocks(wd);
+	if (err == PTW_FALLBACK) {
+		/* Nothing walked that counts: the first stretch resets the stats. */
+		s->libipt = true;
+		err = auxsample_pt_backend.stream_begin(wd->libipt, buf, len);
+	}
+	if (err < 0) {
+		free(s->stops);
+		free(s);
+		return err;
+	}
+	wd->stream = s;
+	return 0;
+}
+
+/*
+ * The walk failed in the stretch to @end: libipt decodes the stream
+ * again, to each end decoded to before, then to @end, as if it had
+ * decoded it from the start.
+ */
+static int ptw_stream__handover(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t end)
+{
+	struct auxsample_decoder *dec = wd->dec;
+	struct auxsample_stats stats = *auxsample__stats(dec);
+	struct auxsample_stats stretch = { .size = sizeof(stretch) };
+	int err;
+
+	s->libipt = true;
+	auxsample__restart(dec);
+	err = auxsample_pt_backend.stream_begin(wd->libipt, s->w.buf, s->w.len);
+	/* The last end is @end's, still to come. */
+	for (size_t i = 0; !err && i + 1 < s->nr_ends; i++) {
+		auxsample__stretch(dec, &stretch);
+		/* It paused there before: it does again, or the stretch is as lost. */
+		auxsample_pt_backend.stream_to(wd->libipt, s->ends[i]);
+		stretch.end_ip = auxsample__stats(dec)->end_ip;
+	}
+	/* The stretch's own statistics, from the start. */
+	stats = (struct auxsample_stats){
+		.size = sizeof(stats), .bytes = stats.bytes, .end_ip = stretch.end_ip,
+	};
+	auxsample__stretch(dec, &stats);
+	if (err)
+		return err;
+	return auxsample_pt_backend.stream_to(wd->libipt, end);
+}
+
+/* A stretch decoded, for a handover to pause at again. */
+static int ptw_stream__decoded_to(struct ptw_stream *s, uint64_t end)
+{
+	if (ptw_stream__grow((void **)&s->ends, s->nr_ends, &s->ends_cap, sizeof(*s->ends)))
+		return -AUXSAMPLE_ERR_NOMEM;
+	s->ends[s->nr_ends++] = end;
+	return 0;
+}
+
+static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t end)
+{
+	struct ptw_walk *w = &s->w;
+	uint64_t target = ptw_stream__stops_before(s, end);
+	int err;
+
+	/* The snippet must end at a trace stop: the stop's branches are its. */
+	if (!target || end > s->stops[target - 1].until || w->stops > target)
+		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
+	err = ptw_stream__decoded_to(s, end);
+	if (err)
+		return err;
+	ptw_decoder__update(wd);
+	w->stop_at = target;
+	err = ptw_walk__run(w);
+	if (err)
+		return ptw_stream__handover(wd, s, end);
+	/* The trace ended before the stop. */
+	if (w->stops != target)
+		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
+	return 0;
+}
+
+int ptw_stream__to(void *priv, uint64_t end)
+{
+	struct ptw_decoder *wd = priv;
+	struct ptw_stream *s = wd->stream;
+	int err;
+
+	if (!s)
+		return -AUXSAMPLE_ERR_INVALID;
+	if (s->libipt)
+		err = auxsample_pt_backend.stream_to(wd->libipt, end);
+	else
+		err = ptw_stream__walk_to(wd, s, end);
+	if (s->libipt)
+		auxsample__stats(wd->dec)->pt_fallbacks++;
+	ptw_decoder__count_blocks(wd);
+	return err;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_PT_WALK_H
+#define __AUXSAMPLE_PT_WALK_H
+
+/*
+ * The Intel PT walker's state (pt-walk.c), shared with its stream
+ * decoding (pt-walk-stream.c).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "pt-cyc.h"
+#include "pt-parse.h"
+
+struct auxsample_config;
+struct auxsample_decoder;
+struct auxsample_image;
+struct ptw_blocks;
+struct ptw_stream;
+
+/* As pt.c's: the most blocks walked without reading the trace. */
+#define PTW_MAX_LOOPS		100000
+#define PTW_RETS		64	/* the CPU's return compression stack */
+
+/* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
+#define PTW_FALLBACK		1
+
+struct ptw_decoder {
+	struct auxsample_decoder	*dec;
+	const struct auxsample_config	*config;
+	void				*libipt;	/* pt.c's state, for fallbacks */
+	struct ptw_blocks		*blocks;	/* ->shared: the image's */
+	unsigned int			image_generation;
+	unsigned int			shared_generation;
+	bool				attached;	/* to config->image */
+	struct ptw_stream		*stream;	/* pt-walk-stream.c's */
+};
+
+struct ptw_walk {
+	struct ptw_decoder		*wd;
+	struct auxsample_decoder	*dec;
+	struct ptw_blocks		*blocks;
+	const uint8_t			*buf;
+	size_t				len;
+	size_t				pos;		/* of the next packet */
+	bool				timed;		/* config.pt.cyc */
+	struct pt_cyc			cyc;		/* for the whole decode */
+	/* A stream's: the TIP.PGDs taken, and at how many to pause */
+	uint64_t			stops;
+	uint64_t			stop_at;
+	struct ptw_packet		pkt;		/* peeked, if @have */
+	uint64_t			pkt_ip;
+	bool				have;
+	bool				eos;		/* the trace ended cleanly */
+	bool				ended;		/* ... where the flow needed it */
+	bool				mode;		/* MODE.Exec: 64-bit seen */
+	bool				nomem;		/* libipt's to report */
+	bool				tsc;		/* a TSC seen */
+	bool				tma;		/* a TMA after it */
+	uint64_t			last_ip;
+	uint64_t			ip;
+	bool				enabled;
+	uint64_t			tnt;
+	unsigned int			nr_bits;
+	/* the branch that ended the last block, as pt.c's pending */
+	bool				pending;
+	uint64_t			from;
+	unsigned int			cls;
+	unsigned int			length;
+	uint64_t			rets[PTW_RETS];
+	unsigned int			ret_top;
+	unsigned int			nr_rets;
+	unsigned int			no_progress;
+};
+
+/*
+ * Start @w at the PSB at @offset, its PSB+ taken: 0, or PTW_FALLBACK if
+ * the walker does not take it.  @w->stop_at is kept.
+ */
+int ptw_walk__sync(struct ptw_walk *w, uint64_t offset);
+/*
+ * Walk on until the trace ends (@w->eos), @w->stop_at TIP.PGDs are
+ * behind, or the walker cannot go on: 0 or PTW_FALLBACK.
+ */
+int ptw_walk__run(struct ptw_walk *w);
+/* The image's code may have changed since the last decode: take it in. */
+void ptw_decoder__update(struct ptw_decoder *wd);
+/* The blocks built and evicted since the last call, into the statistics. */
+void ptw_decoder__count_blocks(struct ptw_decoder *wd);
+
+/* The backend's stream functions, on the walker (pt-walk-stream.c). */
+int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len);
+int ptw_stream__to(void *priv, uint64_t end);
+void ptw_stream__end(void *priv);
+
+#endif /* __AUXSAMPLE_PT_WALK_H */
