@@ -81,6 +81,46 @@ static int pt_cyc__psb(struct pt_cyc *c)
 }
 
 /*
+ * A packet with an IP (TIP, TIP.PGE, TIP.PGD, FUP) or an MTC at @at,
+ * whole in the @left bytes: its type and size, without ptw_parse() (the
+ * flow has read its IP; its time is all this needs).  0 for anything
+ * else, which ptw_parse() reads, errors included.
+ */
+static inline int pt_cyc__quick(const uint8_t *at, size_t left, struct ptw_packet *p)
+{
+	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+	unsigned int ipc = at[0] >> 5, size;
+
+	switch (at[0] & 0x1f) {
+	case 0x0d:
+		p->type = PTW_TIP;
+		break;
+	case 0x11:
+		p->type = PTW_TIP_PGE;
+		break;
+	case 0x01:
+		p->type = PTW_TIP_PGD;
+		break;
+	case 0x1d:
+		p->type = PTW_FUP;
+		break;
+	case 0x19:
+		if (at[0] != 0x59 || left < 2)
+			return 0;
+		p->type = PTW_TIMING;	/* MTC */
+		return p->size = 2;
+	default:
+		return 0;
+	}
+	size = 1 + bytes[ipc];
+	/* Reserved IP compressions, or cut short: ptw_parse()'s errors. */
+	if (ipc == 5 || ipc == 7 || size > left)
+		return 0;
+	p->ip_bytes = ipc;
+	return p->size = size;
+}
+
+/*
  * The next flow packet, into *@p, taken if it is one of @want; -1 if it
  * is not, or the trace ends first.
  */
@@ -105,7 +145,9 @@ static int pt_cyc__next(struct pt_cyc *c, unsigned int want, struct ptw_packet *
 			c->last_pgd = false;
 			return 0;
 		}
-		n = ptw_parse(at, c->len - c->pos, p);
+		n = pt_cyc__quick(at, c->len - c->pos, p);
+		if (!n)
+			n = ptw_parse(at, c->len - c->pos, p);
 
 		if (n < 0 || p->type == PTW_OVF)
 			break;
