@@ -75,7 +75,9 @@ struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uin
 	back = dec->ring_pushed - nr;
 	if (back >= dec->ring_count)
 		return NULL;
-	return &dec->ring[(dec->ring_next + dec->max - 1 - back) % dec->max];
+	/* back < ring_count <= max, ring_next < max: no division needed */
+	back = dec->ring_next + dec->max - 1 - back;
+	return &dec->ring[back >= dec->max ? back - dec->max : back];
 }
 
 /* A taken branch with flow records or timing to feed, or no ring. */
