@@ -62,7 +62,7 @@ struct auxsample_late {
 	unsigned int			ops_cap;
 	uint64_t			seq;		/* branches added */
 	uint64_t			committed;	/* of them before the sample */
-	struct auxsample_branch		prev;		/* the last one added */
+	uint64_t			prev_to;	/* the last one added: its target */
 	bool				have_prev;
 	bool				located;	/* a pending branch is from the IP */
 	bool				chain_lost;	/* the stack moved under the ops */

@@ -129,10 +129,7 @@ void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t 
 	if (!late->nr && auxsample_late__starts_at(dec, from, to)) {
 		auxsample__ring_put(dec, from, to, kind, flags);
 		late->committed = ++late->seq;
-		late->prev.from = from;
-		late->prev.to = to;
-		late->prev.kind = kind;
-		late->prev.flags = flags;
+		late->prev_to = to;
 		late->have_prev = true;
 		late->located = false;
 		if (late->nr_ops)
@@ -171,10 +168,10 @@ auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branc
 	}
 	/* The straight line from the last branch's target to this one passes ip. */
 	window = late->have_prev && !auxsample_late__user(dec, ip) &&
-		 ip >= late->prev.to && ip <= br->from;
+		 ip >= late->prev_to && ip <= br->from;
 	late->pending[late->nr++] = *br;
 	late->seq++;
-	late->prev = *br;
+	late->prev_to = br->to;
 	late->have_prev = true;
 	late->located |= auxsample_late__from_ip(dec, br);
 
@@ -205,9 +202,9 @@ void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t 
 		return;
 	if (auxsample_late__starts(dec, &br) ||
 	    (late->have_prev && !auxsample_late__user(dec, ip) &&
-	     ip >= late->prev.to && ip <= from))
+	     ip >= late->prev_to && ip <= from))
 		auxsample_late__commit(dec, late->nr);
-	late->prev = br;
+	late->prev_to = br.to;
 	late->have_prev = true;
 }
 
