@@ -49,8 +49,13 @@ static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
 	return true;
 }
 
-/* The branch that ended the last block went to @to: pt.c's pt_flow__resolve(). */
-static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
+/*
+ * The branch at @from, of class @cls, ending at @next, went to @to:
+ * pt.c's pt_flow__resolve(), with the branch given (ptw_walk__fast()
+ * keeps it in registers).
+ */
+static inline void ptw_walk__taken(struct ptw_walk *w, uint64_t from, unsigned int cls,
+				   uint64_t next, uint64_t to, unsigned int flags)
 {
 	static const unsigned int kinds[] = {
 		[X86_BR_COND]		= AUXSAMPLE_BR_COND,
@@ -61,24 +66,29 @@ static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned i
 		[X86_BR_RET]		= AUXSAMPLE_BR_RET,
 		[X86_BR_FAR]		= AUXSAMPLE_BR_FAR,
 	};
-	uint64_t next = w->from + w->length;
 
+	if (w->timed)
+		pt_cyc__branch(&w->cyc, w->dec, cls);
+	if (cls == X86_BR_COND && (flags || to == next))
+		return;
+	auxsample__add_branch(w->dec, from, to, kinds[cls], flags);
+	if (flags)
+		return;
+	if (cls == X86_BR_CALL || cls == X86_BR_IND_CALL) {
+		if (to != next && auxsample__call(w->dec, next))
+			w->nomem = true;
+	} else if (cls == X86_BR_RET) {
+		auxsample__ret(w->dec, to);
+	}
+}
+
+/* The branch that ended the last block went to @to: pt.c's pt_flow__resolve(). */
+static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
+{
 	if (!w->pending)
 		return;
 	w->pending = false;
-	if (w->timed)
-		pt_cyc__branch(&w->cyc, w->dec, w->cls);
-	if (w->cls == X86_BR_COND && (flags || to == next))
-		return;
-	auxsample__add_branch(w->dec, w->from, to, kinds[w->cls], flags);
-	if (flags)
-		return;
-	if (w->cls == X86_BR_CALL || w->cls == X86_BR_IND_CALL) {
-		if (to != next && auxsample__call(w->dec, next))
-			w->nomem = true;
-	} else if (w->cls == X86_BR_RET) {
-		auxsample__ret(w->dec, to);
-	}
+	ptw_walk__taken(w, w->from, w->cls, w->from + w->length, to, flags);
 }
 
 /* An event's packets, for the cycles (pt.c's pt_flow__event_time()). */
@@ -535,7 +545,8 @@ static void ptw_walk__fast(struct ptw_walk *w)
 
 		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
 			break;
-		if (!nr_bits && w->tma)
+		/* CYC and MTC are never before a TNT: skipped only if none is next. */
+		if (!nr_bits && !ptw_walk__at_tnt8(w) && w->tma)
 			ptw_walk__skip_timing(w);
 		if (!nr_bits && !ptw_walk__at_tnt8(w)) {
 			/*
@@ -587,16 +598,13 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			break;		/* a TIP wanted, TNT bits there: an error */
 		}
 		ptw_blocks__prefetch(blocks, b);
+		/* The branch before the loop; those in it are resolved at once. */
 		ptw_walk__resolve(w, ip, 0);
 		/* Cycles count instructions at each branch (cycles.c). */
 		if (w->timed)
 			auxsample__insns(w->dec, b->ninsn);
 		else
 			insns += b->ninsn;
-		w->pending = true;
-		w->from = b->end;
-		w->cls = b->cls;
-		w->length = b->length;
 		if (tip) {
 			if (b->cls == X86_BR_IND_CALL)
 				ptw_walk__push(w, next);
@@ -615,6 +623,11 @@ static void ptw_walk__fast(struct ptw_walk *w)
 				ptw_walk__push(w, next);
 			ip = b->target;
 		}
+		/*
+		 * Where the next block would resolve it (ptw_walk__block()),
+		 * with nothing in between: no pending branch through memory.
+		 */
+		ptw_walk__taken(w, b->end, b->cls, next, ip, 0);
 		/* Reading the trace is progress (ptw_walk__expect()). */
 		no_progress = read ? 0 : no_progress + 1;
 	}
