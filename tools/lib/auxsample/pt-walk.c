@@ -431,12 +431,57 @@ static inline bool ptw_walk__at_tip_or_pgd(const struct ptw_walk *w)
 }
 
 /*
+ * The bytes of the CYC and MTC packets at @at, of @left, skipped as
+ * ptw_walk__peek() skips them after a TMA: with CYC nearly every packet
+ * has one before it.
+ */
+static inline size_t ptw_timing_run(const uint8_t *at, size_t left)
+{
+	size_t run = 0;
+
+	while (run < left) {
+		const uint8_t *p = at + run;
+		size_t n = 1;
+
+		if ((p[0] & 3) == 3) {
+			/* CYC: more bytes while bit 0 is set, as ptw_parse() reads them */
+			if (p[0] & 4) {
+				do {
+					if (run + n >= left || n > 8)
+						return run;
+				} while (p[n++] & 1);
+			}
+		} else if (p[0] == 0x59 && run + 2 <= left) {
+			n = 2;		/* MTC */
+		} else {
+			return run;
+		}
+		run += n;
+	}
+	return run;
+}
+
+/* The same at the walk's position; most often there is none. */
+static inline void ptw_walk__skip_timing(struct ptw_walk *w)
+{
+	uint8_t b;
+
+	if (w->pos == w->len)
+		return;
+	b = w->buf[w->pos];
+	if ((b & 3) == 3 || b == 0x59)
+		w->pos += ptw_timing_run(w->buf + w->pos, w->len - w->pos);
+}
+
+/*
  * The branch ending @b, the block at @ip, needs a TIP, and the trace
  * has a TIP.PGD and at once a TIP.PGE (a system call or interrupt in
  * user-only trace): what ptw_walk__block() with ptw_walk__tip(), then
  * ptw_walk__enable() would do, without parsing either packet twice.  0
  * with the walk at the TIP.PGE's IP; -1, nothing changed, for anything
- * else (a packet between them, no IP to enable at ...), which they take.
+ * else (a packet between them other than CYC and MTC, no IP to enable
+ * at ...), which they take.  With CYC, pt-cyc.c is told of each event as
+ * they tell it: it finds the packets itself.
  */
 static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block *b,
 				      uint64_t ip)
@@ -444,13 +489,10 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 	const uint8_t *at = w->buf + w->pos;
 	size_t left = w->len - w->pos;
 	uint64_t last_ip = w->last_ip, pgd_ip = 0, pge_ip, ret;
-	unsigned int pgd = 1, pge;
+	unsigned int pgd = 1, pge, gap = 0;
 
-	/*
-	 * With CYC each packet times its own events: the slow path's; so is
-	 * a stream's stop, where the walk pauses between the two.
-	 */
-	if (w->have || w->timed || !w->mode || !left || (at[0] & 0x1f) != 0x01 ||
+	/* A stream's stop is the slow path's: the walk pauses between the two. */
+	if (w->have || !w->mode || !left || (at[0] & 0x1f) != 0x01 ||
 	    w->stops + 1 >= w->stop_at)
 		return -1;
 	if (at[0] >> 5) {
@@ -459,9 +501,12 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 			return -1;
 		last_ip = pgd_ip;
 	}
-	if (pgd >= left || (at[pgd] & 0x1f) != 0x11)
+	/* Timing packets between: as ptw_walk__peek() would skip them. */
+	if (w->tma && pgd < left && (at[pgd] & 0x1f) != 0x11)
+		gap = ptw_timing_run(at + pgd, left - pgd);
+	if (pgd + gap >= left || (at[pgd + gap] & 0x1f) != 0x11)
 		return -1;
-	pge = ptw_tip_ip(at + pgd, left - pgd, last_ip, &pge_ip);
+	pge = ptw_tip_ip(at + pgd + gap, left - pgd - gap, last_ip, &pge_ip);
 	if (!pge)
 		return -1;
 
@@ -482,40 +527,18 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 	w->pkt_ip = pgd_ip;
 	ptw_walk__disabled(w);
 
-	w->pos += pge;
+	w->pos += gap + pge;
 	w->last_ip = pge_ip;
 	auxsample__stats(w->dec)->end_ip = 0;
+	if (w->timed) {
+		/* ptw_walk__enable()'s, which only CYC needs */
+		auxsample_timing__start(w->dec);
+		ptw_walk__event_time(w, PT_CYC_ENABLED);
+	}
 	auxsample__boundary(w->dec, 0, pge_ip);
 	w->ip = pge_ip;
 	w->enabled = true;
 	return 0;
-}
-
-/*
- * CYC and MTC before the next packet, skipped as ptw_walk__peek() skips
- * them after a TMA: with CYC nearly every packet has one before it.
- */
-static inline void ptw_walk__skip_timing(struct ptw_walk *w)
-{
-	while (w->pos < w->len) {
-		const uint8_t *at = w->buf + w->pos;
-		size_t n = 1;
-
-		if ((at[0] & 3) == 3) {
-			/* CYC: more bytes while bit 0 is set, as ptw_parse() reads them */
-			if (at[0] & 4) {
-				do {
-					if (w->pos + n >= w->len || n > 8)
-						return;
-				} while (at[n++] & 1);
-			}
-		} else if (at[0] == 0x59 && w->pos + 2 <= w->len) {
-			n = 2;		/* MTC */
-		} else {
-			return;
-		}
-		w->pos += n;
-	}
 }
 
 /*
