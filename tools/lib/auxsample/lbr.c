@@ -57,29 +57,6 @@ void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_
 	slot->cycles = br->cycles;
 }
 
-/*
- * The decode's @nr-th branch (from 1), where it is now: still waiting for
- * the late-sample rule, or in the ring; NULL once the ring overwrote it.
- * Every branch goes into the ring in order, through dec->late or not.
- */
-struct auxsample_branch *auxsample__branch_nr(struct auxsample_decoder *dec, uint64_t nr)
-{
-	uint64_t back;
-
-	if (!nr)
-		return NULL;
-	if (nr > dec->ring_pushed) {
-		nr -= dec->ring_pushed;
-		return nr <= dec->late.nr ? &dec->late.pending[nr - 1] : NULL;
-	}
-	back = dec->ring_pushed - nr;
-	if (back >= dec->ring_count)
-		return NULL;
-	/* back < ring_count <= max, ring_next < max: no division needed */
-	back = dec->ring_next + dec->max - 1 - back;
-	return &dec->ring[back >= dec->max ? back - dec->max : back];
-}
-
 /* A taken branch with flow records or timing to feed, or no ring. */
 static noinline void
 auxsample__add_branch_slow(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
