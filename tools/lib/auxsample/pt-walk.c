@@ -637,20 +637,28 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			w->last_ip = to;
 			ip = to;
 			read = true;
-		} else if (b->cls == X86_BR_COND) {
-			ip = taken ? b->target : next;
-		} else if (b->cls == X86_BR_RET) {
-			ptw_walk__pop(w, &ip);
-		} else {
-			if (b->cls == X86_BR_CALL)
-				ptw_walk__push(w, next);
-			ip = b->target;
 		}
 		/*
-		 * Where the next block would resolve it (ptw_walk__block()),
-		 * with nothing in between: no pending branch through memory.
+		 * Each branch is resolved where the next block would resolve
+		 * it (ptw_walk__block()), with nothing in between: no pending
+		 * branch through memory, and its class known to the compiler.
 		 */
-		ptw_walk__taken(w, b->end, b->cls, next, ip, 0);
+		if (tip) {
+			ptw_walk__taken(w, b->end, b->cls, next, ip, 0);
+		} else if (b->cls == X86_BR_COND) {
+			ip = taken ? b->target : next;
+			ptw_walk__taken(w, b->end, X86_BR_COND, next, ip, 0);
+		} else if (b->cls == X86_BR_RET) {
+			ptw_walk__pop(w, &ip);
+			ptw_walk__taken(w, b->end, X86_BR_RET, next, ip, 0);
+		} else if (b->cls == X86_BR_CALL) {
+			ptw_walk__push(w, next);
+			ip = b->target;
+			ptw_walk__taken(w, b->end, X86_BR_CALL, next, ip, 0);
+		} else {
+			ip = b->target;
+			ptw_walk__taken(w, b->end, X86_BR_JUMP, next, ip, 0);
+		}
 		/* Reading the trace is progress (ptw_walk__expect()). */
 		no_progress = read ? 0 : no_progress + 1;
 	}
