@@ -88,18 +88,6 @@ static inline struct ptw_block *ptw_blocks__slot(struct ptw_blocks *blocks, uint
 	return &blocks->slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
 }
 
-/*
- * The slots of the blocks that may follow @b, into the cache while @b's
- * branch waits for the trace: a loop's blocks are in it, a program's
- * many are not, and the load of the next one would stall the walk.
- */
-static inline void ptw_blocks__prefetch(struct ptw_blocks *blocks, const struct ptw_block *b)
-{
-	__builtin_prefetch(ptw_blocks__slot(blocks, b->end + b->length));
-	if (b->target)
-		__builtin_prefetch(ptw_blocks__slot(blocks, b->target));
-}
-
 /* The block at @ip, NULL where the code cannot be read or decoded here. */
 static inline const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
 						      struct auxsample_decoder *dec,

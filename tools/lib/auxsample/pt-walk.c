@@ -394,7 +394,6 @@ static int ptw_walk__block(struct ptw_walk *w)
 		return PTW_FALLBACK;
 	if (++w->no_progress >= PTW_MAX_LOOPS)
 		return PTW_FALLBACK;
-	ptw_blocks__prefetch(w->blocks, b);
 	ptw_walk__resolve(w, w->ip, 0);
 	auxsample__insns(w->dec, b->ninsn);
 	w->pending = true;
@@ -510,7 +509,6 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 	if (!pge)
 		return -1;
 
-	ptw_blocks__prefetch(w->blocks, b);
 	ptw_walk__resolve(w, ip, 0);
 	auxsample__insns(w->dec, b->ninsn);
 	w->pending = true;
@@ -620,7 +618,6 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		} else if (b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL) {
 			break;		/* a TIP wanted, TNT bits there: an error */
 		}
-		ptw_blocks__prefetch(blocks, b);
 		/* The branch before the loop; those in it are resolved at once. */
 		ptw_walk__resolve(w, ip, 0);
 		/* Cycles count instructions at each branch (cycles.c). */
