@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Intel PT walker as a backend (pt-walk.c walks, pt-walk-stream.c
+ * walks streams): a snippet is walked from the PSB pt-sync.c picks, and
+ * handed whole to libipt's backend (pt.c) where the walker stops short
+ * (PTW_FALLBACK); the walker's blocks follow the image's.
+ */
+#include <stdlib.h>
+#include "backend.h"
+#include "pt-blocks.h"
+#include "pt-image.h"
+#include "pt-sync.h"
+#include "pt-walk.h"
+
+/* pt_sync__decode()'s: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+static int ptw_walk__psb(void *ctx, int64_t offset, uint64_t first)
+{
+	struct ptw_walk *w = ctx;
+	int err;
+
+	if (offset < 0 && first == w->len)
+		return -AUXSAMPLE_ERR_NOSYNC;
+	err = ptw_walk__sync(w, offset >= 0 ? (uint64_t)offset : first);
+	return err ? err : ptw_walk__run(w);
+}
+
+/* pt.c's decode, walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t len)
+{
+	struct ptw_walk w = {
+		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
+		.timed = wd->config->pt.cyc, .stop_at = UINT64_MAX,
+	};
+
+	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);
+}
+
+/*
+ * The image's shared blocks, once and whenever the image has changed
+ * (pt-image.c may have made them since): a reference.
+ */
+static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *image)
+{
+	struct ptw_block_cache *shared = NULL;
+	unsigned int generation;
+	void *cache;
+
+	cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
+	if (cache)
+		shared = pt_image_cache__blocks(cache);
+	auxsample_image__unlock(image);
+	ptw_block_cache__put(wd->blocks->shared);
+	wd->blocks->shared = shared;
+	wd->image_generation = generation;
+	wd->attached = true;
+}
+
+/*
+ * The code may have changed with the image's files, or blocks of the
+ * shared cache were dropped: the decoder's own copies are forgotten.
+ */
+void ptw_decoder__update(struct ptw_decoder *wd)
+{
+	struct auxsample_image *image = wd->config->image;
+	struct ptw_block_cache *shared;
+	bool changed = false;
+
+	if (!image)
+		return;
+	if (!wd->attached || auxsample_image__generation(image) != wd->image_generation) {
+		ptw_decoder__attach(wd, image);
+		changed = true;
+	}
+	shared = wd->blocks->shared;
+	if (shared && ptw_block_cache__generation(shared) != wd->shared_generation) {
+		wd->shared_generation = ptw_block_cache__generation(shared);
+		changed = true;
+	}
+	if (changed)
+		ptw_blocks__clear(wd->blocks);
+}
+
+/* Counted at the end: a decode restarts (an earlier PSB, libipt) with its stats. */
+void ptw_decoder__count_blocks(struct ptw_decoder *wd)
+{
+	auxsample__stats(wd->dec)->pt_blocks_built += wd->blocks->built;
+	auxsample__stats(wd->dec)->pt_blocks_evicted += wd->blocks->evicted;
+	wd->blocks->built = 0;
+	wd->blocks->evicted = 0;
+}
+
+static int ptw_decoder__decode(void *priv, const uint8_t *buf, size_t len)
+{
+	struct ptw_decoder *wd = priv;
+	int err = PTW_FALLBACK;
+
+	/*
+	 * Flow records are libipt's only.  The late-sample rule is the
+	 * walker's too: it tells the core the trace's boundaries as pt.c
+	 * does, and pt.c's look past a lost stretch follows an error, which
+	 * the walker hands to libipt.
+	 */
+	if (len && !wd->config->flow) {
+		ptw_decoder__update(wd);
+		err = ptw_decoder__walk(wd, buf, len);
+	}
+	if (err <= 0)
+		goto out;
+	auxsample__restart(wd->dec);
+	err = auxsample_pt_backend.decode(wd->libipt, buf, len);
+	if (len)
+		auxsample__stats(wd->dec)->pt_fallbacks++;
+out:
+	ptw_decoder__count_blocks(wd);
+	return err;
+}
+
+static int ptw_decoder__init(struct auxsample_decoder *dec,
+			     const struct auxsample_config *config, void **priv)
+{
+	struct ptw_decoder *wd = calloc(1, sizeof(*wd));
+	int err = -AUXSAMPLE_ERR_NOMEM;
+
+	if (!wd)
+		return err;
+	wd->dec = dec;
+	wd->config = config;
+	wd->blocks = ptw_blocks__new();
+	if (!wd->blocks)
+		goto out_free;
+	err = auxsample_pt_backend.init(dec, config, &wd->libipt);
+	if (err)
+		goto out_free;
+	*priv = wd;
+	return 0;
+
+out_free:
+	ptw_blocks__delete(wd->blocks);
+	free(wd);
+	return err;
+}
+
+static void ptw_decoder__exit(void *priv)
+{
+	struct ptw_decoder *wd = priv;
+
+	ptw_stream__end(wd);
+	auxsample_pt_backend.exit(wd->libipt);
+	ptw_blocks__delete(wd->blocks);
+	free(wd);
+}
+
+/* Not in auxsample_backends[]: chosen by config.pt_decoder, using pt.c's image cache. */
+const struct auxsample_backend auxsample_pt_walk_backend = {
+	.name		= "Intel PT (walker)",
+	.type		= AUXSAMPLE_TRACE_INTEL_PT,
+	.init		= ptw_decoder__init,
+	.exit		= ptw_decoder__exit,
+	.decode		= ptw_decoder__decode,
+	.stream_begin	= ptw_stream__begin,
+	.stream_to	= ptw_stream__to,
+	.stream_end	= ptw_stream__end,
+};
