@@ -126,52 +126,67 @@ static inline int pt_cyc__quick(const uint8_t *at, size_t left, struct ptw_packe
  */
 static int pt_cyc__next(struct pt_cyc *c, unsigned int want, struct ptw_packet *p)
 {
-	while (!c->lost && c->pos < c->len) {
-		const uint8_t *at = c->buf + c->pos;
+	/* Once or twice per taken branch: the position and count in registers. */
+	uint64_t pos = c->pos, len = c->len, cycles = c->cycles;
+	const uint8_t *buf = c->buf;
+	int ret = -1;
+
+	if (c->lost)
+		return -1;
+	while (pos < len) {
+		const uint8_t *at = buf + pos;
 		int n;
 
 		/* The common cases without ptw_parse(): a one-byte CYC, a TNT-8 */
 		if ((at[0] & 7) == 3) {
-			c->cycles += at[0] >> 3;
-			c->pos++;
+			cycles += at[0] >> 3;
+			pos++;
 			continue;
 		}
 		if (!(at[0] & 1) && at[0] >= 4 && (want & PT_CYC_WANT_TNT)) {
 			p->type = PTW_TNT;
 			p->size = 1;
 			p->nr_bits = 31 - __builtin_clz(at[0] >> 1);
-			c->pos++;
-			c->time = c->cycles;
+			pos++;
 			c->last_pgd = false;
-			return 0;
+			ret = 0;
+			goto out;
 		}
-		n = pt_cyc__quick(at, c->len - c->pos, p);
+		n = pt_cyc__quick(at, len - pos, p);
 		if (!n)
-			n = ptw_parse(at, c->len - c->pos, p);
+			n = ptw_parse(at, len - pos, p);
 
 		if (n < 0 || p->type == PTW_OVF)
 			break;
 		if (p->type < 32 && ((1U << p->type) & PT_CYC_FLOW)) {
 			if (!((1U << p->type) & want))
 				break;
-			c->pos += n;
-			c->time = c->cycles;
+			pos += n;
 			c->last_pgd = p->type == PTW_TIP_PGD;
-			return 0;
+			ret = 0;
+			goto out;
 		}
-		c->pos += n;
+		pos += n;
 		if (p->type == PTW_TIMING && (at[0] & 3) == 3) {
-			c->cycles += pt_cyc__value(at, n);
+			cycles += pt_cyc__value(at, n);
 		} else if (p->type == PTW_TIMING && at[0] == 0x02 && at[1] == 0x03) {
 			c->stretch++;		/* CBR: the CYC count starts again */
 		} else if (p->type == PTW_PSB) {
 			c->stretch++;
-			if (pt_cyc__psb(c))
+			c->pos = pos;
+			n = pt_cyc__psb(c);
+			pos = c->pos;
+			if (n)
 				break;
 		}
 	}
 	c->lost = true;
-	return -1;
+out:
+	c->pos = pos;
+	c->cycles = cycles;
+	if (!ret)
+		c->time = cycles;
+	return ret;
 }
 
 /* A TNT bit resolves a branch (a conditional one, a compressed return). */
