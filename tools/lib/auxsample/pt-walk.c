@@ -49,11 +49,11 @@ static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
 
 /*
  * The branch at @from, of class @cls, ending at @next, went to @to:
- * pt.c's pt_flow__resolve(), with the branch given (ptw_walk__fast()
- * keeps it in registers).
+ * pt.c's pt_flow__resolve(), with the branch and @w->timed given
+ * (ptw_walk__fast() keeps them in registers).
  */
-static inline void ptw_walk__taken(struct ptw_walk *w, uint64_t from, unsigned int cls,
-				   uint64_t next, uint64_t to, unsigned int flags)
+static inline void ptw_walk__taken(struct ptw_walk *w, bool timed, uint64_t from,
+				   unsigned int cls, uint64_t next, uint64_t to, unsigned int flags)
 {
 	static const unsigned int kinds[] = {
 		[X86_BR_COND]		= AUXSAMPLE_BR_COND,
@@ -65,7 +65,7 @@ static inline void ptw_walk__taken(struct ptw_walk *w, uint64_t from, unsigned i
 		[X86_BR_FAR]		= AUXSAMPLE_BR_FAR,
 	};
 
-	if (w->timed)
+	if (timed)
 		pt_cyc__branch(&w->cyc, w->dec, cls);
 	if (cls == X86_BR_COND && (flags || to == next))
 		return;
@@ -86,7 +86,7 @@ static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned i
 	if (!w->pending)
 		return;
 	w->pending = false;
-	ptw_walk__taken(w, w->from, w->cls, w->from + w->length, to, flags);
+	ptw_walk__taken(w, w->timed, w->from, w->cls, w->from + w->length, to, flags);
 }
 
 /* An event's packets, for the cycles (pt.c's pt_flow__event_time()). */
@@ -555,6 +555,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	struct ptw_blocks *blocks = w->blocks;
 	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
 	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
+	const bool timed = w->timed;	/* not read again after each call */
 
 	for (;;) {
 		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
@@ -619,7 +620,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		/* The branch before the loop; those in it are resolved at once. */
 		ptw_walk__resolve(w, ip, 0);
 		/* Cycles count instructions at each branch (cycles.c). */
-		if (w->timed)
+		if (timed)
 			auxsample__insns(w->dec, b->ninsn);
 		else
 			insns += b->ninsn;
@@ -639,20 +640,20 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		 * branch through memory, and its class known to the compiler.
 		 */
 		if (tip) {
-			ptw_walk__taken(w, b->end, b->cls, next, ip, 0);
+			ptw_walk__taken(w, timed, b->end, b->cls, next, ip, 0);
 		} else if (b->cls == X86_BR_COND) {
 			ip = taken ? b->target : next;
-			ptw_walk__taken(w, b->end, X86_BR_COND, next, ip, 0);
+			ptw_walk__taken(w, timed, b->end, X86_BR_COND, next, ip, 0);
 		} else if (b->cls == X86_BR_RET) {
 			ptw_walk__pop(w, &ip);
-			ptw_walk__taken(w, b->end, X86_BR_RET, next, ip, 0);
+			ptw_walk__taken(w, timed, b->end, X86_BR_RET, next, ip, 0);
 		} else if (b->cls == X86_BR_CALL) {
 			ptw_walk__push(w, next);
 			ip = b->target;
-			ptw_walk__taken(w, b->end, X86_BR_CALL, next, ip, 0);
+			ptw_walk__taken(w, timed, b->end, X86_BR_CALL, next, ip, 0);
 		} else {
 			ip = b->target;
-			ptw_walk__taken(w, b->end, X86_BR_JUMP, next, ip, 0);
+			ptw_walk__taken(w, timed, b->end, X86_BR_JUMP, next, ip, 0);
 		}
 		/* Reading the trace is progress (ptw_walk__expect()). */
 		no_progress = read ? 0 : no_progress + 1;
