@@ -232,8 +232,9 @@ static int stream_run__read(struct stream_run *run, int fd)
 		return -ENOMEM;
 	for (size_t i = 0; i < run->nr_pieces; i++) {
 		const struct stream_piece *piece = &run->pieces[i];
+		ssize_t n = preadn(fd, run->trace + pos, piece->len, piece->offset);
 
-		if (preadn(fd, run->trace + pos, piece->len, piece->offset) != (ssize_t)piece->len) {
+		if (n != (ssize_t)piece->len) {
 			zfree(&run->trace);
 			return -EIO;
 		}
