@@ -231,11 +231,62 @@ out:
 	return ret;
 }
 
+/*
+ * The whole trace as one stream (perf report's and inject's decoding of
+ * overlapping snippets), each sample's stretch asked for in turn: the
+ * same, and the walker's own too, across the kernel and the overflows.
+ */
+static int check_kernel_stream(uint32_t seed, bool kernel, unsigned int ovf, bool cyc)
+{
+	const uint8_t *buf;
+	size_t len, start = 0;
+	struct krun r;
+	int ret = TEST_FAIL;
+
+	if (krun__init(&r, seed, kernel, ovf, false, cyc))
+		goto out;
+	buf = auxsample_pt_writer__data(r.w, &len);
+	if (pair__stream_begin(&r.pair, buf, len, 64))
+		goto out;
+	for (unsigned int i = 0; i < r.nr_ends; i++) {
+		pair__set_sample_ip(&r.pair, i % 2 ? r.ips[i] : 0);
+		if (pair__stream_to(&r.pair, start, r.ends[i])) {
+			fprintf(stderr, "  seed %u, stretch [%zu, %zu)\n", seed, start, r.ends[i]);
+			goto out;
+		}
+		krun__count(&r);
+		start = r.ends[i];
+	}
+	pr_test("seed %u%s%s%s stream: %u of %u walked; kernel %u, intr %u, OVF %u/%u\n",
+		seed, kernel ? " kernel" : "", ovf ? " OVF" : "", cyc ? " CYC" : "",
+		r.pair.walked, r.nr_ends, r.kernel, r.intr, r.overflows, r.ovfs);
+	if (!T_CHECK(r.nr_ends > 10 && r.pair.walked == r.pair.decodes))
+		goto out;
+	if (!T_CHECK((!kernel || r.kernel > 100) && (!ovf || r.overflows > 5)))
+		goto out;
+	ret = TEST_OK;
+out:
+	krun__exit(&r);
+	return ret;
+}
+
+static int test_kernel_stream(void)
+{
+	for (uint32_t seed = 1; seed <= 2; seed++) {
+		if (check_kernel_stream(seed + 500, true, 0, false) ||
+		    check_kernel_stream(seed + 800, false, 3000, seed & 1) ||
+		    check_kernel_stream(seed + 850, true, 3000, false))
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
 const struct test tests_pt_walk_kernel[] = {
 	{ "walker and libipt agree on kernel-traced sample snippets", test_kernel },
 	{ "walker and libipt agree on kernel-traced snippets with CYC", test_kernel_cyc },
 	{ "walker and libipt agree on snippets with overflows", test_overflow },
 	{ "walker and libipt agree on cut and flipped kernel snippets", test_kernel_cut_flipped },
+	{ "walker and libipt agree on kernel-traced streams with overflows", test_kernel_stream },
 	{ NULL, NULL },
 };
 
