@@ -87,9 +87,12 @@ def record(out, name, samples, engine, cyc=True):
         subprocess.run([PERF, 'auxsample', 'simulate', '--mtc'] + (['--cyc'] if cyc else []) +
                        ['-c', str(period),
                         '-o', data] + (['--engine', engine] if engine else []) + ['--'] + cmd,
-                       check=True, capture_output=True)
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Only the summary on stderr: the output held here would be in every
+    # later child's peak RSS (Linux keeps the forking process's at exec).
     summary = subprocess.run([PERF, 'auxsample', 'script', '-i', data], check=True,
-                             capture_output=True, text=True).stderr
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True).stderr
     m = re.search(r'(\d+) AUX samples, (\d+) branches', summary)
     return data, int(m.group(1)), int(m.group(2))
 

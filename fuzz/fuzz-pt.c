@@ -19,7 +19,8 @@
  *                  (never with a flow callback, which the walker leaves
  *                  to libipt: bit 4 asks for CYC instead); bits 5-6
  *                  then the late-sample rule's sample IP: 0 none, 1 the
- *                  program's code at h[2] h[3], 2 and 3 the kernel's
+ *                  program's code at h[2] h[3], 2 the kernel's; 3 a
+ *                  stream instead, both compared at each cut
  *   h[1]           max branches (0: 64)
  *   h[2], h[3]     stream cut points, as fractions (/256) of the length
  *
@@ -121,21 +122,49 @@ static uint64_t results(struct auxsample_decoder *dec)
 	return sum + stats.insns;
 }
 
-static void stream(struct auxsample_decoder *dec, const uint8_t *trace, size_t len,
-		   unsigned int max, const uint8_t *h)
+/* Three samples' [start, end): their snippets end at the cuts and at the end. */
+static void stream_cuts(size_t len, const uint8_t *h, uint64_t cuts[3][2])
 {
 	uint64_t a = len * h[2] / 256, b = len * h[3] / 256;
 	uint64_t cut1 = a < b ? a : b, cut2 = a < b ? b : a;
 
+	cuts[0][0] = 0;
+	cuts[0][1] = cut1;
+	cuts[1][0] = cut1 / 2;
+	cuts[1][1] = cut2;
+	cuts[2][0] = cut2 / 2;
+	cuts[2][1] = len;
+}
+
+static void stream(struct auxsample_decoder *dec, const uint8_t *trace, size_t len,
+		   unsigned int max, const uint8_t *h)
+{
+	uint64_t cuts[3][2];
+
 	if (auxsample_decoder__stream_begin(dec, trace, len, max) < 0)
 		return;
-	/* Three samples: their snippets end at the cuts and at the end. */
-	auxsample_decoder__stream_to(dec, 0, cut1);
-	results(dec);
-	auxsample_decoder__stream_to(dec, cut1 / 2, cut2);
-	results(dec);
-	auxsample_decoder__stream_to(dec, cut2 / 2, len);
-	results(dec);
+	stream_cuts(len, h, cuts);
+	for (int i = 0; i < 3; i++) {
+		auxsample_decoder__stream_to(dec, cuts[i][0], cuts[i][1]);
+		results(dec);
+	}
+}
+
+/* The walker's stream as libipt's, at each cut; it hands over where it must. */
+static void differ_stream(struct pair *pr, const uint8_t *trace, size_t len,
+			  unsigned int max, const uint8_t *h)
+{
+	uint64_t cuts[3][2];
+
+	if (pair__stream_begin(pr, trace, len, max))
+		abort();
+	if (pr->result < 0)
+		return;
+	stream_cuts(len, h, cuts);
+	for (int i = 0; i < 3; i++) {
+		if (pair__stream_to(pr, cuts[i][0], cuts[i][1]))
+			abort();
+	}
 }
 
 /* The walker decodes as libipt does, or hands the snippet to it. */
@@ -148,6 +177,11 @@ static void differ(struct auxsample_config *config, const uint8_t *trace, size_t
 	if (mode)
 		config->kernel_start = 0xffff800000000000ULL;
 	if (pair__init(&pr, config)) {
+		pair__exit(&pr);
+		return;
+	}
+	if (mode == 3) {
+		differ_stream(&pr, trace, len, max, h);
 		pair__exit(&pr);
 		return;
 	}

@@ -106,7 +106,7 @@ int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_
 }
 
 int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *b,
-			 uint64_t ip)
+			 uint64_t ip, uint64_t *last)
 {
 	uint8_t raw[PTW_INSN_MAX];
 	uint64_t at = b->start;
@@ -116,6 +116,7 @@ int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *
 
 		if (at == ip)
 			return n;
+		*last = at;
 		if (at >= b->end)
 			return -1;
 		size = ptw_read(dec, raw, at);

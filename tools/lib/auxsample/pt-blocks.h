@@ -101,10 +101,11 @@ static inline const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
 	return ptw_blocks__fill(blocks, b, dec, ip) ? NULL : b;
 }
 /*
- * The instructions of @b before @ip, an instruction of it: -1 when @ip
- * is none of its instructions' addresses.
+ * The instructions of @b before @ip, an instruction of it, the last of
+ * them at *@last (kept if none): -1 when @ip is none of its instructions'
+ * addresses.
  */
 int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *b,
-			 uint64_t ip);
+			 uint64_t ip, uint64_t *last);
 
 #endif /* __AUXSAMPLE_PT_BLOCKS_H */

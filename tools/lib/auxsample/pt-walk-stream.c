@@ -76,15 +76,15 @@ static bool ptw_packet__is_idle(const struct ptw_packet *p)
 }
 
 /*
- * Where the trace stops, and until where nothing but timing follows:
- * 0, PTW_FALLBACK for a packet the walker does not know (libipt's scan
- * syncs on at the next PSB, which the walker would not know to do alike),
- * or -AUXSAMPLE_ERR_NOMEM.
+ * Where the trace stops after the first PSB, at @pos, and until where
+ * nothing but timing follows: 0, PTW_FALLBACK for a packet the walker
+ * does not know (libipt's scan syncs on at the next PSB, which the walker
+ * would not know to do alike), or -AUXSAMPLE_ERR_NOMEM.
  */
-static int ptw_stream__scan(struct ptw_stream *s)
+static int ptw_stream__scan(struct ptw_stream *s, size_t pos)
 {
 	const uint8_t *buf = s->w.buf;
-	size_t len = s->w.len, pos = 0;
+	size_t len = s->w.len;
 	struct ptw_packet p;
 
 	while (pos < len) {
@@ -157,16 +157,14 @@ static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
 
 	if (wd->config->flow)
 		return PTW_FALLBACK;	/* flow records are libipt's */
-	err = ptw_stream__scan(s);
-	if (err)
-		return err;
 	first = ptw_stream__first_psb(w->buf, w->len);
 	if (first == w->len)
 		return -AUXSAMPLE_ERR_NOSYNC;
-	err = ptw_walk__sync(w, first);
-	/* The stops before it are behind, as pt.c counts them. */
-	w->stops = ptw_stream__stops_before(s, first);
-	return err;
+	/* What comes before is no packet to count, as for pt.c. */
+	err = ptw_stream__scan(s, first);
+	if (err)
+		return err;
+	return ptw_walk__sync(w, first);
 }
 
 int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)

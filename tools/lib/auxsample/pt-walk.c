@@ -5,15 +5,17 @@
  * read in place (pt-parse.c), and gives what pt.c gives: the same taken
  * branches, call stack, end IP and statistics.
  *
- * It does only what it is sure to do as libipt does: user-only 64-bit
- * flow, PSB+, TNT, TIP with IP compression, return compression, TIP.PGD
- * and TIP.PGE, FUP-bound interrupts; CYC for cycles, timed as pt.c
- * times them (pt-cyc.c, called where pt.c calls it).  Anything else
- * (errors, OVF, TSX, PTWRITE, power and VMX packets, other modes,
- * truncated packets, flow records) makes it hand the whole snippet to
- * libipt, which then decodes it as pt.c always does, errors included:
- * counted in stats.pt_fallbacks (pt-walk-decoder.c, the backend's
- * functions).  Streams are walked too (pt-walk-stream.c).
+ * It does only what it is sure to do as libipt does: 64-bit flow, user
+ * and kernel alike (SYSCALL, SYSRET and IRET are far branches with a
+ * TIP, the kernel's code is read as the user's), PSB+, TNT, TIP with IP
+ * compression, return compression, TIP.PGD and TIP.PGE, FUP-bound
+ * interrupts, OVF (pt-walk-ovf.c); CYC for cycles, timed as pt.c times
+ * them (pt-cyc.c, called where pt.c calls it).  Anything else (errors,
+ * TSX, PTWRITE, power and VMX packets, other modes, truncated packets,
+ * flow records) makes it hand the whole snippet to libipt, which then
+ * decodes it as pt.c always does, errors included: counted in
+ * stats.pt_fallbacks (pt-walk-decoder.c, the backend's functions).
+ * Streams are walked too (pt-walk-stream.c).
  * For the late-sample rule it tells the core where the trace starts and
  * stops (auxsample__boundary()) where pt.c does.
  *
@@ -102,7 +104,7 @@ static void ptw_walk__event_time(struct ptw_walk *w, enum pt_cyc_event ev)
  * PSB+ before either): only TSC, then TMA, then MTC and CYC are the
  * walker's, as the hardware and the PT writer send them.
  */
-static int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at)
+int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at)
 {
 	if (at[0] == 0x19) {
 		w->tsc = true;
@@ -207,6 +209,7 @@ static int ptw_walk__peek(struct ptw_walk *w)
 				return PTW_FALLBACK;
 			break;
 		case PTW_TNT:
+		case PTW_OVF:
 			w->have = true;
 			break;
 		case PTW_TIP:
@@ -673,7 +676,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
  */
 static int ptw_walk__async(struct ptw_walk *w)
 {
-	uint64_t at = w->pkt_ip;
+	uint64_t at = w->pkt_ip, last;
 	int err;
 
 	w->have = false;
@@ -684,10 +687,12 @@ static int ptw_walk__async(struct ptw_walk *w)
 		if (!b || ++w->no_progress >= PTW_MAX_LOOPS)
 			return PTW_FALLBACK;
 		if (at > w->ip && at <= b->end) {
-			n = ptw_blocks__count_to(w->dec, b, at);
+			n = ptw_blocks__count_to(w->dec, b, at, &last);
 			if (n <= 0)
 				return PTW_FALLBACK;
 			ptw_walk__resolve(w, w->ip, 0);
+			/* libipt's block ends there: an OVF's gap would start there. */
+			w->from = last;
 			auxsample__insns(w->dec, n);
 			w->ip = at;
 			break;
@@ -725,9 +730,14 @@ static int ptw_walk__async(struct ptw_walk *w)
 /* Tracing is off: on again at a TIP.PGE, pt.c's ptev_enabled. */
 static int ptw_walk__enable(struct ptw_walk *w)
 {
-	int err = ptw_walk__expect(w, PTW_TIP_PGE);
+	int err = ptw_walk__peek(w);
 
 	if (err || w->eos)
+		return err;
+	if (w->pkt.type == PTW_OVF)
+		return ptw_walk__overflow(w);
+	err = ptw_walk__expect(w, PTW_TIP_PGE);
+	if (err)
 		return err;
 	if (!w->pkt.ip_bytes || !w->mode)
 		return PTW_FALLBACK;
@@ -761,6 +771,11 @@ int ptw_walk__run(struct ptw_walk *w)
 				err = ptw_walk__async(w);
 				continue;
 			}
+			/* As libipt, before the next block: its trace was lost. */
+			if (w->have && w->pkt.type == PTW_OVF) {
+				err = ptw_walk__overflow(w);
+				continue;
+			}
 		}
 		/* At the end, libipt walks on to the next branch that reads the trace. */
 		err = ptw_walk__block(w);
@@ -771,10 +786,13 @@ int ptw_walk__run(struct ptw_walk *w)
 int ptw_walk__sync(struct ptw_walk *w, uint64_t offset)
 {
 	struct auxsample_stats *stats = auxsample__stats(w->dec);
+	uint64_t from = w->from;
 	struct ptw_packet p;
 	int err;
 
 	memset(&w->pkt, 0, sizeof(*w) - offsetof(struct ptw_walk, pkt));
+	/* The last block's branch stays, as pt.c's last_ip: an OVF's gap starts there. */
+	w->from = from;
 	w->pos = offset;
 	if (ptw_parse(w->buf + w->pos, w->len - w->pos, &p) != 16 || p.type != PTW_PSB)
 		return PTW_FALLBACK;

@@ -83,6 +83,10 @@ int ptw_walk__sync(struct ptw_walk *w, uint64_t offset);
  * behind, or the walker cannot go on: 0 or PTW_FALLBACK.
  */
 int ptw_walk__run(struct ptw_walk *w);
+/* A timing packet at @at, in the order the walker takes: 0 or PTW_FALLBACK. */
+int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at);
+/* An OVF peeked (pt-walk-ovf.c): 0, the flow on after it, or PTW_FALLBACK. */
+int ptw_walk__overflow(struct ptw_walk *w);
 /* The image's code may have changed since the last decode: take it in. */
 void ptw_decoder__update(struct ptw_decoder *wd);
 /* The blocks built and evicted since the last call, into the statistics. */

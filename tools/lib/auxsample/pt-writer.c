@@ -28,6 +28,7 @@ struct auxsample_pt_writer {
 	bool			enabled;	/* PacketEn: in traced (user) code */
 	bool			traceen;	/* TraceEn: timing packets flow */
 	bool			paused;		/* PacketEn was set at __stop_at() */
+	bool			lost;		/* packets dropped: an overflow */
 	uint64_t		tsc;
 	uint64_t		mtc;		/* CTC >> mtc_period at the last MTC */
 	uint64_t		cyc_tsc;	/* TSC at the last CYC-eligible packet */
@@ -78,6 +79,9 @@ static int pt_writer__emit(struct auxsample_pt_writer *pt, const struct pt_packe
 {
 	int n;
 
+	/* Lost in the CPU's internal buffers: auxsample_pt_writer__lose(). */
+	if (pt->lost)
+		return 0;
 	if (pt_enc_sync_set(pt->enc, 0) < 0)
 		return -AUXSAMPLE_ERR_INVALID;
 	n = pt_enc_next(pt->enc, packet);
@@ -489,4 +493,34 @@ int auxsample_pt_writer__resume(struct auxsample_pt_writer *pt, uint64_t ip)
 {
 	pt->enabled = true;
 	return pt_writer__put_ip(pt, ppt_tip_pge, ip, false);
+}
+
+int auxsample_pt_writer__lose(struct auxsample_pt_writer *pt)
+{
+	int err = pt_writer__flush_tnt(pt);
+
+	pt->lost = true;
+	return err;
+}
+
+/*
+ * An OVF, bound to a FUP at @ip where PacketEn is set (SDM Vol. 3C,
+ * "Overflow Packet"), else to the TIP.PGE that follows.  The IP
+ * compression starts again (the FUP's IP is sent in full), and only RETs
+ * whose CALL comes after the OVF are compressed: the decoders' stacks
+ * hold calls whose RETs may have gone in the lost packets.
+ */
+int auxsample_pt_writer__overflow(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err;
+
+	pt->lost = false;
+	pt->nr_tnt = 0;
+	pt->tnt = 0;
+	pt->nr_rets = 0;
+	pt->last_ip = 0;
+	err = pt_writer__put_simple(pt, ppt_ovf);
+	if (!err && pt->enabled)
+		err = pt_writer__put_ip(pt, ppt_fup, ip, false);
+	return err;
 }

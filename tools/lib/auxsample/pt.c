@@ -17,49 +17,9 @@
 #include "backend.h"
 #include "pt-cyc.h"
 #include "pt-image.h"
+#include "pt-libipt.h"
 #include "pt-sync.h"
 #include "x86-branch.h"
-
-/*
- * The most blocks decoded in a row without the decoder reading further
- * into the trace.  Only direct jumps and calls consume no trace, and a
- * loop of them (a wrong IP, or corrupt trace) would be walked forever:
- * upstream's decoder bounds the same walk with INTEL_PT_MAX_LOOPS.
- */
-#define PT_MAX_LOOPS		100000
-
-struct pt_insn_cache_entry;
-struct pt_stream;
-
-/* A decoder's state (struct auxsample_backend's priv). */
-struct pt_decoder {
-	struct auxsample_decoder	*dec;
-	const struct auxsample_config	*config;
-	struct pt_image			*image;		/* the decoder's own */
-	unsigned int			image_generation;	/* of config->image */
-	struct pt_image_cache		*cache;		/* config->image's */
-	struct pt_insn_cache_entry	*insn_cache;
-	struct pt_stream		*stream;	/* between stream calls */
-};
-
-/* One decode of one snippet. */
-struct pt_flow {
-	struct pt_decoder		*pd;
-	struct auxsample_decoder	*dec;
-	struct pt_block_decoder		*blk;
-	bool				pending;	/* a branch awaits its target */
-	uint64_t			from;
-	enum x86_branch_class		cls;
-	unsigned int			len;
-	uint64_t			last_ip;
-	uint64_t			offset;		/* in the trace, at the last block */
-	unsigned int			no_progress;	/* blocks decoded at @offset */
-	bool				looped;		/* PT_MAX_LOOPS was hit */
-	struct pt_cyc			cyc;		/* when config.pt.cyc */
-	const uint8_t			*buf;		/* the trace, for cyc */
-	size_t				size;
-	const struct pt_config		*cfg;		/* while decoding begins */
-};
 
 /*
  * The class and length of the branch that ends a block, by its address:
@@ -117,7 +77,7 @@ static struct pt_image *pt_image__new(struct pt_decoder *pd)
 }
 
 /* Take in the files added to the shared image since the last decode. */
-static int pt_image__update(struct pt_decoder *pd)
+int pt_image__update(struct pt_decoder *pd)
 {
 	struct auxsample_image *image = pd->config->image;
 	struct pt_image_cache *cache;
@@ -159,7 +119,7 @@ static enum x86_mode pt_x86_mode(enum pt_exec_mode mode)
 	}
 }
 
-static int pt_error(int pt_err)
+int pt_error(int pt_err)
 {
 	switch (pt_errcode(pt_err)) {
 	case pte_nomap:
@@ -174,7 +134,7 @@ static int pt_error(int pt_err)
 	}
 }
 
-static void pt_flow__error(struct pt_flow *f, int pt_err)
+void pt_flow__error(struct pt_flow *f, int pt_err)
 {
 	uint64_t offset = 0;
 
@@ -190,7 +150,7 @@ static void pt_flow__event_time(struct pt_flow *f, enum pt_cyc_event ev)
 }
 
 /* Synced at a PSB: the cycles count from there. */
-static void pt_flow__synced(struct pt_flow *f)
+void pt_flow__synced(struct pt_flow *f)
 {
 	uint64_t sync;
 
@@ -302,7 +262,7 @@ static int pt_flow__last_insn(struct pt_flow *f, const struct pt_block *b,
  * did not for PT_MAX_LOOPS blocks, libipt's "trace and instruction flow
  * are out of sync": the flow is lost until the next PSB.
  */
-static int pt_flow__progress(struct pt_flow *f)
+int pt_flow__progress(struct pt_flow *f)
 {
 	uint64_t offset = 0;
 
@@ -319,7 +279,7 @@ static int pt_flow__progress(struct pt_flow *f)
 	return -pte_bad_query;
 }
 
-static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
+void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
 {
 	enum x86_branch_class cls = pt_iclass(b->iclass);
 	struct x86_branch br = { X86_BR_NONE, 0 };
@@ -349,7 +309,7 @@ static void pt_flow__block(struct pt_flow *f, const struct pt_block *b)
 	f->len = br.length;
 }
 
-static void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
+void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 {
 	struct auxsample_decoder *dec = f->dec;
 	uint64_t from;
@@ -424,7 +384,7 @@ static int pt_flow__run(struct pt_flow *f, int status)
 	}
 }
 
-static void pt_config__fill(struct pt_config *cfg, const struct auxsample_pt_config *pt,
+void pt_config__fill(struct pt_config *cfg, const struct auxsample_pt_config *pt,
 			    const uint8_t *buf, size_t len)
 {
 	pt_config_init(cfg);
@@ -598,271 +558,6 @@ static int pt_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 	return status;
 }
 
-/*
- * Stream decoding: the snippets of a CPU's samples that overlap, laid end
- * to end, decoded once (auxsample_decoder__stream_begin() and _to()).
- *
- * A sample's snippet ends where its PMI stopped the trace: a TIP.PGD,
- * then at most timing packets.  The branches before the end of a snippet
- * are therefore those decoded before the decoder's n-th disable event, n
- * the number of TIP.PGDs before that end; a scan of the packets finds
- * them.  libipt's offsets cannot tell it: its decoders read ahead.
- */
-struct pt_stop {
-	uint64_t	end;		/* just past the TIP.PGD */
-	uint64_t	until;		/* the next packet of the flow, or the end */
-};
-
-struct pt_stream {
-	struct pt_flow		f;
-	const uint8_t		*buf;
-	size_t			len;
-	struct pt_stop		*stops;
-	size_t			nr_stops;
-	uint64_t		seen;		/* stops behind: decoded or lost */
-	uint64_t		decoded;	/* seen, at the last stop decoded */
-	int			status;		/* libipt's, where decoding paused */
-	bool			ended;
-};
-
-/* Packets that may follow a snippet's last TIP.PGD. */
-static bool pt_packet__is_idle(enum pt_packet_type type)
-{
-	switch (type) {
-	case ppt_pad:
-	case ppt_psb:
-	case ppt_psbend:
-	case ppt_tsc:
-	case ppt_tma:
-	case ppt_mtc:
-	case ppt_cyc:
-	case ppt_cbr:
-	case ppt_mnt:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static int pt_stream__add_stop(struct pt_stream *s, size_t *cap, uint64_t end)
-{
-	if (s->nr_stops == *cap) {
-		size_t n = *cap ? *cap * 2 : 64;
-		struct pt_stop *stops = realloc(s->stops, n * sizeof(*stops));
-
-		if (!stops)
-			return -AUXSAMPLE_ERR_NOMEM;
-		s->stops = stops;
-		*cap = n;
-	}
-	s->stops[s->nr_stops++] = (struct pt_stop){ .end = end, .until = s->len };
-	return 0;
-}
-
-/* Where the trace stops, and until where nothing but timing follows. */
-static int pt_stream__scan(struct pt_stream *s, const struct pt_config *cfg)
-{
-	struct pt_packet_decoder *pkt = pt_pkt_alloc_decoder(cfg);
-	struct pt_packet p;
-	size_t cap = 0;
-	uint64_t offset;
-	int status, err = 0;
-
-	if (!pkt)
-		return -AUXSAMPLE_ERR_NOMEM;
-	for (status = pt_pkt_sync_forward(pkt); status >= 0 && !err;
-	     status = pt_pkt_sync_forward(pkt)) {
-		while (!err) {
-			pt_pkt_get_offset(pkt, &offset);
-			status = pt_pkt_next(pkt, &p, sizeof(p));
-			if (status < 0)
-				break;
-			if (s->nr_stops && s->stops[s->nr_stops - 1].until == s->len &&
-			    !pt_packet__is_idle(p.type))
-				s->stops[s->nr_stops - 1].until = offset;
-			if (p.type == ppt_tip_pgd)
-				err = pt_stream__add_stop(s, &cap, offset + p.size);
-		}
-		/* A corrupt packet: the flow goes on at the next PSB. */
-		if (s->nr_stops && s->stops[s->nr_stops - 1].until == s->len)
-			s->stops[s->nr_stops - 1].until = offset;
-	}
-	pt_pkt_free_decoder(pkt);
-	return err;
-}
-
-/* The number of stops before @offset. */
-static uint64_t pt_stream__stops_before(const struct pt_stream *s, uint64_t offset)
-{
-	size_t lo = 0, hi = s->nr_stops;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->stops[mid].end <= offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static void pt_stream__free(struct pt_stream *s)
-{
-	if (!s)
-		return;
-	pt_blk_free_decoder(s->f.blk);
-	free(s->stops);
-	free(s);
-}
-
-static void pt_decoder__stream_end(void *priv)
-{
-	struct pt_decoder *pd = priv;
-
-	pt_stream__free(pd->stream);
-	pd->stream = NULL;
-}
-
-/* Synced at a PSB: the stops before it are behind, decoded or lost. */
-static void pt_stream__synced(struct pt_stream *s, int status)
-{
-	uint64_t sync = 0;
-
-	pt_blk_get_sync_offset(s->f.blk, &sync);
-	auxsample__stats(s->f.dec)->syncs++;
-	pt_flow__synced(&s->f);
-	s->seen = pt_stream__stops_before(s, sync);
-	s->status = status;
-}
-
-static int pt_decoder__stream_begin(void *priv, const uint8_t *buf, size_t len)
-{
-	struct pt_decoder *pd = priv;
-	struct pt_stream *s;
-	struct pt_config cfg;
-	int status;
-
-	pt_decoder__stream_end(pd);
-	status = pt_image__update(pd);
-	if (status)
-		return status;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -AUXSAMPLE_ERR_NOMEM;
-	s->f.pd = pd;
-	s->f.dec = pd->dec;
-	s->f.buf = buf;
-	s->f.size = len;
-	s->buf = buf;
-	s->len = len;
-	pt_config__fill(&cfg, &pd->config->pt, buf, len);
-	status = pt_stream__scan(s, &cfg);
-	if (status)
-		goto out_free;
-	status = -AUXSAMPLE_ERR_NOMEM;
-	s->f.blk = pt_blk_alloc_decoder(&cfg);
-	if (!s->f.blk)
-		goto out_free;
-	status = pt_blk_set_image(s->f.blk, pd->image);
-	if (status < 0) {
-		status = pt_error(status);
-		goto out_free;
-	}
-	status = pt_blk_sync_forward(s->f.blk);
-	if (status < 0) {
-		status = -AUXSAMPLE_ERR_NOSYNC;
-		goto out_free;
-	}
-	s->f.cfg = &cfg;
-	pt_stream__synced(s, status);
-	s->f.cfg = NULL;
-	pd->stream = s;
-	return 0;
-
-out_free:
-	pt_stream__free(s);
-	return status;
-}
-
-/* Decode on until @target disable events are behind, or the trace ends or fails. */
-static int pt_stream__run(struct pt_stream *s, uint64_t target)
-{
-	struct pt_flow *f = &s->f;
-	int status = s->status;
-	struct pt_block b;
-	struct pt_event ev;
-
-	for (;;) {
-		while (status & pts_event_pending) {
-			status = pt_blk_event(f->blk, &ev, sizeof(ev));
-			if (status < 0)
-				return status;
-			pt_flow__event(f, &ev);
-			if (ev.type != ptev_disabled && ev.type != ptev_async_disabled)
-				continue;
-			s->decoded = ++s->seen;
-			if (s->seen >= target) {
-				s->status = status;
-				return 0;
-			}
-		}
-		status = pt_blk_next(f->blk, &b, sizeof(b));
-		pt_flow__block(f, &b);
-		if (status < 0)
-			return status;
-		if (pt_flow__progress(f))
-			return -pte_bad_query;
-	}
-}
-
-static int pt_decoder__stream_to(void *priv, uint64_t end)
-{
-	struct pt_decoder *pd = priv;
-	struct auxsample_decoder *dec = pd->dec;
-	struct pt_stream *s = pd->stream;
-	uint64_t target;
-	int status;
-
-	if (!s)
-		return -AUXSAMPLE_ERR_INVALID;
-	/* The snippet must end at a trace stop: the stop's branches are its. */
-	target = pt_stream__stops_before(s, end);
-	if (!target || end > s->stops[target - 1].until || s->seen > target)
-		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
-	status = pt_image__update(pd);
-	if (status)
-		return status;
-	pt_blk_set_image(s->f.blk, pd->image);
-
-	while (s->seen < target && !s->ended) {
-		status = pt_stream__run(s, target);
-		if (!status)
-			break;
-		if (status != -pte_eos) {
-			/* Lost until the next PSB: a gap in the flow. */
-			pt_flow__error(&s->f, status);
-			s->f.pending = false;
-			auxsample__gap(dec, s->f.last_ip, 0);
-			status = pt_blk_sync_forward(s->f.blk);
-		}
-		if (status < 0) {
-			if (status != -pte_eos)
-				pt_flow__error(&s->f, status);
-			s->ended = true;
-			break;
-		}
-		pt_stream__synced(s, status);
-	}
-	/*
-	 * Lost before its stop (a decode error, then a PSB after the stop or
-	 * none at all): what the ring holds is an earlier snippet's.
-	 */
-	if (s->decoded != target)
-		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
-	return 0;
-}
-
 static int pt_decoder__init(struct auxsample_decoder *dec, const struct auxsample_config *config,
 			    void **priv)
 {
@@ -889,7 +584,7 @@ static void pt_decoder__exit(void *priv)
 {
 	struct pt_decoder *pd = priv;
 
-	pt_decoder__stream_end(pd);
+	pt_stream__end(pd);
 	pt_image_free(pd->image);
 	free(pd->insn_cache);
 	free(pd);
@@ -901,9 +596,9 @@ const struct auxsample_backend auxsample_pt_backend = {
 	.init		= pt_decoder__init,
 	.exit		= pt_decoder__exit,
 	.decode		= pt_decoder__decode,
-	.stream_begin	= pt_decoder__stream_begin,
-	.stream_to	= pt_decoder__stream_to,
-	.stream_end	= pt_decoder__stream_end,
+	.stream_begin	= pt_stream__begin,
+	.stream_to	= pt_stream__to,
+	.stream_end	= pt_stream__end,
 	.image_new	= pt_image_cache__new,
 	.image_delete	= pt_image_cache__delete,
 	.image_add	= pt_image_cache__add,

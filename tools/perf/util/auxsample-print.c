@@ -30,18 +30,27 @@
  */
 #define ADDR_TEXT_MAX	(16 + 2 + 1 + 18)
 
-static char *addr_text(char *p, const struct auxsample_symcache_entry *e, u64 addr)
+/* The hex digits of @v, not 0, ending just before @end. */
+static void hex_text(char *end, u64 v)
 {
 	static const char digits[] = "0123456789abcdef";
-	u64 off;
+
+	do
+		*--end = digits[v & 15];
+	while (v >>= 4);
+}
+
+static char *addr_text(char *p, const struct auxsample_symcache_entry *e, u64 addr)
+{
 	int n;
 
 	if (!addr) {
 		memcpy(p, "               ?", 16);
 		return p + 16;
 	}
-	for (n = 15; n >= 0; n--, addr >>= 4)
-		p[n] = addr || n == 15 ? digits[addr & 15] : ' ';
+	/* Right-aligned in 16 columns, as %16 PRIx64. */
+	memcpy(p, "                ", 16);
+	hex_text(p + 16, addr);
 	p += 16;
 	if (!e->a.sym)
 		return p;
@@ -49,16 +58,14 @@ static char *addr_text(char *p, const struct auxsample_symcache_entry *e, u64 ad
 	memcpy(p, e->a.sym->name, e->name_len);
 	p += e->name_len;
 	*p++ = '+';
-	off = e->a.symoff;
-	if (!off) {
+	if (!e->a.symoff) {
 		*p++ = '0';
 		return p;
 	}
 	*p++ = '0';
 	*p++ = 'x';
-	n = (67 - __builtin_clzll(off)) / 4;	/* digits */
-	for (int i = n - 1; i >= 0; i--, off >>= 4)
-		p[i] = digits[off & 15];
+	n = (67 - __builtin_clzll(e->a.symoff)) / 4;	/* digits */
+	hex_text(p + n, e->a.symoff);
 	return p + n;
 }
 
@@ -74,14 +81,13 @@ static int auxsample_print__add_line(struct auxsample_symcache *cache, struct st
 	char *p;
 	int err;
 
+	/* The cache may put both in one slot: @to's first, copied. */
+	if (to)
+		et = *auxsample_symcache__find(cache, thread, *to, &tmp_to);
 	ef = auxsample_symcache__find(cache, thread, from, &tmp_from);
 	max = plen + ADDR_TEXT_MAX + ef->name_len + slen + 1;
-	/* The cache may put both in one slot. */
-	if (to) {
-		et = *auxsample_symcache__find(cache, thread, *to, &tmp_to);
-		ef = auxsample_symcache__find(cache, thread, from, &tmp_from);
+	if (to)
 		max += 4 + ADDR_TEXT_MAX + et.name_len;
-	}
 	err = strbuf_grow(sb, max);
 	if (err)
 		return err;

@@ -14,6 +14,13 @@
  * each sample's end (auxsample_decoder__stream_to()).  Every other
  * sample, and any the stream cannot serve, is decoded on its own.
  *
+ * The first look keeps where each run's bytes lie in the file, not the
+ * bytes: a run is read when its first sample is decoded and freed after
+ * its last, so memory holds the runs being decoded, each at most
+ * STREAM_MAX_RUN bytes, not every run of the file.  Only a file that perf
+ * record -z compressed, whose events have no place in the file, has its
+ * runs copied in the first look.
+ *
  * An overlap is taken only when the bytes say so without doubt: the
  * snippet's first bytes must occur once in the previous snippet such
  * that all that follows them there is the snippet's beginning, over at
@@ -32,6 +39,7 @@
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 #include <auxsample/auxsample.h>
+#include <internal/lib.h>
 
 #include "auxsample.h"
 #include "compress.h"
@@ -46,13 +54,30 @@
 #define STREAM_KEY		32	/* the snippet's first bytes, searched for */
 #define STREAM_MIN_OVERLAP	512
 #define STREAM_MAX_CANDIDATES	16	/* more: periodic trace, not told apart */
+/* A longer run ends, and the next sample begins another: bounded memory. */
+#define STREAM_MAX_RUN		(16 << 20)
+
+/* Where a snippet's bytes are not in the file (perf record -z). */
+#define STREAM_NOT_IN_FILE	((u64)-1)
+
+/* Bytes of a run, where they lie in the file. */
+struct stream_piece {
+	u64		offset;
+	u64		len;
+};
 
 /* One run of overlapping snippets. */
 struct stream_run {
-	u8				*trace;
+	u8				*trace;		/* once read, or as copied */
 	size_t				len;
 	size_t				cap;
 	size_t				last;		/* the last snippet's size */
+	/* in the file: read when the run's first sample is decoded */
+	struct stream_piece		*pieces;
+	size_t				nr_pieces;
+	size_t				cap_pieces;
+	bool				in_file;
+	bool				done;		/* decoded, or unreadable */
 	u32				cpu;
 	u32				pid;
 	unsigned int			nr_samples;
@@ -80,9 +105,12 @@ struct stream_cpu {
 	size_t			cap_cuts;
 	size_t			next;		/* the first not yet matched */
 	int			open;		/* the run being built, or -1 */
+	u8			*prev;		/* the open run's last snippet */
+	size_t			cap_prev;
 };
 
 struct auxsample_streams {
+	int			fd;		/* of the file, to read runs */
 	struct stream_run	*runs;
 	size_t			nr_runs;
 	size_t			cap_runs;
@@ -150,7 +178,9 @@ static void stream_cpu__close(struct auxsample_streams *ss, struct stream_cpu *c
 	if (run->nr_samples == 1) {
 		/* Its cut is its CPU's last; the run, maybe not the last made, stays empty. */
 		zfree(&run->trace);
+		zfree(&run->pieces);
 		run->len = run->cap = 0;
+		run->nr_pieces = run->cap_pieces = 0;
 		run->nr_samples = 0;
 		c->nr_cuts--;
 	} else {
@@ -158,6 +188,61 @@ static void stream_cpu__close(struct auxsample_streams *ss, struct stream_cpu *c
 		c->cuts[c->nr_cuts - 1].last = true;
 	}
 	c->open = -1;
+}
+
+/* @size bytes at @offset in the file onto the run, to be read later. */
+static int stream_run__add_piece(struct stream_run *run, u64 offset, size_t size)
+{
+	if (run->nr_pieces == run->cap_pieces) {
+		size_t cap = run->cap_pieces ? run->cap_pieces * 2 : 64;
+		struct stream_piece *pieces = realloc(run->pieces, cap * sizeof(*pieces));
+
+		if (!pieces)
+			return -ENOMEM;
+		run->pieces = pieces;
+		run->cap_pieces = cap;
+	}
+	run->pieces[run->nr_pieces++] = (struct stream_piece){ .offset = offset, .len = size };
+	run->len += size;
+	return 0;
+}
+
+/* The run's last @n bytes are padding, not trace. */
+static void stream_run__trim(struct stream_run *run, size_t n)
+{
+	run->len -= n;
+	while (run->in_file && n && run->nr_pieces) {
+		struct stream_piece *piece = &run->pieces[run->nr_pieces - 1];
+		size_t k = min_t(size_t, n, piece->len);
+
+		piece->len -= k;
+		n -= k;
+		if (!piece->len)
+			run->nr_pieces--;
+	}
+}
+
+/* The run's bytes from the file, before its first sample is decoded. */
+static int stream_run__read(struct stream_run *run, int fd)
+{
+	size_t pos = 0;
+
+	run->trace = malloc(run->len ?: 1);
+	if (!run->trace)
+		return -ENOMEM;
+	for (size_t i = 0; i < run->nr_pieces; i++) {
+		const struct stream_piece *piece = &run->pieces[i];
+		ssize_t n = preadn(fd, run->trace + pos, piece->len, piece->offset);
+
+		if (n != (ssize_t)piece->len) {
+			zfree(&run->trace);
+			return -EIO;
+		}
+		pos += piece->len;
+	}
+	zfree(&run->pieces);
+	run->nr_pieces = run->cap_pieces = 0;
+	return 0;
 }
 
 static int stream_run__append(struct stream_run *run, const u8 *data, size_t size)
@@ -204,10 +289,9 @@ static struct stream_run *streams__new_run(struct auxsample_streams *ss, struct 
  * came after: when it takes trailing zeros of the last snippet away for
  * the two to overlap, *@pad says how many were padding.
  */
-static ssize_t stream_run__overlap(const struct stream_run *run, const u8 *snip, size_t slen,
-				   size_t *pad)
+static ssize_t stream_run__overlap(const struct stream_run *run, const u8 *prev,
+				   const u8 *snip, size_t slen, size_t *pad)
 {
-	const u8 *prev = run->trace + run->len - run->last;
 	ssize_t overlap = -1;
 
 	for (*pad = 0; *pad < 8 && *pad < run->last; (*pad)++) {
@@ -220,12 +304,32 @@ static ssize_t stream_run__overlap(const struct stream_run *run, const u8 *snip,
 	return -1;
 }
 
-/* One AUX sample of the first look: onto its CPU's open run, or a new one. */
-static int streams__add(struct auxsample_streams *ss, const struct perf_sample *sample)
+/* A copy of the open run's last snippet, for the next one's overlap. */
+static int stream_cpu__keep(struct stream_cpu *c, const u8 *snip, size_t slen)
+{
+	if (slen > c->cap_prev) {
+		u8 *prev = realloc(c->prev, slen);
+
+		if (!prev)
+			return -ENOMEM;
+		c->prev = prev;
+		c->cap_prev = slen;
+	}
+	memcpy(c->prev, snip, slen);
+	return 0;
+}
+
+/*
+ * One AUX sample of the first look, its snippet at @offset in the file
+ * (STREAM_NOT_IN_FILE: unknown): onto its CPU's open run, or a new one.
+ */
+static int streams__add(struct auxsample_streams *ss, const struct perf_sample *sample,
+			u64 offset)
 {
 	const u8 *snip = sample->aux_sample.data;
 	size_t slen = sample->aux_sample.size;
 	struct stream_cpu *c = streams__cpu(ss, sample->cpu);
+	bool in_file = offset != STREAM_NOT_IN_FILE;
 	struct stream_run *run = NULL;
 	ssize_t overlap = -1;
 	size_t pad = 0;
@@ -235,14 +339,16 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 		return -ENOMEM;
 	if (c->open >= 0) {
 		run = &ss->runs[c->open];
-		if (run->pid == sample->pid)
-			overlap = stream_run__overlap(run, snip, slen, &pad);
+		if (run->pid == sample->pid && run->in_file == in_file)
+			overlap = stream_run__overlap(run, c->prev, snip, slen, &pad);
+		if (overlap >= 0 && run->len - pad + slen - overlap > STREAM_MAX_RUN)
+			overlap = -1;
 		if (overlap < 0) {
 			stream_cpu__close(ss, c);
 			run = NULL;
 		} else if (pad) {
 			/* The last snippet's padding: not trace, and its cut ends before. */
-			run->len -= pad;
+			stream_run__trim(run, pad);
 			c->cuts[c->nr_cuts - 1].end -= pad;
 		}
 	}
@@ -250,9 +356,15 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 		run = streams__new_run(ss, c, sample);
 		if (!run)
 			return -ENOMEM;
+		run->in_file = in_file;
 		overlap = 0;
 	}
-	err = stream_run__append(run, snip + overlap, slen - overlap);
+	if (in_file)
+		err = stream_run__add_piece(run, offset + overlap, slen - overlap);
+	else
+		err = stream_run__append(run, snip + overlap, slen - overlap);
+	if (!err)
+		err = stream_cpu__keep(c, snip, slen);
 	if (err)
 		return err;
 	run->last = slen;
@@ -273,9 +385,12 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 	return 0;
 }
 
-/* One AUX sample of the first look, or another event, which does not matter. */
+/*
+ * One AUX sample of the first look, or another event, which does not
+ * matter; @offset: the event's in the file, or STREAM_NOT_IN_FILE.
+ */
 static int streams__add_event(struct auxsample_streams *ss, struct perf_session *session,
-			      union perf_event *event)
+			      union perf_event *event, u64 offset)
 {
 	struct perf_sample sample;
 
@@ -283,7 +398,9 @@ static int streams__add_event(struct auxsample_streams *ss, struct perf_session 
 	    evlist__parse_sample(session->evlist, event, &sample) ||
 	    !sample.aux_sample.size)
 		return 0;
-	return streams__add(ss, &sample);
+	if (offset != STREAM_NOT_IN_FILE)
+		offset += (const u8 *)sample.aux_sample.data - (const u8 *)event;
+	return streams__add(ss, &sample, offset);
 }
 
 /*
@@ -328,7 +445,7 @@ static int streams_scan__compressed(struct streams_scan *scan, struct perf_sessi
 			return -EINVAL;		/* corrupt: the main pass says so */
 		if (ev->header.size > scan->len - pos)
 			break;			/* in the next record */
-		scan->err = streams__add_event(scan->ss, session, ev);
+		scan->err = streams__add_event(scan->ss, session, ev, STREAM_NOT_IN_FILE);
 		if (scan->err)
 			return scan->err;
 		pos += ev->header.size;
@@ -339,13 +456,13 @@ static int streams_scan__compressed(struct streams_scan *scan, struct perf_sessi
 }
 
 static int streams__peek(struct perf_session *session, union perf_event *event,
-			 u64 offset __maybe_unused, void *data)
+			 u64 offset, void *data)
 {
 	struct streams_scan *scan = data;
 
 	if (event->header.type == PERF_RECORD_COMPRESSED)
 		return streams_scan__compressed(scan, session, event);
-	scan->err = streams__add_event(scan->ss, session, event);
+	scan->err = streams__add_event(scan->ss, session, event, offset);
 	return scan->err;
 }
 
@@ -380,6 +497,8 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 /* Done decoding: its trace too, so no sample is matched to it any more. */
 static void stream_run__end(struct stream_run *run)
 {
+	run->done = true;
+	zfree(&run->pieces);
 	auxsample_decoder__delete(run->dec);
 	run->dec = NULL;
 	auxsample_image__put(run->image);
@@ -400,8 +519,10 @@ void auxsample_streams__delete(struct auxsample_streams *ss)
 		pr_debug("auxsample streams: %" PRIu64 " samples decoded from them\n", served);
 	for (size_t i = 0; i < ss->nr_runs; i++)
 		stream_run__end(&ss->runs[i]);
-	for (size_t i = 0; i < ss->nr_cpus; i++)
+	for (size_t i = 0; i < ss->nr_cpus; i++) {
 		free(ss->cpus[i].cuts);
+		free(ss->cpus[i].prev);
+	}
 	free(ss->cpus);
 	free(ss->runs);
 	free(ss);
@@ -421,6 +542,7 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
 	ss = zalloc(sizeof(*ss));
 	if (!ss)
 		return NULL;
+	ss->fd = perf_data__fd(session->data);
 	err = streams__scan(ss, session);
 	if (err || !ss->samples) {
 		if (err)
@@ -440,6 +562,22 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
  * time, process and size, enough to tell samples apart.
  */
 #define STREAM_CHECK_BYTES	256
+
+/* The run's bytes, read at its first sample: 0, or -1 when it cannot serve. */
+static int stream_run__load(struct auxsample_streams *ss, struct stream_run *run)
+{
+	int err;
+
+	if (run->trace)
+		return 0;
+	err = run->in_file ? stream_run__read(run, ss->fd) : -EINVAL;
+	if (err) {
+		pr_debug("auxsample streams: a stream's trace: %s\n", strerror(-err));
+		stream_run__end(run);
+		return -1;
+	}
+	return 0;
+}
 
 /* @sample's cut, the next of its CPU with its time and its bytes. */
 static struct stream_cut *streams__find(struct auxsample_streams *ss,
@@ -461,8 +599,9 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 		size_t len = cut->end - cut->start;
 		size_t check = min_t(size_t, len, STREAM_CHECK_BYTES);
 
-		if (!run->trace || cut->time != sample->time ||
+		if (run->done || cut->time != sample->time ||
 		    cut->size != sample->aux_sample.size || run->pid != sample->pid ||
+		    stream_run__load(ss, run) ||
 		    memcmp(run->trace + cut->end - check,
 			   (const u8 *)sample->aux_sample.data + len - check, check))
 			continue;

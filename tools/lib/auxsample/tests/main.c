@@ -61,6 +61,8 @@ static const struct test *suites[] = {
 	tests_late,
 	tests_pt_real,
 	tests_pt_walk,
+	tests_pt_walk_kernel,
+	tests_pt_stream,
 	tests_pt_blocks,
 #endif
 #ifdef AUXSAMPLE_ETM

@@ -41,18 +41,19 @@ static void print_branch(const char *who, const struct auxsample_branch *br)
 		(unsigned long long)br->to, auxsample_branch_kind__name(br->kind), br->flags);
 }
 
-/* Both backends on one snippet: 0 when they agree in everything public. */
-int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
+/*
+ * What both backends gave (@rn and @wn returned, @buf of @len decoded,
+ * NULL for a stream's stretch): 0 when they agree in everything public.
+ */
+static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, size_t len)
 {
 	const struct auxsample_branch *rb, *wb;
 	const struct auxsample_decode_error *re, *we;
 	const uint64_t *rc, *wc;
 	struct auxsample_stats rs, ws;
-	int rn, wn, rd, wdp, rne, wne;
+	int rd, wdp, rne, wne;
 	bool fell_back;
 
-	rn = auxsample_decoder__decode(pr->ref, buf, len, max);
-	wn = auxsample_decoder__decode(pr->walker, buf, len, max);
 	auxsample_decoder__branches(pr->ref, &rb);
 	auxsample_decoder__branches(pr->walker, &wb);
 	rd = auxsample_decoder__callchain(pr->ref, &rc);
@@ -62,6 +63,7 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	auxsample_decoder__stats(pr->ref, &rs, sizeof(rs));
 	auxsample_decoder__stats(pr->walker, &ws, sizeof(ws));
 	pr->decodes++;
+	pr->result = rn;
 	fell_back = ws.pt_fallbacks;
 	if (!fell_back)
 		pr->walked++;
@@ -96,7 +98,7 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 		fprintf(stderr, "  libipt error at %llu: %s (%d)\n",
 			(unsigned long long)re[i].offset, auxsample_strerror(re[i].error),
 			re[i].lib_error);
-	if (getenv("PTW_DUMP")) {
+	if (buf && getenv("PTW_DUMP")) {
 		for (size_t i = ws.decode_start; i < len; i++)
 			fprintf(stderr, "%02x%s", buf[i],
 				(i - ws.decode_start) % 32 == 31 ? "\n" : " ");
@@ -109,4 +111,35 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 		(unsigned long long)rs.decode_start, (unsigned long long)ws.decode_start,
 		(unsigned long long)rs.underflows, (unsigned long long)ws.underflows);
 	return -1;
+}
+
+/* Both backends on one snippet: 0 when they agree in everything public. */
+int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
+{
+	int rn = auxsample_decoder__decode(pr->ref, buf, len, max);
+	int wn = auxsample_decoder__decode(pr->walker, buf, len, max);
+
+	return pair__results(pr, rn, wn, buf, len);
+}
+
+/* Both backends begin the stream of @len bytes at @buf: 0 when alike. */
+int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
+{
+	int rn = auxsample_decoder__stream_begin(pr->ref, buf, len, max);
+	int wn = auxsample_decoder__stream_begin(pr->walker, buf, len, max);
+
+	pr->result = rn;
+	if (rn == wn)
+		return 0;
+	fprintf(stderr, "  stream of %zu bytes: libipt %d, walker %d\n", len, rn, wn);
+	return -1;
+}
+
+/* Both backends on the stream's stretch [@start, @end): 0 when alike. */
+int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end)
+{
+	int rn = auxsample_decoder__stream_to(pr->ref, start, end);
+	int wn = auxsample_decoder__stream_to(pr->walker, start, end);
+
+	return pair__results(pr, rn, wn, NULL, end - start);
 }

@@ -641,8 +641,35 @@ static int test_repro_jump_loop(void)
 }
 
 /*
+ * The recording as a stream, whole and with a byte flipped, decoded to
+ * ends every 61 bytes (most no stop: not in the stream) and to its end.
+ */
+static int check_walker_streams(struct pair *pr, const struct recording *r, uint8_t *buf,
+				const char *dir)
+{
+	for (size_t flip = 0; flip <= r->pt_size; flip += r->pt_size / 4 + 1) {
+		memcpy(buf, r->pt, r->pt_size);
+		if (flip)
+			buf[flip - 1] ^= 0x10;
+		if (pair__stream_begin(pr, buf, r->pt_size, 64))
+			return TEST_FAIL;
+		for (size_t end = 61; end < r->pt_size + 61; end += 61) {
+			if (end > r->pt_size)
+				end = r->pt_size;
+			if (pair__stream_to(pr, end > 4096 ? end - 4096 : 0, end)) {
+				fprintf(stderr, "  %s: stream to %zu, flipped at %zu\n", dir, end,
+					flip);
+				return TEST_FAIL;
+			}
+		}
+	}
+	return TEST_OK;
+}
+
+/*
  * The Intel PT walker (--decoder=walker) against libipt on every window
- * of the recordings, whole and with bytes flipped: the same branches,
+ * of the recordings, whole and with bytes flipped, and on the recordings
+ * as streams: the same branches,
  * call chains, errors and statistics.  Real trace has what the walker
  * leaves to libipt (32-bit code, ...): it must hand that on, not guess.
  */
@@ -688,7 +715,7 @@ static int check_walker(const char *dir, uint64_t *walked, uint64_t *decodes)
 			}
 		}
 	}
-	ret = TEST_OK;
+	ret = check_walker_streams(&pr, &r, buf, dir);
 out:
 	*walked += pr.walked;
 	*decodes += pr.decodes;

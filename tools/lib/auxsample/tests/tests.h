@@ -51,10 +51,12 @@ extern const struct test tests_decoder[];
 extern const struct test tests_late[];
 extern const struct test tests_pt_real[];
 extern const struct test tests_pt_walk[];
+extern const struct test tests_pt_walk_kernel[];
+extern const struct test tests_pt_stream[];
 extern const struct test tests_pt_blocks[];
 extern const struct test tests_etm_real[];
 
-/* The Intel PT walker and libipt on the same snippets (test-pt-walk.c). */
+/* The Intel PT walker and libipt on the same snippets (pt-pair.c). */
 struct auxsample_config;
 struct auxsample_decoder;
 
@@ -64,6 +66,7 @@ struct pair {
 	unsigned int			decodes;
 	unsigned int			walked;		/* without falling back */
 	unsigned int			timed;		/* branches with cycles */
+	int				result;		/* libipt's, last compared */
 };
 
 int pair__init(struct pair *pr, struct auxsample_config *config);
@@ -72,5 +75,8 @@ void pair__exit(struct pair *pr);
 void pair__set_sample_ip(struct pair *pr, uint64_t ip);
 /* 0 when both decode the @len bytes at @buf alike, in everything public. */
 int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max);
+/* The same for a stream (auxsample_decoder__stream_begin(), _to()). */
+int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max);
+int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end);
 
 #endif /* __AUXSAMPLE_TESTS_H */

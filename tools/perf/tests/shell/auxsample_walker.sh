@@ -5,9 +5,10 @@
 # Simulated Intel PT recordings of the test program, decoded by
 # libauxsample's own walker (the default decoder) and by libipt's block
 # decoder, the reference (--decoder=libipt): perf auxsample script and
-# stat print the same, sample for sample (with CYC, cycles too), and the walker decodes most
-# snippets itself; perf auxsample report and inject and perf report give
-# the same output with either decoder.
+# stat print the same, sample for sample (with CYC, cycles too), and the
+# walker decodes most snippets itself, every one where the kernel is
+# traced too; perf auxsample report and inject and perf report give the
+# same output with either decoder.
 
 set -u
 
@@ -148,8 +149,28 @@ check() {
 	fi
 }
 
+# check_kernel WHAT SIMULATE-OPTIONS -- COMMAND: check with the kernel
+# traced too (--kernel: the simulator's kernel, its image in the build-id
+# cache of a private HOME), syscalls and interrupts far branches and
+# asynchronous events in traced code: every snippet the walker's own.
+check_kernel() {
+	local what=$1 fallbacks
+
+	shift
+	mkdir -p "$tmp/home"
+	HOME=$tmp/home check "$what" --kernel "$@"
+	fallbacks=$(grep "$fallbacks_line" "$tmp/walker.stat" | awk '{ print $1 }')
+	if [ "${fallbacks:-}" != 0 ]; then
+		cp "$tmp/walker.stat" "$out"
+		fail "$what: the walker handed ${fallbacks:-?} kernel snippets to libipt"
+	fi
+}
+
 wl=$tmp/workload
 check "branches, calls, jump table, recursion" -c 700 -- "$wl" branches 40
+check_kernel "kernel traced" -c 700 -- "$wl" branches 40
+check_kernel "kernel traced, periods ending on syscalls" -c 97 -- "$wl" syscalls 60
+check_kernel "kernel traced, CYC" --cyc -c 700 -- "$wl" signal 20
 # Snippets that hardly overlap: perf report and inject decode them one by
 # one, with the walker (overlapping ones go to libipt's streams).
 if perf auxsample simulate -o "$data" -c 20000 --aux-sample-size 2K --psb-period 512 \

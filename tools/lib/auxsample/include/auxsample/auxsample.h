@@ -223,7 +223,7 @@ struct auxsample_stats {
 	uint64_t	foreign;
 	/* branches decoded after the sample point, left out (__set_sample_ip()) */
 	uint64_t	late;
-	/* Intel PT walker: snippets it handed to libipt */
+	/* Intel PT walker: snippets (a stream's stretches) it handed to libipt */
 	uint64_t	pt_fallbacks;
 	/*
 	 * Intel PT walker: basic blocks it decoded from the code (not found

@@ -100,5 +100,12 @@ int auxsample_pt_writer__stop_at(struct auxsample_pt_writer *w, uint64_t ip);
 int auxsample_pt_writer__restart_at(struct auxsample_pt_writer *w, uint64_t ip);
 /* Back in user code at @ip: TIP.PGE. */
 int auxsample_pt_writer__resume(struct auxsample_pt_writer *w, uint64_t ip);
+/*
+ * The CPU's internal buffers overflow: the packets of what runs next are
+ * lost, nothing is written, until the overflow resolves at @ip: OVF, and
+ * FUP @ip while tracing is on, else the next TIP.PGE (__resume()).
+ */
+int auxsample_pt_writer__lose(struct auxsample_pt_writer *w);
+int auxsample_pt_writer__overflow(struct auxsample_pt_writer *w, uint64_t ip);
 
 #endif /* __AUXSAMPLE_PT_WRITER_H */

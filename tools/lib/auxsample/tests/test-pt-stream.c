@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Intel PT walker on streams (pt-walk-stream.c) against libipt's
+ * block decoder, the reference: a random program's whole trace, decoded
+ * to each of its interrupts' ends in turn as perf auxsample's stream
+ * decoding asks (auxsample_decoder__stream_to()), and to ends that are
+ * no stop; then with bytes flipped, where the walker hands the stream to
+ * libipt in the middle.  Both must give the same branches, call chain,
+ * errors and statistics at every end.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <auxsample/auxsample.h>
+#include <auxsample/pt-writer.h>
+#include "tests.h"
+#include "pt-program.h"
+
+#define MAX_ENDS	4096
+
+struct stream_run {
+	struct program			*prog;
+	struct auxsample_pt_writer	*w;
+	struct pair			pair;
+	size_t				ends[MAX_ENDS];
+	uint64_t			ips[MAX_ENDS];
+	unsigned int			nr_ends;
+	uint32_t			seed;		/* of the ends chosen */
+};
+
+static uint32_t stream_run__rnd(struct stream_run *r)
+{
+	r->seed = r->seed * 1103515245 + 12345;
+	return r->seed >> 8;
+}
+
+/* @seed's program run, its trace written with a PSB every @psb_period bytes. */
+static int stream_run__init(struct stream_run *r, uint32_t seed, bool cyc,
+			    unsigned int psb_period)
+{
+	struct auxsample_pt_writer_config wcfg = {
+		.size = sizeof(wcfg), .psb_period = psb_period, .noretcomp = seed & 1,
+		.tsc = 1, .mtc = 1, .mtc_period = 3, .tsc_per_ctc = 2, .cbr = 20, .nom_freq = 20,
+		.cyc = cyc,
+	};
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4, .cyc = cyc },
+		.read_memory = read_program,
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->seed = seed;
+	r->prog = malloc(sizeof(*r->prog));
+	r->w = auxsample_pt_writer__new(&wcfg);
+	if (!r->prog || !r->w)
+		return -1;
+	program__generate(r->prog, seed);
+	config.context = r->prog;
+	if (pair__init(&r->pair, &config))
+		return -1;
+	return program__run(r->prog, r->w, 150000, cyc, r->ends, r->ips, &r->nr_ends,
+			    MAX_ENDS);
+}
+
+static void stream_run__exit(struct stream_run *r)
+{
+	pair__exit(&r->pair);
+	auxsample_pt_writer__delete(r->w);
+	free(r->prog);
+}
+
+/*
+ * The end of the @i-th decode of the stream: mostly an interrupt's, as
+ * perf's samples end, sometimes the same twice (two samples at one stop),
+ * a few bytes later (timing packets may follow a stop), or a byte early
+ * (no stop there: not in the stream).
+ */
+static size_t stream_run__end(struct stream_run *r, unsigned int i, size_t len)
+{
+	size_t end = r->ends[i];
+
+	switch (stream_run__rnd(r) % 8) {
+	case 0:
+		end += stream_run__rnd(r) % 16;
+		break;
+	case 1:
+		end -= 1;
+		break;
+	default:
+		break;
+	}
+	return end < len ? end : len;
+}
+
+/*
+ * The stream of @buf's @len bytes, trace offset @base, decoded to the
+ * interrupts' ends after @base: 0 when both backends agree at each.
+ */
+static int stream_run__compare(struct stream_run *r, const uint8_t *buf, size_t len,
+			       size_t base, unsigned int max, unsigned int *decoded)
+{
+	if (pair__stream_begin(&r->pair, buf, len, max))
+		return -1;
+	for (unsigned int i = 0; i < r->nr_ends; i++) {
+		size_t end, start;
+
+		if (r->ends[i] <= base || r->ends[i] - base > len)
+			continue;
+		end = stream_run__end(r, i, len + base) - base;
+		start = end > 4096 ? end - 4096 : 0;
+		for (int twice = stream_run__rnd(r) % 4 == 0; twice >= 0; twice--) {
+			if (pair__stream_to(&r->pair, start, end)) {
+				fprintf(stderr, "  stream [%zu, +%zu), %u branches: to %zu\n",
+					base, len, max, end);
+				return -1;
+			}
+			*decoded += r->pair.result > 0;
+		}
+	}
+	return 0;
+}
+
+/* Clean user-only trace: the walker must agree, and walk every stretch. */
+static int check_stream(uint32_t seed, bool cyc)
+{
+	unsigned int decoded = 0;
+	struct stream_run r;
+	const uint8_t *buf;
+	size_t len, base;
+	int ret = TEST_FAIL;
+
+	if (stream_run__init(&r, seed, cyc, seed & 2 ? 2048 : 8192))
+		goto out;
+	buf = auxsample_pt_writer__data(r.w, &len);
+	/* From the start, and from the middle of a packet: its first PSB later. */
+	base = r.nr_ends > 2 ? r.ends[1] - 3 : 0;
+	if (stream_run__compare(&r, buf, len, 0, 64, &decoded) ||
+	    stream_run__compare(&r, buf + base, len - base, base, seed % 3 ? 32 : 256, &decoded))
+		goto out;
+	pr_test("seed %u%s: %u of %u stretches walked, %u with branches, %u timed\n", seed,
+		cyc ? " (CYC)" : "", r.pair.walked, r.pair.decodes, decoded, r.pair.timed);
+	if (!T_CHECK(r.nr_ends > 10 && decoded > r.nr_ends))
+		goto out;
+	if (!T_CHECK(r.pair.walked == r.pair.decodes && (!cyc || r.pair.timed > 0)))
+		goto out;
+	ret = TEST_OK;
+out:
+	stream_run__exit(&r);
+	return ret;
+}
+
+static int test_stream(void)
+{
+	for (uint32_t seed = 1; seed <= 6; seed++) {
+		if (check_stream(seed, false) || check_stream(seed + 100, true))
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+/*
+ * Bytes flipped in the middle: the walker hands the rest of the stream to
+ * libipt, which decodes it again from the start; the same at every end.
+ */
+static int check_stream_flipped(uint32_t seed, bool cyc)
+{
+	unsigned int decoded = 0;
+	struct stream_run r;
+	const uint8_t *trace;
+	uint8_t *buf = NULL;
+	size_t len;
+	int ret = TEST_FAIL;
+
+	if (stream_run__init(&r, seed, cyc, 2048))
+		goto out;
+	trace = auxsample_pt_writer__data(r.w, &len);
+	buf = malloc(len);
+	if (!buf)
+		goto out;
+	for (int round = 0; round < 8; round++) {
+		memcpy(buf, trace, len);
+		/* Most rounds in the second half, so the walk has gone some way. */
+		for (int k = 0; k <= round % 3; k++) {
+			size_t at = round % 4 ? len / 2 + stream_run__rnd(&r) % (len / 2) :
+						stream_run__rnd(&r) % len;
+
+			buf[at] ^= 1 << (stream_run__rnd(&r) % 8);
+		}
+		if (stream_run__compare(&r, buf, len, 0, round % 2 ? 16 : 64, &decoded)) {
+			fprintf(stderr, "  round %d\n", round);
+			goto out;
+		}
+	}
+	pr_test("seed %u%s: %u of %u stretches walked, %u with branches\n", seed,
+		cyc ? " (CYC)" : "", r.pair.walked, r.pair.decodes, decoded);
+	/* Some rounds walked, some handed over. */
+	if (!T_CHECK(r.pair.walked > 0 && r.pair.walked < r.pair.decodes))
+		goto out;
+	ret = TEST_OK;
+out:
+	free(buf);
+	stream_run__exit(&r);
+	return ret;
+}
+
+static int test_stream_flipped(void)
+{
+	for (uint32_t seed = 11; seed <= 14; seed++) {
+		if (check_stream_flipped(seed, false) || check_stream_flipped(seed + 100, true))
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+const struct test tests_pt_stream[] = {
+	{ "walker and libipt agree on streams", test_stream },
+	{ "walker and libipt agree on streams with bytes flipped", test_stream_flipped },
+	{ NULL, NULL },
+};
