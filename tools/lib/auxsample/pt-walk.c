@@ -91,6 +91,16 @@ static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned i
 	ptw_walk__taken(w, w->timed, w->from, w->cls, w->from + w->length, to, flags);
 }
 
+/* The pending branch, kept in registers by ptw_walk__fast(), back in @w. */
+static inline void ptw_walk__set_pending(struct ptw_walk *w, bool pending, uint64_t from,
+					 unsigned int cls, unsigned int length)
+{
+	w->pending = pending;
+	w->from = from;
+	w->cls = cls;
+	w->length = length;
+}
+
 /* An event's packets, for the cycles (pt.c's pt_flow__event_time()). */
 static void ptw_walk__event_time(struct ptw_walk *w, enum pt_cyc_event ev)
 {
@@ -559,6 +569,10 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
 	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
 	const bool timed = w->timed;	/* not read again after each call */
+	/* The pending branch (w->pending ...), in registers until the end. */
+	bool pending = w->pending;
+	uint64_t from = w->from;
+	unsigned int cls = w->cls, length = w->length;
 
 	for (;;) {
 		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
@@ -590,8 +604,14 @@ static void ptw_walk__fast(struct ptw_walk *w)
 					/* As ptw_walk__block() counts them: before. */
 					auxsample__insns(w->dec, insns);
 					insns = 0;
+					ptw_walk__set_pending(w, pending, from, cls, length);
 					if (ptw_walk__pgd_pge(w, b, ip))
 						break;
+					/* It resolved both branches; w->from is the PGD's. */
+					pending = w->pending;
+					from = w->from;
+					cls = w->cls;
+					length = w->length;
 					ip = w->ip;
 					no_progress = 0;
 					continue;
@@ -620,8 +640,17 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		} else if (b->cls != X86_BR_JUMP && b->cls != X86_BR_CALL) {
 			break;		/* a TIP wanted, TNT bits there: an error */
 		}
-		/* The branch before the loop; those in it are resolved at once. */
-		ptw_walk__resolve(w, ip, 0);
+		/*
+		 * The branch before resolved here, as ptw_walk__block() does:
+		 * an OVF or an event after the last block takes it (or drops
+		 * it) with w->pending, as after that function.
+		 */
+		if (pending)
+			ptw_walk__taken(w, timed, from, cls, from + length, ip, 0);
+		pending = true;
+		from = b->end;
+		cls = b->cls;
+		length = b->length;
 		/* Cycles count instructions at each branch (cycles.c). */
 		if (timed)
 			auxsample__insns(w->dec, b->ninsn);
@@ -636,31 +665,19 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			w->last_ip = to;
 			ip = to;
 			read = true;
-		}
-		/*
-		 * Each branch is resolved where the next block would resolve
-		 * it (ptw_walk__block()), with nothing in between: no pending
-		 * branch through memory, and its class known to the compiler.
-		 */
-		if (tip) {
-			ptw_walk__taken(w, timed, b->end, b->cls, next, ip, 0);
 		} else if (b->cls == X86_BR_COND) {
 			ip = taken ? b->target : next;
-			ptw_walk__taken(w, timed, b->end, X86_BR_COND, next, ip, 0);
 		} else if (b->cls == X86_BR_RET) {
 			ptw_walk__pop(w, &ip);
-			ptw_walk__taken(w, timed, b->end, X86_BR_RET, next, ip, 0);
-		} else if (b->cls == X86_BR_CALL) {
-			ptw_walk__push(w, next);
-			ip = b->target;
-			ptw_walk__taken(w, timed, b->end, X86_BR_CALL, next, ip, 0);
 		} else {
+			if (b->cls == X86_BR_CALL)
+				ptw_walk__push(w, next);
 			ip = b->target;
-			ptw_walk__taken(w, timed, b->end, X86_BR_JUMP, next, ip, 0);
 		}
 		/* Reading the trace is progress (ptw_walk__expect()). */
 		no_progress = read ? 0 : no_progress + 1;
 	}
+	ptw_walk__set_pending(w, pending, from, cls, length);
 	w->ip = ip;
 	w->tnt = tnt;
 	w->nr_bits = nr_bits;
