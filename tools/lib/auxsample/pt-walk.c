@@ -52,7 +52,7 @@ static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
 /*
  * The branch at @from, of class @cls, ending at @next, went to @to:
  * pt.c's pt_flow__resolve(), with the branch and @w->timed given
- * (ptw_walk__fast() keeps them in registers).
+ * (ptw_walk__fast() keeps @timed in a register).
  */
 static inline void ptw_walk__taken(struct ptw_walk *w, bool timed, uint64_t from,
 				   unsigned int cls, uint64_t next, uint64_t to, unsigned int flags)
@@ -89,16 +89,6 @@ static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned i
 		return;
 	w->pending = false;
 	ptw_walk__taken(w, w->timed, w->from, w->cls, w->from + w->length, to, flags);
-}
-
-/* The pending branch, kept in registers by ptw_walk__fast(), back in @w. */
-static inline void ptw_walk__set_pending(struct ptw_walk *w, bool pending, uint64_t from,
-					 unsigned int cls, unsigned int length)
-{
-	w->pending = pending;
-	w->from = from;
-	w->cls = cls;
-	w->length = length;
 }
 
 /* An event's packets, for the cycles (pt.c's pt_flow__event_time()). */
@@ -569,10 +559,6 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
 	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
 	const bool timed = w->timed;	/* not read again after each call */
-	/* The pending branch (w->pending ...), in registers until the end. */
-	bool pending = w->pending;
-	uint64_t from = w->from;
-	unsigned int cls = w->cls, length = w->length;
 
 	for (;;) {
 		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
@@ -604,14 +590,8 @@ static void ptw_walk__fast(struct ptw_walk *w)
 					/* As ptw_walk__block() counts them: before. */
 					auxsample__insns(w->dec, insns);
 					insns = 0;
-					ptw_walk__set_pending(w, pending, from, cls, length);
 					if (ptw_walk__pgd_pge(w, b, ip))
 						break;
-					/* It resolved both branches; w->from is the PGD's. */
-					pending = w->pending;
-					from = w->from;
-					cls = w->cls;
-					length = w->length;
 					ip = w->ip;
 					no_progress = 0;
 					continue;
@@ -642,15 +622,18 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		}
 		/*
 		 * The branch before resolved here, as ptw_walk__block() does:
-		 * an OVF or an event after the last block takes it (or drops
-		 * it) with w->pending, as after that function.
+		 * an OVF after the last block drops it and starts its gap at
+		 * w->from (pt-walk-ovf.c), as after that function.  Kept in
+		 * registers, it cost more (spilled around the calls).
 		 */
-		if (pending)
-			ptw_walk__taken(w, timed, from, cls, from + length, ip, 0);
-		pending = true;
-		from = b->end;
-		cls = b->cls;
-		length = b->length;
+		if (w->pending) {
+			w->pending = false;
+			ptw_walk__taken(w, timed, w->from, w->cls, w->from + w->length, ip, 0);
+		}
+		w->pending = true;
+		w->from = b->end;
+		w->cls = b->cls;
+		w->length = b->length;
 		/* Cycles count instructions at each branch (cycles.c). */
 		if (timed)
 			auxsample__insns(w->dec, b->ninsn);
@@ -677,7 +660,6 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		/* Reading the trace is progress (ptw_walk__expect()). */
 		no_progress = read ? 0 : no_progress + 1;
 	}
-	ptw_walk__set_pending(w, pending, from, cls, length);
 	w->ip = ip;
 	w->tnt = tnt;
 	w->nr_bits = nr_bits;
