@@ -162,9 +162,23 @@ static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
 		return -AUXSAMPLE_ERR_NOSYNC;
 	/* What comes before is no packet to count, as for pt.c. */
 	err = ptw_stream__scan(s, first);
+	if (!err)
+		err = ptw_walk__sync(w, first);
+	if (!err)
+		err = ptw_walk__peek(w);
 	if (err)
 		return err;
-	return ptw_walk__sync(w, first);
+	/*
+	 * libipt's sync takes the first event after the PSB+ too, and fails
+	 * where it cannot (fuzz-pt found a TIP.PGD after a PSB+ that left
+	 * tracing off, and a trace ending there): where the flow does not go
+	 * on as the walker expects, libipt decides alone.
+	 */
+	if (w->eos || w->pkt.type == PTW_OVF ||
+	    (!w->enabled && w->pkt.type != PTW_TIP_PGE) ||
+	    (w->enabled && w->pkt.type == PTW_TIP_PGE))
+		return PTW_FALLBACK;
+	return 0;
 }
 
 int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)

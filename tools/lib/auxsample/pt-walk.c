@@ -165,12 +165,7 @@ static int ptw_walk__psb_plus(struct ptw_walk *w, bool *fup, uint64_t *ip)
 	}
 }
 
-/*
- * The next packet of the flow (TNT, TIP, TIP.PGE, TIP.PGD, FUP), kept
- * until consumed; PSB+ and timing on the way are taken in.  0 with
- * @w->eos at the end of the trace.
- */
-static int ptw_walk__peek(struct ptw_walk *w)
+int ptw_walk__peek(struct ptw_walk *w)
 {
 	struct ptw_packet *p = &w->pkt;
 	uint64_t ip;

@@ -83,6 +83,12 @@ int ptw_walk__sync(struct ptw_walk *w, uint64_t offset);
  * behind, or the walker cannot go on: 0 or PTW_FALLBACK.
  */
 int ptw_walk__run(struct ptw_walk *w);
+/*
+ * The next packet of the flow (TNT, TIP, TIP.PGE, TIP.PGD, FUP, OVF) in
+ * @w->pkt, kept until consumed (@w->have); PSB+ and timing on the way are
+ * taken in.  0, with @w->eos at the end of the trace, or PTW_FALLBACK.
+ */
+int ptw_walk__peek(struct ptw_walk *w);
 /* A timing packet at @at, in the order the walker takes: 0 or PTW_FALLBACK. */
 int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at);
 /* An OVF peeked (pt-walk-ovf.c): 0, the flow on after it, or PTW_FALLBACK. */
