@@ -14,18 +14,13 @@
 #include <intel-pt.h>
 #include "backend.h"
 #include "pt-libipt.h"
-
-struct pt_stop {
-	uint64_t	end;		/* just past the TIP.PGD */
-	uint64_t	until;		/* the next packet of the flow, or the end */
-};
+#include "pt-stops.h"
 
 struct pt_stream {
 	struct pt_flow		f;
 	const uint8_t		*buf;
 	size_t			len;
-	struct pt_stop		*stops;
-	size_t			nr_stops;
+	struct pt_stops		stops;
 	uint64_t		seen;		/* stops behind: decoded or lost */
 	uint64_t		decoded;	/* seen, at the last stop decoded */
 	int			status;		/* libipt's, where decoding paused */
@@ -51,27 +46,11 @@ static bool pt_packet__is_idle(enum pt_packet_type type)
 	}
 }
 
-static int pt_stream__add_stop(struct pt_stream *s, size_t *cap, uint64_t end)
-{
-	if (s->nr_stops == *cap) {
-		size_t n = *cap ? *cap * 2 : 64;
-		struct pt_stop *stops = realloc(s->stops, n * sizeof(*stops));
-
-		if (!stops)
-			return -AUXSAMPLE_ERR_NOMEM;
-		s->stops = stops;
-		*cap = n;
-	}
-	s->stops[s->nr_stops++] = (struct pt_stop){ .end = end, .until = s->len };
-	return 0;
-}
-
 /* Where the trace stops, and until where nothing but timing follows. */
 static int pt_stream__scan(struct pt_stream *s, const struct pt_config *cfg)
 {
 	struct pt_packet_decoder *pkt = pt_pkt_alloc_decoder(cfg);
 	struct pt_packet p;
-	size_t cap = 0;
 	uint64_t offset;
 	int status, err = 0;
 
@@ -84,34 +63,14 @@ static int pt_stream__scan(struct pt_stream *s, const struct pt_config *cfg)
 			status = pt_pkt_next(pkt, &p, sizeof(p));
 			if (status < 0)
 				break;
-			if (s->nr_stops && s->stops[s->nr_stops - 1].until == s->len &&
-			    !pt_packet__is_idle(p.type))
-				s->stops[s->nr_stops - 1].until = offset;
-			if (p.type == ppt_tip_pgd)
-				err = pt_stream__add_stop(s, &cap, offset + p.size);
+			err = pt_stops__packet(&s->stops, offset, p.size,
+					       pt_packet__is_idle(p.type), p.type == ppt_tip_pgd);
 		}
 		/* A corrupt packet: the flow goes on at the next PSB. */
-		if (s->nr_stops && s->stops[s->nr_stops - 1].until == s->len)
-			s->stops[s->nr_stops - 1].until = offset;
+		pt_stops__lost(&s->stops, offset);
 	}
 	pt_pkt_free_decoder(pkt);
 	return err;
-}
-
-/* The number of stops before @offset. */
-static uint64_t pt_stream__stops_before(const struct pt_stream *s, uint64_t offset)
-{
-	size_t lo = 0, hi = s->nr_stops;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->stops[mid].end <= offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 static void pt_stream__free(struct pt_stream *s)
@@ -119,7 +78,7 @@ static void pt_stream__free(struct pt_stream *s)
 	if (!s)
 		return;
 	pt_blk_free_decoder(s->f.blk);
-	free(s->stops);
+	pt_stops__exit(&s->stops);
 	free(s);
 }
 
@@ -139,7 +98,7 @@ static void pt_stream__synced(struct pt_stream *s, int status)
 	pt_blk_get_sync_offset(s->f.blk, &sync);
 	auxsample__stats(s->f.dec)->syncs++;
 	pt_flow__synced(&s->f);
-	s->seen = pt_stream__stops_before(s, sync);
+	s->seen = pt_stops__before(&s->stops, sync);
 	s->status = status;
 }
 
@@ -163,6 +122,7 @@ int pt_stream__begin(void *priv, const uint8_t *buf, size_t len)
 	s->f.size = len;
 	s->buf = buf;
 	s->len = len;
+	s->stops.len = len;
 	pt_config__fill(&cfg, &pd->config->pt, buf, len);
 	status = pt_stream__scan(s, &cfg);
 	if (status)
@@ -234,8 +194,8 @@ int pt_stream__to(void *priv, uint64_t end)
 	if (!s)
 		return -AUXSAMPLE_ERR_INVALID;
 	/* The snippet must end at a trace stop: the stop's branches are its. */
-	target = pt_stream__stops_before(s, end);
-	if (!target || end > s->stops[target - 1].until || s->seen > target)
+	target = pt_stops__of(&s->stops, end);
+	if (!target || s->seen > target)
 		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
 	status = pt_image__update(pd);
 	if (status)

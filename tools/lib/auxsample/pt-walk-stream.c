@@ -24,49 +24,18 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
+#include "pt-stops.h"
 #include "pt-walk.h"
-
-struct ptw_stop {
-	uint64_t	end;		/* just past the TIP.PGD */
-	uint64_t	until;		/* the next packet of the flow, or the end */
-};
 
 struct ptw_stream {
 	struct ptw_walk		w;
-	struct ptw_stop		*stops;
-	size_t			nr_stops;
-	size_t			stops_cap;
+	struct pt_stops		stops;
 	/* the ends decoded to, for libipt to pause at them again */
 	uint64_t		*ends;
 	size_t			nr_ends;
 	size_t			ends_cap;
 	bool			libipt;		/* pt.c's stream from here on */
 };
-
-/* Room for one more of @size bytes in *@array of *@cap. */
-static int ptw_stream__grow(void **array, size_t nr, size_t *cap, size_t size)
-{
-	size_t n = *cap ? *cap * 2 : 64;
-	void *p;
-
-	if (nr < *cap)
-		return 0;
-	p = realloc(*array, n * size);
-	if (!p)
-		return -AUXSAMPLE_ERR_NOMEM;
-	*array = p;
-	*cap = n;
-	return 0;
-}
-
-static int ptw_stream__add_stop(struct ptw_stream *s, uint64_t end)
-{
-	if (ptw_stream__grow((void **)&s->stops, s->nr_stops, &s->stops_cap,
-			     sizeof(*s->stops)))
-		return -AUXSAMPLE_ERR_NOMEM;
-	s->stops[s->nr_stops++] = (struct ptw_stop){ .end = end, .until = s->w.len };
-	return 0;
-}
 
 /* Packets that may follow a snippet's last TIP.PGD (pt.c's pt_packet__is_idle()). */
 static bool ptw_packet__is_idle(const struct ptw_packet *p)
@@ -94,32 +63,13 @@ static int ptw_stream__scan(struct ptw_stream *s, size_t pos)
 			break;		/* cut in the middle: libipt stops there too */
 		if (n < 0)
 			return PTW_FALLBACK;
-		if (s->nr_stops && s->stops[s->nr_stops - 1].until == len &&
-		    !ptw_packet__is_idle(&p))
-			s->stops[s->nr_stops - 1].until = pos;
-		if (p.type == PTW_TIP_PGD && ptw_stream__add_stop(s, pos + n))
+		if (pt_stops__packet(&s->stops, pos, n, ptw_packet__is_idle(&p),
+				     p.type == PTW_TIP_PGD))
 			return -AUXSAMPLE_ERR_NOMEM;
 		pos += n;
 	}
-	if (s->nr_stops && s->stops[s->nr_stops - 1].until == len)
-		s->stops[s->nr_stops - 1].until = pos;
+	pt_stops__lost(&s->stops, pos);
 	return 0;
-}
-
-/* The number of stops before @offset. */
-static uint64_t ptw_stream__stops_before(const struct ptw_stream *s, uint64_t offset)
-{
-	size_t lo = 0, hi = s->nr_stops;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->stops[mid].end <= offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* The offset of the first PSB, or @len. */
@@ -142,7 +92,7 @@ void ptw_stream__end(void *priv)
 	auxsample_pt_backend.stream_end(wd->libipt);
 	if (!s)
 		return;
-	free(s->stops);
+	pt_stops__exit(&s->stops);
 	free(s->ends);
 	free(s);
 	wd->stream = NULL;
@@ -195,6 +145,7 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
 		.timed = wd->config->pt.cyc,
 	};
+	s->stops.len = len;
 	ptw_decoder__update(wd);
 	err = ptw_stream__start(wd, s);
 	ptw_decoder__count_blocks(wd);
@@ -204,7 +155,7 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 		err = auxsample_pt_backend.stream_begin(wd->libipt, buf, len);
 	}
 	if (err < 0) {
-		free(s->stops);
+		pt_stops__exit(&s->stops);
 		free(s);
 		return err;
 	}
@@ -247,8 +198,15 @@ static int ptw_stream__handover(struct ptw_decoder *wd, struct ptw_stream *s, ui
 /* A stretch decoded, for a handover to pause at again. */
 static int ptw_stream__decoded_to(struct ptw_stream *s, uint64_t end)
 {
-	if (ptw_stream__grow((void **)&s->ends, s->nr_ends, &s->ends_cap, sizeof(*s->ends)))
-		return -AUXSAMPLE_ERR_NOMEM;
+	if (s->nr_ends == s->ends_cap) {
+		size_t cap = s->ends_cap ? s->ends_cap * 2 : 64;
+		uint64_t *ends = realloc(s->ends, cap * sizeof(*ends));
+
+		if (!ends)
+			return -AUXSAMPLE_ERR_NOMEM;
+		s->ends = ends;
+		s->ends_cap = cap;
+	}
 	s->ends[s->nr_ends++] = end;
 	return 0;
 }
@@ -256,11 +214,11 @@ static int ptw_stream__decoded_to(struct ptw_stream *s, uint64_t end)
 static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t end)
 {
 	struct ptw_walk *w = &s->w;
-	uint64_t target = ptw_stream__stops_before(s, end);
+	uint64_t target = pt_stops__of(&s->stops, end);
 	int err;
 
 	/* The snippet must end at a trace stop: the stop's branches are its. */
-	if (!target || end > s->stops[target - 1].until || w->stops > target)
+	if (!target || w->stops > target)
 		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
 	err = ptw_stream__decoded_to(s, end);
 	if (err)

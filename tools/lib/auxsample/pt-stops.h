@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __AUXSAMPLE_PT_STOPS_H
+#define __AUXSAMPLE_PT_STOPS_H
+
+/*
+ * Where a stream's trace stops (pt-stops.c), for both Intel PT backends'
+ * stream decoding (pt-stream.c, pt-walk-stream.c): a sample's snippet
+ * ends at a TIP.PGD, then at most timing packets, so its branches are
+ * those before the n-th TIP.PGD, n the number of them before its end.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pt_stop {
+	uint64_t	end;		/* just past the TIP.PGD */
+	uint64_t	until;		/* the next packet of the flow, or the end */
+};
+
+struct pt_stops {
+	struct pt_stop	*stops;
+	size_t		nr;
+	size_t		cap;
+	uint64_t	len;		/* of the stream */
+};
+
+/*
+ * The packet at @offset, as a scan of the stream reads them in order:
+ * the end of the last stop's timing unless @idle, a new stop after it if
+ * @pgd (a TIP.PGD of @size bytes).  0 or -AUXSAMPLE_ERR_NOMEM.
+ */
+int pt_stops__packet(struct pt_stops *s, uint64_t offset, unsigned int size, bool idle,
+		     bool pgd);
+/* The scan lost the packets at @offset (cut or corrupt): the last stop's timing ends. */
+void pt_stops__lost(struct pt_stops *s, uint64_t offset);
+/* The number of stops before @offset. */
+uint64_t pt_stops__before(const struct pt_stops *s, uint64_t offset);
+/*
+ * The stop a snippet ending at @end ends at, counted from 1: 0 where it
+ * ends at none (before the first, or past the timing after its stop).
+ */
+uint64_t pt_stops__of(const struct pt_stops *s, uint64_t end);
+void pt_stops__exit(struct pt_stops *s);
+
+#endif /* __AUXSAMPLE_PT_STOPS_H */
