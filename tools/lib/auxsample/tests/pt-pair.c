@@ -143,3 +143,45 @@ int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end)
 
 	return pair__results(pr, rn, wn, NULL, end - start);
 }
+
+/*
+ * @rounds snippets cut out of @trace (@len bytes) at random, up to 8 KiB,
+ * with up to three bits flipped, at 64 and 1024 branches in turn, each
+ * round's sample IP from @sample_ip(): 0 when both backends agree on all.
+ */
+int pair__cut_flipped(struct pair *pr, const uint8_t *trace, size_t len, uint32_t seed,
+		      int rounds, uint64_t (*sample_ip)(void *arg, int round), void *arg)
+{
+	uint8_t *buf = malloc(8192);
+	int ret = -1;
+
+	for (int round = 0; buf && round < rounds; round++) {
+		size_t size, start;
+
+		seed = seed * 1103515245 + 12345;
+		size = 1 + (seed >> 8) % 8192;
+		if (size > len)
+			size = len;
+		seed = seed * 1103515245 + 12345;
+		start = (seed >> 8) % (len - size + 1);
+		memcpy(buf, trace + start, size);
+		for (int k = 0; k < round % 4; k++) {
+			seed = seed * 1103515245 + 12345;
+			buf[(seed >> 8) % size] ^= 1 << (seed % 8);
+		}
+		pair__set_sample_ip(pr, sample_ip(arg, round));
+		if (pair__compare(pr, buf, size, round % 2 ? 64 : 1024)) {
+			fprintf(stderr, "  round %d: [%zu, +%zu)\n", round, start, size);
+			for (size_t i = 0; i < size; i++) {
+				if (buf[i] != trace[start + i])
+					fprintf(stderr, "  flipped at %zu: %02x, was %02x\n", i,
+						buf[i], trace[start + i]);
+			}
+			goto out;
+		}
+	}
+	ret = buf ? 0 : -1;
+out:
+	free(buf);
+	return ret;
+}

@@ -78,5 +78,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 /* The same for a stream (auxsample_decoder__stream_begin(), _to()). */
 int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max);
 int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end);
+/* Snippets cut and flipped at random out of @trace: 0 when all agree (pt-pair.c). */
+int pair__cut_flipped(struct pair *pr, const uint8_t *trace, size_t len, uint32_t seed,
+		      int rounds, uint64_t (*sample_ip)(void *arg, int round), void *arg);
 
 #endif /* __AUXSAMPLE_TESTS_H */
