@@ -123,6 +123,17 @@ void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t 
  */
 bool auxsample__lost_branch(struct auxsample_decoder *dec, uint64_t to);
 bool auxsample__late_waiting(const struct auxsample_decoder *dec);
+/*
+ * Skimming (skim.c): the branches up to a point walked with the ring
+ * held, for the call stack and the counts only.  auxsample__skim() holds
+ * it (the depth, 0: no skim), auxsample__unskim() gives it back at the
+ * point (false: not yet, ask again after the next branch),
+ * auxsample__skimmed() at the end says whether the result is a whole
+ * decode's: if not, decode again without.
+ */
+unsigned int auxsample__skim(struct auxsample_decoder *dec);
+bool auxsample__unskim(struct auxsample_decoder *dec);
+bool auxsample__skimmed(struct auxsample_decoder *dec);
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
 /*

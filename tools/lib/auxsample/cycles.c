@@ -37,6 +37,9 @@ void auxsample_timing__reset(struct auxsample_decoder *dec)
 	tm->pkt_timed = false;
 	tm->have_anchor = false;
 	tm->last_valid = false;
+	tm->stretch_unknown = false;
+	tm->converging = 0;
+	tm->exact_from = 0;
 }
 
 void auxsample_timing__exit(struct auxsample_decoder *dec)
@@ -56,6 +59,24 @@ static bool auxsample_timing__on(const struct auxsample_decoder *dec)
 	return dec->timing.enabled && dec->max;
 }
 
+/* The number auxsample__branch_nr() will give the next branch. */
+static uint64_t auxsample_timing__next_nr(const struct auxsample_decoder *dec)
+{
+	return dec->ring_pushed + dec->late.nr + 1;
+}
+
+/*
+ * After a skim: whole decodes from here on have the same state: from the
+ * next branch on, all are timed alike.
+ */
+static void auxsample_timing__converged(struct auxsample_decoder *dec)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	tm->converging = 0;
+	tm->exact_from = auxsample_timing__next_nr(dec);
+}
+
 /* Time is lost here: nothing waiting can be timed, nothing after relates. */
 void auxsample_timing__break(struct auxsample_decoder *dec)
 {
@@ -65,6 +86,32 @@ void auxsample_timing__break(struct auxsample_decoder *dec)
 	tm->pkt_timed = false;
 	tm->have_anchor = false;
 	tm->last_valid = false;
+	if (tm->converging)
+		auxsample_timing__converged(dec);
+}
+
+/*
+ * The ring is back after a skim (skim.c), the timing as after a break; a
+ * whole decode's has the anchors and packets from before.  Both anchor at
+ * the same packets from here on (the whole decode perhaps at one more
+ * first, the packet pending before), so from the first anchor on they
+ * have the same anchor and wait for the same branches, and time them
+ * alike once they time the branch before alike; or from a break, which
+ * both take.  The stretch of the packets was not followed: the next
+ * packet's is taken, not a break.
+ */
+void auxsample_timing__converge(struct auxsample_decoder *dec)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	tm->converging = 0;
+	auxsample_timing__break(dec);
+	tm->exact_from = 0;
+	if (!auxsample_timing__on(dec))
+		return;
+	tm->stretch_unknown = true;
+	tm->converging = 1;
+	tm->exact_from = UINT64_MAX;
 }
 
 /*
@@ -143,6 +190,16 @@ static void auxsample_timing__anchor(struct auxsample_decoder *dec, uint64_t idx
 	tm->anchor_idx = idx;
 	tm->anchor_time = time;
 	tm->have_anchor = true;
+	/*
+	 * The branches waiting (a whole decode may have dropped them at a
+	 * break here, the time going back from its anchor before) and the
+	 * next one (the time of the branch before it may differ) may still
+	 * differ.
+	 */
+	if (tm->converging) {
+		tm->converging = 0;
+		tm->exact_from = auxsample_timing__next_nr(dec) + 1;
+	}
 }
 
 /*
@@ -160,6 +217,10 @@ void auxsample_timing__packet(struct auxsample_decoder *dec, uint64_t time, uint
 
 	if (!auxsample_timing__on(dec))
 		return;
+	if (tm->stretch_unknown) {
+		tm->stretch_unknown = false;
+		tm->stretch = stretch;
+	}
 	if (stretch != tm->stretch) {
 		auxsample_timing__stop(dec);
 		auxsample_timing__break(dec);
@@ -194,4 +255,6 @@ void auxsample_timing__start(struct auxsample_decoder *dec)
 	tm->nr_untimed = 0;
 	tm->have_anchor = false;
 	tm->last_valid = false;
+	if (tm->converging)
+		auxsample_timing__converged(dec);
 }

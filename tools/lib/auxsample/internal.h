@@ -41,7 +41,11 @@ struct auxsample_timing {
 	uint64_t			last_time;	/* of the last branch timed */
 	bool				last_valid;
 	uint32_t			stretch;	/* of the cycle count (pt.c) */
+	bool				stretch_unknown; /* after a skim: take the next */
 	bool				enabled;	/* the backend times packets */
+	/* after a skim: anchors to wait for, and the first branch timed as a whole decode */
+	unsigned int			converging;
+	uint64_t			exact_from;
 };
 
 /* How to undo a change of the call stack (late.c). */
@@ -66,6 +70,22 @@ struct auxsample_late {
 	bool				have_prev;
 	bool				located;	/* a pending branch is from the IP */
 	bool				chain_lost;	/* the stack moved under the ops */
+};
+
+/* A snippet's early part walked with the ring held (skim.c). */
+struct auxsample_skim {
+	unsigned int	held;		/* the ring's depth meanwhile, 0: not skimming */
+	bool		done;		/* the ring came back */
+	bool		unsafe;		/* a mark a whole decode keeps was left */
+	/* what the late-sample rule would know: the last branch, its start */
+	bool		have_last;
+	bool		gap_last;	/* no branch since a gap */
+	bool		committed;	/* by a boundary since */
+	uint64_t	last_from;
+	uint64_t	last_to;
+	bool		have_prev;
+	uint64_t	prev_to;
+	uint64_t	pushed;		/* dec->ring_pushed when the ring came back */
 };
 
 /* A decoder: its configuration, its backend, and what a decode produces. */
@@ -96,6 +116,7 @@ struct auxsample_decoder {
 	unsigned int			nr_errors;
 
 	struct auxsample_timing		timing;
+	struct auxsample_skim		skim;
 
 	/* The source whose elements are being decoded, for flow records. */
 	uint8_t				flow_trace_id;
@@ -161,8 +182,39 @@ void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t 
 void auxsample_late__stack_op(struct auxsample_decoder *dec, bool call, uint64_t seq_after);
 void auxsample_late__stack_moved(struct auxsample_decoder *dec);
 unsigned int auxsample_late__chain(struct auxsample_decoder *dec);
+/* What skim.c asks of the rule. */
+bool auxsample_late__would_be_active(const struct auxsample_decoder *dec);
+bool auxsample_late__keeps(const struct auxsample_decoder *dec);
+bool auxsample_late__start_commits(const struct auxsample_decoder *dec, uint64_t from,
+				   uint64_t to);
+void auxsample_late__skim_boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
+
+/* Skimming (skim.c): what the core's files tell it. */
+void auxsample__skim_unsafe(struct auxsample_decoder *dec);
+
+/* A branch while skimming: what the late-sample rule would keep of it. */
+static inline void auxsample__skim_branch(struct auxsample_decoder *dec, uint64_t from,
+					  uint64_t to)
+{
+	struct auxsample_skim *s = &dec->skim;
+
+	s->have_last = true;
+	s->gap_last = false;
+	s->committed = false;
+	s->last_from = from;
+	s->last_to = to;
+	s->have_prev = true;
+	s->prev_to = to;
+}
+
+/* A gap while skimming: the ring would end with its marker until a branch. */
+static inline void auxsample__skim_gap(struct auxsample_decoder *dec)
+{
+	dec->skim.gap_last = dec->skim.held != 0;
+}
 
 void auxsample_timing__reset(struct auxsample_decoder *dec);
+void auxsample_timing__converge(struct auxsample_decoder *dec);
 void auxsample_timing__exit(struct auxsample_decoder *dec);
 void auxsample_timing__branch(struct auxsample_decoder *dec);
 

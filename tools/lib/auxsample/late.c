@@ -106,6 +106,43 @@ static inline bool auxsample_late__starts_at(const struct auxsample_decoder *dec
 	return auxsample_late__user(dec, to);
 }
 
+/* Whether the rule holds branches back once the ring is there (skim.c). */
+bool auxsample_late__would_be_active(const struct auxsample_decoder *dec)
+{
+	return dec->config.kernel_start && dec->sample_ip && !dec->streaming;
+}
+
+/*
+ * Whether branches wait for the rule at most points of a decode: a kernel
+ * sample's, in the kernel's flow (skim.c cannot skim those).
+ */
+bool auxsample_late__keeps(const struct auxsample_decoder *dec)
+{
+	return auxsample_late__would_be_active(dec) && !auxsample_late__user(dec, dec->sample_ip);
+}
+
+/* Whether the rule commits all that waits at the branch from @from to @to. */
+bool auxsample_late__start_commits(const struct auxsample_decoder *dec, uint64_t from,
+				   uint64_t to)
+{
+	return auxsample_late__starts_at(dec, from, to);
+}
+
+/* auxsample__boundary() while skimming: whether it would commit, in dec->skim. */
+void auxsample_late__skim_boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
+{
+	struct auxsample_skim *s = &dec->skim;
+	uint64_t ip = dec->sample_ip;
+
+	if (!auxsample_late__would_be_active(dec))
+		return;
+	if (auxsample_late__starts_at(dec, from, to) ||
+	    (s->have_prev && !auxsample_late__user(dec, ip) && ip >= s->prev_to && ip <= from))
+		s->committed = true;
+	s->prev_to = to;
+	s->have_prev = true;
+}
+
 static bool auxsample_late__starts(const struct auxsample_decoder *dec,
 				   const struct auxsample_branch *br)
 {
@@ -198,8 +235,11 @@ void auxsample__boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t 
 	struct auxsample_branch br = { .from = from, .to = to };
 	uint64_t ip = dec->sample_ip;
 
-	if (!auxsample_late__active(dec))
+	if (!auxsample_late__active(dec)) {
+		if (dec->skim.held)
+			auxsample_late__skim_boundary(dec, from, to);
 		return;
+	}
 	if (auxsample_late__starts(dec, &br) ||
 	    (late->have_prev && !auxsample_late__user(dec, ip) &&
 	     ip >= late->prev_to && ip <= from))

@@ -20,6 +20,7 @@ void auxsample__restart(struct auxsample_decoder *dec)
 {
 	uint64_t bytes = dec->stats.bytes;
 
+	auxsample__skimmed(dec);
 	dec->ring_next = 0;
 	dec->ring_count = 0;
 	dec->ring_pushed = 0;
@@ -74,8 +75,11 @@ auxsample__add_branch_slow(struct auxsample_decoder *dec, uint64_t from, uint64_
 		auxsample__flow(dec, &flow);
 	}
 	dec->stats.branches++;
-	if (!dec->max)
+	if (!dec->max) {
+		if (dec->skim.held)
+			auxsample__skim_branch(dec, from, to);
 		return;
+	}
 	if (dec->timing.enabled)
 		auxsample_timing__branch(dec);
 	if (auxsample_late__active(dec))
@@ -113,6 +117,7 @@ void auxsample__gap(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 
 	auxsample__flow(dec, &flow);
 	dec->stats.gaps++;
+	auxsample__skim_gap(dec);
 	auxsample_late__stack_op(dec, false, 1);
 	dec->depth = 0;
 	/* The time across the gap is no branch's. */
@@ -140,6 +145,7 @@ int auxsample__call(struct auxsample_decoder *dec, uint64_t ret_addr)
 			STACK_MAX / 2 * sizeof(*dec->stack));
 		dec->depth = STACK_MAX / 2;
 		auxsample_late__stack_moved(dec);
+		auxsample__skim_unsafe(dec);
 	}
 	if (dec->depth == dec->stack_cap) {
 		unsigned int cap = dec->stack_cap ? dec->stack_cap * 2 : STACK_INITIAL;

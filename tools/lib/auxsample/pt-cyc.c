@@ -63,6 +63,22 @@ void pt_cyc__start(struct pt_cyc *c, const uint8_t *buf, size_t len, uint64_t sy
 	c->last_pgd = false;
 }
 
+/*
+ * The decoder skimmed the trace up to @pos (pt-walk.c): every packet
+ * before it that tells of the flow was taken, but for @nr_bits bits of
+ * the last, a TNT (@full: with all the bits it can have).  A new stretch
+ * from there: the cycles counted before do not matter, times are only
+ * compared within a stretch (cycles.c).
+ */
+void pt_cyc__resync(struct pt_cyc *c, const uint8_t *buf, size_t len, uint64_t pos,
+		    unsigned int nr_bits, bool full)
+{
+	pt_cyc__start(c, buf, len, pos);
+	c->nr_bits = nr_bits;
+	c->full = full;
+	c->time = c->cycles;
+}
+
 /* A PSB+ header at @c->pos, after its PSB: passed, its FUP is no flow. */
 static int pt_cyc__psb(struct pt_cyc *c)
 {

@@ -37,6 +37,8 @@ enum pt_cyc_event {
 };
 
 void pt_cyc__start(struct pt_cyc *c, const uint8_t *buf, size_t len, uint64_t sync);
+void pt_cyc__resync(struct pt_cyc *c, const uint8_t *buf, size_t len, uint64_t pos,
+		    unsigned int nr_bits, bool full);
 void pt_cyc__branch(struct pt_cyc *c, struct auxsample_decoder *dec, unsigned int cls);
 void pt_cyc__event(struct pt_cyc *c, struct auxsample_decoder *dec, enum pt_cyc_event ev);
 

@@ -12,16 +12,40 @@
 #include "pt-sync.h"
 #include "pt-walk.h"
 
-/* pt_sync__decode()'s: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
+static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
+{
+	int err = ptw_walk__sync(w, offset);
+
+	return err ? err : ptw_walk__run(w);
+}
+
+/*
+ * pt_sync__decode()'s: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK.  The
+ * snippet is skimmed up to the latest point that leaves enough branches
+ * (skim.c, pt-walk-skim.c); walked again whole where that did not give
+ * what a whole walk gives.
+ */
 static int ptw_walk__psb(void *ctx, int64_t offset, uint64_t first)
 {
-	struct ptw_walk *w = ctx;
+	struct ptw_walk *w = ctx, whole = *w;
+	uint64_t at = offset >= 0 ? (uint64_t)offset : first;
 	int err;
 
 	if (offset < 0 && first == w->len)
 		return -AUXSAMPLE_ERR_NOSYNC;
-	err = ptw_walk__sync(w, offset >= 0 ? (uint64_t)offset : first);
-	return err ? err : ptw_walk__run(w);
+	if (!ptw_walk__skim(w, at, w->len))
+		return ptw_walk__from(w, at);
+	err = ptw_walk__from(w, at);
+	if (ptw_walk__skimmed(w) || err) {
+		auxsample__stats(w->dec)->pt_skims++;
+		return err;
+	}
+	auxsample__restart(w->dec);
+	*w = whole;
+	err = ptw_walk__from(w, at);
+	auxsample__stats(w->dec)->pt_skims++;
+	auxsample__stats(w->dec)->pt_skims_lost++;
+	return err;
 }
 
 /* pt.c's decode, walking: 0, -AUXSAMPLE_ERR_NOSYNC or PTW_FALLBACK. */
@@ -29,7 +53,7 @@ static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t 
 {
 	struct ptw_walk w = {
 		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
-		.timed = wd->config->pt.cyc, .stop_at = UINT64_MAX,
+		.timed = wd->config->pt.cyc, .stop_at = UINT64_MAX, .skim_at = UINT64_MAX,
 	};
 
 	return pt_sync__decode(wd->dec, wd->config, buf, len, ptw_walk__psb, &w);

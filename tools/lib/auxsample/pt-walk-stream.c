@@ -143,7 +143,7 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 		return -AUXSAMPLE_ERR_NOMEM;
 	s->w = (struct ptw_walk){
 		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
-		.timed = wd->config->pt.cyc,
+		.timed = wd->config->pt.cyc, .skim_at = UINT64_MAX,
 	};
 	s->stops.len = len;
 	ptw_decoder__update(wd);
@@ -215,6 +215,7 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 {
 	struct ptw_walk *w = &s->w;
 	uint64_t target = pt_stops__of(&s->stops, end);
+	bool skimmed;
 	int err;
 
 	/* The snippet must end at a trace stop: the stop's branches are its. */
@@ -225,7 +226,20 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 		return err;
 	ptw_decoder__update(wd);
 	w->stop_at = target;
+	/*
+	 * Skimmed up to the last branches before the stop where it can; where
+	 * that did not give what a whole walk gives, libipt takes over, as
+	 * where the walk fails.
+	 */
+	skimmed = ptw_walk__skim(w, w->pos, s->stops.stops[target - 1].end);
 	err = ptw_walk__run(w);
+	if (skimmed) {
+		auxsample__stats(wd->dec)->pt_skims++;
+		if (!ptw_walk__skimmed(w) && !err) {
+			auxsample__stats(wd->dec)->pt_skims_lost++;
+			err = PTW_FALLBACK;
+		}
+	}
 	if (err)
 		return ptw_stream__handover(wd, s, end);
 	/* The trace ended before the stop. */

@@ -265,6 +265,7 @@ static inline bool ptw_walk__tnt8(struct ptw_walk *w)
 	b = w->buf[w->pos++];
 	w->nr_bits = 31 - __builtin_clz(b >> 1);
 	w->tnt = (b >> 1) & ((1U << w->nr_bits) - 1);
+	w->tnt_full = w->nr_bits == PTW_TNT8_BITS;
 	w->no_progress = 0;
 	return true;
 }
@@ -281,6 +282,7 @@ static inline int ptw_walk__tnt(struct ptw_walk *w, bool *taken)
 		w->nr_bits = w->pkt.nr_bits;
 		if (!w->nr_bits)
 			return PTW_FALLBACK;
+		w->tnt_full = w->nr_bits == (w->pkt.size == 1 ? PTW_TNT8_BITS : PTW_TNT64_BITS);
 	}
 	w->nr_bits--;
 	*taken = (w->tnt >> w->nr_bits) & 1;
@@ -377,6 +379,34 @@ static inline int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b
 		return 0;
 	default:
 		return PTW_FALLBACK;
+	}
+}
+
+/*
+ * Skimming (pt-walk-skim.c), the walk has read the trace up to the point
+ * chosen: the ring back, and CYC timing from here.  pt-cyc.c did not
+ * follow the skim: it starts after the last packet the walk read, with
+ * the TNT bits the walk has still to use, and the pending branch's if it
+ * took one; a pending branch that took a TIP is not told apart from one
+ * that took a bit (a compressed RET), so the skim goes on to the next
+ * block, as it does until the core takes the ring back
+ * (auxsample__unskim()).
+ */
+static noinline void ptw_walk__unskim(struct ptw_walk *w)
+{
+	unsigned int bits = w->nr_bits;
+
+	/* The pending branch's packet: its TNT bit, still pt-cyc.c's to take. */
+	if (w->pending && w->cls == X86_BR_COND)
+		bits++;
+	else if (w->pending && w->cls != X86_BR_JUMP && w->cls != X86_BR_CALL)
+		return;
+	if (w->have || !auxsample__unskim(w->dec))
+		return;
+	w->skim_at = UINT64_MAX;
+	if (w->skim_timed) {
+		pt_cyc__resync(&w->cyc, w->buf, w->len, w->pos, bits, w->tnt_full);
+		w->timed = true;
 	}
 }
 
@@ -553,7 +583,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	struct ptw_blocks *blocks = w->blocks;
 	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
 	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
-	const bool timed = w->timed;	/* not read again after each call */
+	bool timed = w->timed;	/* not read again after each call */
 
 	for (;;) {
 		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
@@ -563,6 +593,13 @@ static void ptw_walk__fast(struct ptw_walk *w)
 
 		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
 			break;
+		if (w->pos >= w->skim_at) {
+			auxsample__insns(w->dec, insns);
+			insns = 0;
+			w->nr_bits = nr_bits;
+			ptw_walk__unskim(w);
+			timed = w->timed;
+		}
 		/* CYC and MTC are never before a TNT: skipped only if none is next. */
 		if (!nr_bits && !ptw_walk__at_tnt8(w) && w->tma)
 			ptw_walk__skip_timing(w);
@@ -605,6 +642,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 				}
 				w->pos++;
 				tnt = (byte >> 1) & ((1U << nr_bits) - 1);
+				w->tnt_full = nr_bits == PTW_TNT8_BITS;
 				read = true;
 			} else {
 				taken = (tnt >> (nr_bits - 1)) & 1;
@@ -771,6 +809,12 @@ int ptw_walk__run(struct ptw_walk *w)
 				continue;
 			}
 		}
+		/*
+		 * Not in ptw_walk__async()'s blocks: its FUP is read, pt-cyc.c
+		 * has yet to take it.
+		 */
+		if (w->pos >= w->skim_at)
+			ptw_walk__unskim(w);
 		/* At the end, libipt walks on to the next branch that reads the trace. */
 		err = ptw_walk__block(w);
 	}

@@ -21,6 +21,8 @@ struct ptw_stream;
 /* As pt.c's: the most blocks walked without reading the trace. */
 #define PTW_MAX_LOOPS		100000
 #define PTW_RETS		64	/* the CPU's return compression stack */
+#define PTW_TNT8_BITS		6	/* in a full TNT packet */
+#define PTW_TNT64_BITS		47
 
 /* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
 #define PTW_FALLBACK		1
@@ -48,6 +50,9 @@ struct ptw_walk {
 	/* A stream's: the TIP.PGDs taken, and at how many to pause */
 	uint64_t			stops;
 	uint64_t			stop_at;
+	/* A snippet's: the offset to stop skimming at (pt-walk-skim.c), or UINT64_MAX */
+	uint64_t			skim_at;
+	bool				skim_timed;	/* @timed after it */
 	struct ptw_packet		pkt;		/* peeked, if @have */
 	uint64_t			pkt_ip;
 	bool				have;
@@ -62,6 +67,7 @@ struct ptw_walk {
 	bool				enabled;
 	uint64_t			tnt;
 	unsigned int			nr_bits;
+	bool				tnt_full;	/* the TNT had all the bits it can */
 	/* the branch that ended the last block, as pt.c's pending */
 	bool				pending;
 	uint64_t			from;
@@ -93,6 +99,15 @@ int ptw_walk__peek(struct ptw_walk *w);
 int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at);
 /* An OVF peeked (pt-walk-ovf.c): 0, the flow on after it, or PTW_FALLBACK. */
 int ptw_walk__overflow(struct ptw_walk *w);
+/*
+ * Skimming (skim.c, pt-walk-skim.c): where it may end, 0 for nowhere;
+ * skim from @from if it may before @end; at the end, whether the walk
+ * gave what a whole one gives.
+ */
+uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned int depth,
+			 bool timed);
+bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
+bool ptw_walk__skimmed(struct ptw_walk *w);
 /* The image's code may have changed since the last decode: take it in. */
 void ptw_decoder__update(struct ptw_decoder *wd);
 /* The blocks built and evicted since the last call, into the statistics. */

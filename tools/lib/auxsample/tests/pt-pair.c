@@ -70,6 +70,10 @@ static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, si
 	ws.pt_fallbacks = 0;
 	ws.pt_blocks_built = 0;
 	ws.pt_blocks_evicted = 0;
+	pr->skims += ws.pt_skims;
+	pr->skims_lost += ws.pt_skims_lost;
+	ws.pt_skims = 0;
+	ws.pt_skims_lost = 0;
 	for (int i = 0; i < rn; i++)
 		pr->timed += rb[i].cycles != 0;
 	if (rn == wn && rd == wdp && rne == wne &&

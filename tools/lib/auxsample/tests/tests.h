@@ -66,6 +66,8 @@ struct pair {
 	unsigned int			decodes;
 	unsigned int			walked;		/* without falling back */
 	unsigned int			timed;		/* branches with cycles */
+	unsigned int			skims;		/* the walker's (skim.c) */
+	unsigned int			skims_lost;	/* ... walked again whole */
 	int				result;		/* libipt's, last compared */
 };
 

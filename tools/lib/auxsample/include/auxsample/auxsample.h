@@ -232,6 +232,13 @@ struct auxsample_stats {
 	 */
 	uint64_t	pt_blocks_built;
 	uint64_t	pt_blocks_evicted;
+	/*
+	 * Intel PT walker: decodes that skimmed the snippet's early part
+	 * (only the call stack and the counts kept), and those of them it
+	 * walked again whole, where skimming could not give the same
+	 */
+	uint64_t	pt_skims;
+	uint64_t	pt_skims_lost;
 };
 
 /* One decode error: where in the snippet, and the library's code. */

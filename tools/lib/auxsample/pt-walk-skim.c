@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Where the walker may stop skimming a snippet (skim.c): the latest
+ * offset after which the packets alone show enough taken branches to
+ * fill the ring, with room to spare.  Counted from the packets without
+ * walking: each TNT bit set is a taken conditional branch or a compressed
+ * return, each TIP an indirect branch, a return or an interrupt.  Direct
+ * jumps and calls leave no packet, so there are at least as many; a taken
+ * branch to the next instruction, the late branches of a sample and the
+ * first branches after the skim, whose cycles may differ (cycles.c), may
+ * be fewer, which the margin covers and auxsample__skimmed() checks.
+ */
+#include "backend.h"
+#include "pt-parse.h"
+#include "pt-walk.h"
+
+/* Offsets that may be the point, at least PTW_SKIM_STEP bytes apart. */
+#define PTW_SKIM_POINTS		128
+#define PTW_SKIM_STEP		32
+/*
+ * With CYC, the anchors of cycles.c (a packet sent with its branch, a TIP
+ * or a full TNT, whose time a later packet tells: a CYC after it) that a
+ * skim must leave before the last branches, for their cycles.
+ */
+#define PTW_SKIM_ANCHORS	2
+
+struct ptw_skim_point {
+	uint64_t	pos;
+	uint64_t	taken;		/* branches the packets before it show */
+	uint64_t	anchors;	/* before it */
+};
+
+static unsigned int ptw_skim__bits(uint64_t tnt, unsigned int nr_bits)
+{
+	return __builtin_popcountll(tnt & ((1ULL << nr_bits) - 1));
+}
+
+/* Every other point dropped: room for more, twice as far apart. */
+static unsigned int ptw_skim__thin(struct ptw_skim_point *points, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr / 2; i++)
+		points[i] = points[2 * i + 1];
+	return nr / 2;
+}
+
+/*
+ * The point to skim to, of the @nr @points, after which @taken branches
+ * were counted in all: the latest whose packets after it show @need
+ * branches, and a little before it, so that @anchors anchors come
+ * between: the cycles of the branches after the skim are a whole
+ * decode's from the first (cycles.c).  0 for none; the first point is the
+ * sync point, none either.
+ */
+static uint64_t ptw_skim__choose(const struct ptw_skim_point *points, unsigned int nr,
+				 uint64_t taken, uint64_t need, unsigned int anchors)
+{
+	unsigned int i = nr;
+
+	while (i > 1 && taken - points[i - 1].taken < need)
+		i--;
+	if (i <= 1)
+		return 0;
+	for (unsigned int q = i - 1; i > 1; i--) {
+		if (points[q].anchors - points[i - 1].anchors >= anchors)
+			return points[i - 1].pos;
+	}
+	return 0;
+}
+
+/*
+ * The offset at which to stop skimming, in the @len bytes at @buf,
+ * packets from @from on, for a ring of @depth (@timed: with cycles); 0
+ * for none: too few branches after @from to skim any.
+ */
+uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned int depth,
+			 bool timed)
+{
+	struct ptw_skim_point points[PTW_SKIM_POINTS];
+	uint64_t need = depth + depth / 4 + 16, taken = 0, anchors = 0;
+	uint64_t step = PTW_SKIM_STEP, next = from;
+	unsigned int nr = 0;
+	bool exact = false;	/* the last flow packet went with its branch */
+	size_t pos = from;
+	struct ptw_packet p;
+
+	while (pos < len) {
+		uint8_t b = buf[pos];
+		int n;
+
+		if (pos >= next) {
+			if (nr == PTW_SKIM_POINTS) {
+				nr = ptw_skim__thin(points, nr);
+				step *= 2;
+			}
+			points[nr++] = (struct ptw_skim_point){
+				.pos = pos, .taken = taken, .anchors = anchors,
+			};
+			next = pos + step;
+		}
+		/* The common one-byte packets: TNT-8 (full: 6 bits), CYC, PAD. */
+		if (!(b & 1) && b >= 4) {
+			taken += ptw_skim__bits(b >> 1, 31 - __builtin_clz(b >> 1));
+			exact = b >= 0x80;
+			pos++;
+			continue;
+		}
+		if ((b & 7) == 3 || !b) {
+			anchors += exact && b;
+			exact &= !b;
+			pos++;
+			continue;
+		}
+		n = ptw_parse(buf + pos, len - pos, &p);
+		if (n <= 0)
+			break;		/* the walk stops there too */
+		if (p.type == PTW_TNT) {
+			taken += ptw_skim__bits(p.tnt, p.nr_bits);
+			exact = p.nr_bits == (p.size == 1 ? PTW_TNT8_BITS : PTW_TNT64_BITS);
+		} else if (p.type == PTW_TIP) {
+			taken++;
+			exact = true;
+		} else if (p.type == PTW_TIMING && (buf[pos] & 3) == 3) {
+			anchors += exact;	/* a CYC of more bytes */
+			exact = false;
+		} else if (p.type != PTW_TIMING && p.type != PTW_PAD) {
+			exact = false;
+		}
+		pos += n;
+	}
+	return ptw_skim__choose(points, nr, taken, need, timed ? PTW_SKIM_ANCHORS : 0);
+}
+
+/*
+ * Skim the walk from @from, up to a point before @end (the snippet's end,
+ * a stream's stop): whether it does.  CYC timing (pt-cyc.c) is off until
+ * the point: ptw_walk__unskim() starts it again.
+ */
+bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
+{
+	unsigned int depth;
+
+	/* A packet read already (a stream's last stretch peeked it): from it. */
+	if (w->have)
+		from = w->pos - w->pkt.size;
+	depth = auxsample__skim(w->dec);
+
+	if (depth)
+		w->skim_at = ptw_skim__point(w->buf, end, from, depth, w->timed);
+	if (!depth || !w->skim_at) {
+		auxsample__skimmed(w->dec);
+		w->skim_at = UINT64_MAX;
+		return false;
+	}
+	w->skim_timed = w->timed;
+	w->timed = false;
+	return true;
+}
+
+/* The skimmed walk stopped: whether it gave what a whole walk gives. */
+bool ptw_walk__skimmed(struct ptw_walk *w)
+{
+	/* The point was never reached: the timing as it was. */
+	if (w->skim_at != UINT64_MAX) {
+		w->timed = w->skim_timed;
+		w->skim_at = UINT64_MAX;
+	}
+	return auxsample__skimmed(w->dec);
+}
