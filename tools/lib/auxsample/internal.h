@@ -72,18 +72,20 @@ struct auxsample_late {
 	bool				chain_lost;	/* the stack moved under the ops */
 };
 
+/* What the late-sample rule would know of a skim (struct auxsample_skim.flags). */
+#define AUXSAMPLE_SKIM_LAST		1U	/* a branch: last_from, last_to */
+#define AUXSAMPLE_SKIM_GAP		2U	/* a gap since */
+#define AUXSAMPLE_SKIM_BOUNDARY		4U	/* a boundary since: prev_to */
+#define AUXSAMPLE_SKIM_COMMITTED	8U	/* ... that committed what waited */
+
 /* A snippet's early part walked with the ring held (skim.c). */
 struct auxsample_skim {
 	unsigned int	held;		/* the ring's depth meanwhile, 0: not skimming */
 	bool		done;		/* the ring came back */
 	bool		unsafe;		/* a mark a whole decode keeps was left */
-	/* what the late-sample rule would know: the last branch, its start */
-	bool		have_last;
-	bool		gap_last;	/* no branch since a gap */
-	bool		committed;	/* by a boundary since */
+	unsigned int	flags;
 	uint64_t	last_from;
 	uint64_t	last_to;
-	bool		have_prev;
 	uint64_t	prev_to;
 	uint64_t	pushed;		/* dec->ring_pushed when the ring came back */
 };
@@ -188,6 +190,7 @@ bool auxsample_late__keeps(const struct auxsample_decoder *dec);
 bool auxsample_late__start_commits(const struct auxsample_decoder *dec, uint64_t from,
 				   uint64_t to);
 void auxsample_late__skim_boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
+bool auxsample_late__skim_prev(const struct auxsample_decoder *dec, uint64_t *prev_to);
 
 /* Skimming (skim.c): what the core's files tell it. */
 void auxsample__skim_unsafe(struct auxsample_decoder *dec);
@@ -198,19 +201,16 @@ static inline void auxsample__skim_branch(struct auxsample_decoder *dec, uint64_
 {
 	struct auxsample_skim *s = &dec->skim;
 
-	s->have_last = true;
-	s->gap_last = false;
-	s->committed = false;
+	s->flags = AUXSAMPLE_SKIM_LAST;
 	s->last_from = from;
 	s->last_to = to;
-	s->have_prev = true;
-	s->prev_to = to;
 }
 
 /* A gap while skimming: the ring would end with its marker until a branch. */
 static inline void auxsample__skim_gap(struct auxsample_decoder *dec)
 {
-	dec->skim.gap_last = dec->skim.held != 0;
+	if (dec->skim.held)
+		dec->skim.flags |= AUXSAMPLE_SKIM_GAP;
 }
 
 void auxsample_timing__reset(struct auxsample_decoder *dec);

@@ -128,19 +128,29 @@ bool auxsample_late__start_commits(const struct auxsample_decoder *dec, uint64_t
 	return auxsample_late__starts_at(dec, from, to);
 }
 
+/* The target of the last branch or boundary the rule would have seen skimming. */
+bool auxsample_late__skim_prev(const struct auxsample_decoder *dec, uint64_t *prev_to)
+{
+	const struct auxsample_skim *s = &dec->skim;
+
+	*prev_to = s->flags & AUXSAMPLE_SKIM_BOUNDARY ? s->prev_to : s->last_to;
+	return s->flags & (AUXSAMPLE_SKIM_BOUNDARY | AUXSAMPLE_SKIM_LAST);
+}
+
 /* auxsample__boundary() while skimming: whether it would commit, in dec->skim. */
 void auxsample_late__skim_boundary(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 {
 	struct auxsample_skim *s = &dec->skim;
-	uint64_t ip = dec->sample_ip;
+	uint64_t ip = dec->sample_ip, prev_to;
+	bool have_prev = auxsample_late__skim_prev(dec, &prev_to);
 
 	if (!auxsample_late__would_be_active(dec))
 		return;
 	if (auxsample_late__starts_at(dec, from, to) ||
-	    (s->have_prev && !auxsample_late__user(dec, ip) && ip >= s->prev_to && ip <= from))
-		s->committed = true;
+	    (have_prev && !auxsample_late__user(dec, ip) && ip >= prev_to && ip <= from))
+		s->flags |= AUXSAMPLE_SKIM_COMMITTED;
 	s->prev_to = to;
-	s->have_prev = true;
+	s->flags |= AUXSAMPLE_SKIM_BOUNDARY;
 }
 
 static bool auxsample_late__starts(const struct auxsample_decoder *dec,

@@ -75,11 +75,8 @@ auxsample__add_branch_slow(struct auxsample_decoder *dec, uint64_t from, uint64_
 		auxsample__flow(dec, &flow);
 	}
 	dec->stats.branches++;
-	if (!dec->max) {
-		if (dec->skim.held)
-			auxsample__skim_branch(dec, from, to);
+	if (!dec->max)
 		return;
-	}
 	if (dec->timing.enabled)
 		auxsample_timing__branch(dec);
 	if (auxsample_late__active(dec))
@@ -93,8 +90,14 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 {
 	/*
 	 * Once per taken branch (the walker's hot path): the common cases
-	 * need no stack frame, the others one call more.
+	 * need no stack frame, the others one call more.  Skimming (skim.c:
+	 * no flow records) is the commonest.
 	 */
+	if (!dec->max && dec->skim.held) {
+		dec->stats.branches++;
+		auxsample__skim_branch(dec, from, to);
+		return;
+	}
 	if (dec->config.flow || dec->timing.enabled || !dec->max) {
 		auxsample__add_branch_slow(dec, from, to, kind, flags);
 		return;

@@ -22,7 +22,7 @@
  * or a full TNT, whose time a later packet tells: a CYC after it) that a
  * skim must leave before the last branches, for their cycles.
  */
-#define PTW_SKIM_ANCHORS	2
+#define PTW_SKIM_ANCHORS	1
 
 struct ptw_skim_point {
 	uint64_t	pos;
@@ -33,6 +33,45 @@ struct ptw_skim_point {
 static unsigned int ptw_skim__bits(uint64_t tnt, unsigned int nr_bits)
 {
 	return __builtin_popcountll(tnt & ((1ULL << nr_bits) - 1));
+}
+
+/* A CYC, PAD or MTC at @at, whole in @left bytes: its size; else 0. */
+static inline unsigned int ptw_skim__timing(const uint8_t *at, size_t left)
+{
+	unsigned int n = 1;
+
+	if (!at[0])
+		return 1;
+	if (at[0] == 0x59)
+		return left >= 2 ? 2 : 0;
+	if ((at[0] & 3) != 3)
+		return 0;
+	/* CYC: more bytes while bit 0 is set, at most 9 (ptw_parse()'s) */
+	if (at[0] & 4) {
+		do {
+			if (n >= left || n > 8)
+				return 0;
+		} while (at[n++] & 1);
+	}
+	return n;
+}
+
+/* A TIP, TIP.PGE, TIP.PGD or FUP at @at, whole in @left bytes: its size; else 0. */
+static inline unsigned int ptw_skim__ip(const uint8_t *at, size_t left)
+{
+	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+	unsigned int ipc = at[0] >> 5, size = 1 + bytes[ipc];
+
+	switch (at[0] & 0x1f) {
+	case 0x0d:
+	case 0x11:
+	case 0x01:
+	case 0x1d:
+		/* Reserved IP compressions, or cut short: ptw_parse()'s errors. */
+		return ipc == 5 || ipc == 7 || size > left ? 0 : size;
+	default:
+		return 0;
+	}
 }
 
 /* Every other point dropped: room for more, twice as far apart. */
@@ -97,17 +136,27 @@ uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned i
 			};
 			next = pos + step;
 		}
-		/* The common one-byte packets: TNT-8 (full: 6 bits), CYC, PAD. */
+		/* The common packets without ptw_parse(): TNT-8 (full: 6 bits), */
 		if (!(b & 1) && b >= 4) {
 			taken += ptw_skim__bits(b >> 1, 31 - __builtin_clz(b >> 1));
 			exact = b >= 0x80;
 			pos++;
 			continue;
 		}
-		if ((b & 7) == 3 || !b) {
+		/* CYC, PAD, MTC, */
+		n = ptw_skim__timing(buf + pos, len - pos);
+		if (n) {
 			anchors += exact && b;
 			exact &= !b;
-			pos++;
+			pos += n;
+			continue;
+		}
+		/* TIP (a taken branch), TIP.PGE, TIP.PGD, FUP. */
+		n = ptw_skim__ip(buf + pos, len - pos);
+		if (n) {
+			taken += (b & 0x1f) == 0x0d;
+			exact = true;
+			pos += n;
 			continue;
 		}
 		n = ptw_parse(buf + pos, len - pos, &p);
@@ -115,12 +164,9 @@ uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned i
 			break;		/* the walk stops there too */
 		if (p.type == PTW_TNT) {
 			taken += ptw_skim__bits(p.tnt, p.nr_bits);
-			exact = p.nr_bits == (p.size == 1 ? PTW_TNT8_BITS : PTW_TNT64_BITS);
-		} else if (p.type == PTW_TIP) {
-			taken++;
-			exact = true;
+			exact = p.nr_bits == PTW_TNT64_BITS;
 		} else if (p.type == PTW_TIMING && (buf[pos] & 3) == 3) {
-			anchors += exact;	/* a CYC of more bytes */
+			anchors += exact;	/* a CYC cut short, as ptw_parse() reads it */
 			exact = false;
 		} else if (p.type != PTW_TIMING && p.type != PTW_PAD) {
 			exact = false;
@@ -143,7 +189,6 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 	if (w->have)
 		from = w->pos - w->pkt.size;
 	depth = auxsample__skim(w->dec);
-
 	if (depth)
 		w->skim_at = ptw_skim__point(w->buf, end, from, depth, w->timed);
 	if (!depth || !w->skim_at) {

@@ -48,9 +48,10 @@ bool auxsample__unskim(struct auxsample_decoder *dec)
 	struct auxsample_skim *s = &dec->skim;
 	struct auxsample_late *late = &dec->late;
 
-	if (!s->held || s->gap_last)
+	if (!s->held || (s->flags & AUXSAMPLE_SKIM_GAP))
 		return false;
-	if (auxsample_late__would_be_active(dec) && s->have_last && !s->committed &&
+	if (auxsample_late__would_be_active(dec) && (s->flags & AUXSAMPLE_SKIM_LAST) &&
+	    !(s->flags & AUXSAMPLE_SKIM_COMMITTED) &&
 	    !auxsample_late__start_commits(dec, s->last_from, s->last_to))
 		return false;
 	dec->max = s->held;
@@ -58,8 +59,7 @@ bool auxsample__unskim(struct auxsample_decoder *dec)
 	s->done = true;
 	s->pushed = dec->ring_pushed;
 	auxsample_late__reset(dec);
-	late->have_prev = s->have_prev;
-	late->prev_to = s->prev_to;
+	late->have_prev = auxsample_late__skim_prev(dec, &late->prev_to);
 	auxsample_timing__converge(dec);
 	return true;
 }
