@@ -209,8 +209,8 @@ static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsamp
 	wk->mem.thread = job->thread;
 	auxsample_decoder__set_thread(dec, job->sample.tid);
 	auxsample_decoder__set_sample_ip(dec, job->sample.ip);
-	nr = auxsample_decoder__decode(dec, job->snippet, job->sample.aux_sample.size,
-				       job->depth);
+	nr = auxsample_decoder__decode(dec, job->sample.aux_sample.data,
+				       job->sample.aux_sample.size, job->depth);
 	if (auxsample_job__keep(job, dec, nr))
 		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
 	/* A decoder that failed starts afresh: nothing of it for the next job. */
@@ -396,23 +396,46 @@ static int auxsample_pool__deliver(struct auxsample_pool *pool, u64 end)
 	return 0;
 }
 
+/*
+ * The sample's snippet, where the job decodes it: in the copy of @event
+ * it was parsed from (perf report's, with the window's copies of the
+ * events the larger part of its memory), else a copy of its own.
+ */
+static int auxsample_job__snippet(struct auxsample_job *job, union perf_event *event,
+				  struct perf_sample *sample)
+{
+	uintptr_t data = (uintptr_t)sample->aux_sample.data, start = (uintptr_t)event;
+	u64 size = sample->aux_sample.size;
+	int err;
+
+	if (event && data >= start && size <= event->header.size &&
+	    data - start <= event->header.size - size) {
+		job->sample.aux_sample.data = (char *)job->event + (data - start);
+		return 0;
+	}
+	err = auxsample_job__copy(&job->snippet, &job->snippet_cap, sample->aux_sample.data, size);
+	job->sample.aux_sample.data = job->snippet;
+	return err;
+}
+
 /* The sample, with its snippet, and what decoding it needs, into @job. */
 static int auxsample_job__init(struct auxsample_job *job, struct machine *machine,
 			       struct thread *thread, struct auxsample_image *image,
 			       union perf_event *event, struct perf_sample *sample,
 			       struct evsel *evsel, unsigned int depth)
 {
-	int err = auxsample_job__copy(&job->snippet, &job->snippet_cap, sample->aux_sample.data,
-				      sample->aux_sample.size);
+	int err = 0;
 
-	if (!err && event)
+	if (event)
 		err = auxsample_job__copy((void **)&job->event, &job->event_cap, event,
 					  event->header.size);
 	if (err)
 		return err;
 	job->has_event = !!event;
 	job->sample = *sample;
-	job->sample.aux_sample.data = job->snippet;
+	err = auxsample_job__snippet(job, event, sample);
+	if (err)
+		return err;
 	/* Only the event's copy, which goes, holds these. */
 	job->sample.raw_data = NULL;
 	job->sample.raw_size = 0;

@@ -179,7 +179,12 @@ int auxsample_stream_job__decode(const struct auxsample_stream_job *job,
  */
 struct auxsample_pool;
 
-#define AUXSAMPLE_POOL_JOBS	256	/* samples in flight in a decoding pool */
+/*
+ * Samples in flight in a decoding pool: enough to keep a few threads busy
+ * while samples are delivered in order; each holds its event (perf report)
+ * and results, some 8 KiB with 4 KiB snippets.
+ */
+#define AUXSAMPLE_POOL_JOBS	64
 
 /*
  * @sample is a copy: its scalar fields and aux_sample hold, its other
