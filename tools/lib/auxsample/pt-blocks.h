@@ -22,7 +22,12 @@ struct ptw_block {
 	uint8_t		valid;
 };
 
-#define PTW_BLOCKS		16384		/* a power of two */
+/*
+ * A decoder's own blocks, a power of two: 256 KiB, of which only the pages
+ * the code in use maps to are touched; the image's shared cache holds
+ * four times as many.
+ */
+#define PTW_BLOCKS		8192
 
 /*
  * An image's blocks, shared by all the walkers that decode it, in every
