@@ -89,13 +89,10 @@ static void script__print_stat(struct script *s)
 		       "  snippets decoded by libipt: the walker does not handle them (%.1f%%)\n",
 		       st->pt_fallbacks, 100.0 * st->pt_fallbacks / n);
 		/* -v: with -j threads race to decode a block first. */
-		if (verbose > 0) {
+		if (verbose > 0)
 			printf("%12" PRIu64 "  basic blocks the walker decoded (%" PRIu64
 			       " evicted from a full block cache)\n", st->pt_blocks_built,
 			       st->pt_blocks_evicted);
-			printf("%12" PRIu64 "  decodes that skimmed the snippet's start (%" PRIu64
-			       " walked again whole)\n", st->pt_skims, st->pt_skims_lost);
-		}
 	}
 	printf("%12" PRIu64 "  decode errors\n", w->errors);
 	for (unsigned int e = 1; e < ARRAY_SIZE(st->errors_by_kind); e++) {

@@ -67,8 +67,6 @@ int auxsample_stat__add(struct auxsample_stat *st, const struct perf_sample *sam
 	st->pt_fallbacks += res->stats->pt_fallbacks;
 	st->pt_blocks_built += res->stats->pt_blocks_built;
 	st->pt_blocks_evicted += res->stats->pt_blocks_evicted;
-	st->pt_skims += res->stats->pt_skims;
-	st->pt_skims_lost += res->stats->pt_skims_lost;
 	for (int i = 0; i < res->nr_errors; i++)
 		st->errors_by_kind[auxsample__error_index(res->errors[i].error)]++;
 	if (sample->cpu >= STAT_MAX_CPUS)

@@ -21,8 +21,6 @@ struct auxsample_stat {
 	u64	pt_fallbacks;	/* snippets the Intel PT walker left to libipt */
 	u64	pt_blocks_built;	/* basic blocks it decoded from the code */
 	u64	pt_blocks_evicted;	/* from the image's full block cache */
-	u64	pt_skims;		/* decodes that skimmed the early part */
-	u64	pt_skims_lost;		/* ... and walked it again, whole */
 	u64	errors_by_kind[AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE];
 	/* the previous snippet of each CPU, to measure how much they overlap */
 	struct auxsample_stat_prev	*prev;
