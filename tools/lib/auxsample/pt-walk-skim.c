@@ -39,10 +39,24 @@ static unsigned int ptw_skim__bits(uint64_t tnt, unsigned int nr_bits)
  * Bits set in each 7-bit value, a TNT-8's payload and its stop bit: a
  * table, as x86-64's baseline has no POPCNT (GCC calls a function).
  */
-#define PTW_B2(n)	n, n + 1, n + 1, n + 2
-#define PTW_B4(n)	PTW_B2(n), PTW_B2(n + 1), PTW_B2(n + 1), PTW_B2(n + 2)
-#define PTW_B6(n)	PTW_B4(n), PTW_B4(n + 1), PTW_B4(n + 1), PTW_B4(n + 2)
-static const uint8_t ptw_skim_bits7[128] = { PTW_B6(0), PTW_B6(1) };
+static const uint8_t ptw_skim_bits7[128] = {
+	0, 1, 1, 2, 1, 2, 2, 3,
+	1, 2, 2, 3, 2, 3, 3, 4,
+	1, 2, 2, 3, 2, 3, 3, 4,
+	2, 3, 3, 4, 3, 4, 4, 5,
+	1, 2, 2, 3, 2, 3, 3, 4,
+	2, 3, 3, 4, 3, 4, 4, 5,
+	2, 3, 3, 4, 3, 4, 4, 5,
+	3, 4, 4, 5, 4, 5, 5, 6,
+	1, 2, 2, 3, 2, 3, 3, 4,
+	2, 3, 3, 4, 3, 4, 4, 5,
+	2, 3, 3, 4, 3, 4, 4, 5,
+	3, 4, 4, 5, 4, 5, 5, 6,
+	2, 3, 3, 4, 3, 4, 4, 5,
+	3, 4, 4, 5, 4, 5, 5, 6,
+	3, 4, 4, 5, 4, 5, 5, 6,
+	4, 5, 5, 6, 5, 6, 6, 7,
+};
 
 /* A CYC, PAD or MTC at @at, whole in @left bytes: its size; else 0. */
 static inline unsigned int ptw_skim__timing(const uint8_t *at, size_t left)

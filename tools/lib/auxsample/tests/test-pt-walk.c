@@ -237,7 +237,7 @@ static int check_samples(uint32_t seed, bool noretcomp, bool cyc)
 			}
 		}
 	}
-	pr_test("seed %u%s: %u of %u decodes walked, %u samples, %u branches timed, %u skimmed (%u again whole)\n",
+	pr_test("seed %u%s: %u of %u decodes walked, %u samples, %u timed, %u skimmed (%u again)\n",
 		seed, cyc ? " (CYC)" : "", r.pair.walked, r.pair.decodes, r.nr_ends, r.pair.timed,
 		r.pair.skims, r.pair.skims_lost);
 	/* Clean user-only trace is the walker's: it must not hand it on. */
