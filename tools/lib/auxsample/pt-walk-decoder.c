@@ -12,11 +12,28 @@
 #include "pt-sync.h"
 #include "pt-walk.h"
 
+/*
+ * A snippet's walk from the PSB at @offset.  libipt's sync reads on past
+ * a PSB+ that leaves tracing off, to the TIP.PGE: where the trace ends
+ * first it has not synced there (fuzz-pt found such a PSB+ and padding
+ * at a snippet's end), nor does the walker.
+ */
 static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
 {
+	struct auxsample_stats *stats = auxsample__stats(w->dec);
+	struct auxsample_stats before = *stats;
 	int err = ptw_walk__sync(w, offset);
 
-	return err ? err : ptw_walk__run(w);
+	if (!err)
+		err = ptw_walk__peek(w);
+	if (err)
+		return err;
+	if (w->eos && !w->enabled) {
+		stats->syncs = before.syncs;
+		stats->decode_start = before.decode_start;
+		return -AUXSAMPLE_ERR_NOSYNC;
+	}
+	return ptw_walk__run(w);
 }
 
 /*

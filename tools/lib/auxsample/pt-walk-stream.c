@@ -98,6 +98,29 @@ void ptw_stream__end(void *priv)
 	wd->stream = NULL;
 }
 
+/*
+ * After the first TIP.PGE, at @pos: libipt's sync reads on to the next
+ * packet of the flow, and fails where the trace ends, is corrupt or syncs
+ * again first (fuzz-pt found a PSB+ there that libipt refused): where
+ * one of those comes before a packet of the flow, libipt decides.
+ */
+static bool ptw_stream__flows_after(const uint8_t *buf, size_t len, size_t pos)
+{
+	struct ptw_packet p;
+
+	while (pos < len) {
+		int n = ptw_parse(buf + pos, len - pos, &p);
+
+		if (n < 0 || p.type == PTW_PSB || p.type == PTW_PSBEND || p.type == PTW_OTHER)
+			return false;
+		if (p.type != PTW_PAD && p.type != PTW_TIMING && p.type != PTW_MODE_EXEC &&
+		    p.type != PTW_MODE_TSX)
+			return true;
+		pos += n;
+	}
+	return false;
+}
+
 /* The walk at the stream's first PSB: 0, PTW_FALLBACK or -AUXSAMPLE_ERR_*. */
 static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
 {
@@ -127,6 +150,8 @@ static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
 	if (w->eos || w->pkt.type == PTW_OVF ||
 	    (!w->enabled && w->pkt.type != PTW_TIP_PGE) ||
 	    (w->enabled && w->pkt.type == PTW_TIP_PGE))
+		return PTW_FALLBACK;
+	if (!w->enabled && !ptw_stream__flows_after(w->buf, w->len, w->pos))
 		return PTW_FALLBACK;
 	return 0;
 }
