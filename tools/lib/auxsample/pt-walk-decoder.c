@@ -14,25 +14,21 @@
 
 /*
  * A snippet's walk from the PSB at @offset.  libipt's sync reads on past
- * a PSB+ that leaves tracing off, to the TIP.PGE: where the trace ends
- * first it has not synced there (fuzz-pt found such a PSB+ and padding
- * at a snippet's end), nor does the walker.
+ * a PSB+ that leaves tracing off: where the trace ends first, whether it
+ * synced there depends on what it read on the way (fuzz-pt found a PSB+
+ * and padding at a snippet's end that it refused; ptt's cbr-cyc cut after
+ * its CBR it takes): libipt decides.
  */
 static int ptw_walk__from(struct ptw_walk *w, uint64_t offset)
 {
-	struct auxsample_stats *stats = auxsample__stats(w->dec);
-	struct auxsample_stats before = *stats;
 	int err = ptw_walk__sync(w, offset);
 
 	if (!err)
 		err = ptw_walk__peek(w);
 	if (err)
 		return err;
-	if (w->eos && !w->enabled) {
-		stats->syncs = before.syncs;
-		stats->decode_start = before.decode_start;
-		return -AUXSAMPLE_ERR_NOSYNC;
-	}
+	if (w->eos && !w->enabled)
+		return PTW_FALLBACK;
 	return ptw_walk__run(w);
 }
 
