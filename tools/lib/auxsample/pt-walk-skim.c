@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "pt-parse.h"
 #include "pt-walk.h"
+#include "x86-branch.h"
 
 /* Offsets that may be the point, at least PTW_SKIM_STEP bytes apart. */
 #define PTW_SKIM_POINTS		128
@@ -222,6 +223,34 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 	w->skim_timed = w->timed;
 	w->timed = false;
 	return true;
+}
+
+/*
+ * Skimming, the walk has read the trace up to the point
+ * chosen: the ring back, and CYC timing from here.  pt-cyc.c did not
+ * follow the skim: it starts after the last packet the walk read, with
+ * the TNT bits the walk has still to use, and the pending branch's if it
+ * took one; a pending branch that took a TIP is not told apart from one
+ * that took a bit (a compressed RET), so the skim goes on to the next
+ * block, as it does until the core takes the ring back
+ * (auxsample__unskim()).
+ */
+void ptw_walk__unskim(struct ptw_walk *w)
+{
+	unsigned int bits = w->nr_bits;
+
+	/* The pending branch's packet: its TNT bit, still pt-cyc.c's to take. */
+	if (w->pending && w->cls == X86_BR_COND)
+		bits++;
+	else if (w->pending && w->cls != X86_BR_JUMP && w->cls != X86_BR_CALL)
+		return;
+	if (w->have || !auxsample__unskim(w->dec))
+		return;
+	w->skim_at = UINT64_MAX;
+	if (w->skim_timed) {
+		pt_cyc__resync(&w->cyc, w->buf, w->len, w->pos, bits, w->tnt_full);
+		w->timed = true;
+	}
 }
 
 /* The skimmed walk stopped: whether it gave what a whole walk gives. */

@@ -111,7 +111,7 @@ static bool ptw_stream__flows_after(const uint8_t *buf, size_t len, size_t pos)
 	while (pos < len) {
 		int n = ptw_parse(buf + pos, len - pos, &p);
 
-		if (n < 0 || p.type == PTW_PSB || p.type == PTW_PSBEND || p.type == PTW_OTHER)
+		if (n <= 0 || p.type == PTW_PSB || p.type == PTW_PSBEND || p.type == PTW_OTHER)
 			return false;
 		if (p.type != PTW_PAD && p.type != PTW_TIMING && p.type != PTW_MODE_EXEC &&
 		    p.type != PTW_MODE_TSX)

@@ -382,34 +382,6 @@ static inline int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b
 	}
 }
 
-/*
- * Skimming (pt-walk-skim.c), the walk has read the trace up to the point
- * chosen: the ring back, and CYC timing from here.  pt-cyc.c did not
- * follow the skim: it starts after the last packet the walk read, with
- * the TNT bits the walk has still to use, and the pending branch's if it
- * took one; a pending branch that took a TIP is not told apart from one
- * that took a bit (a compressed RET), so the skim goes on to the next
- * block, as it does until the core takes the ring back
- * (auxsample__unskim()).
- */
-static noinline void ptw_walk__unskim(struct ptw_walk *w)
-{
-	unsigned int bits = w->nr_bits;
-
-	/* The pending branch's packet: its TNT bit, still pt-cyc.c's to take. */
-	if (w->pending && w->cls == X86_BR_COND)
-		bits++;
-	else if (w->pending && w->cls != X86_BR_JUMP && w->cls != X86_BR_CALL)
-		return;
-	if (w->have || !auxsample__unskim(w->dec))
-		return;
-	w->skim_at = UINT64_MAX;
-	if (w->skim_timed) {
-		pt_cyc__resync(&w->cyc, w->buf, w->len, w->pos, bits, w->tnt_full);
-		w->timed = true;
-	}
-}
-
 /* The block at the walk's IP, as pt.c takes a block of libipt's. */
 static int ptw_walk__block(struct ptw_walk *w)
 {

@@ -107,6 +107,8 @@ int ptw_walk__overflow(struct ptw_walk *w);
 uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned int depth,
 			 bool timed);
 bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
+/* The walk reached the point (out of line: once a skim). */
+void ptw_walk__unskim(struct ptw_walk *w);
 bool ptw_walk__skimmed(struct ptw_walk *w);
 /* The image's code may have changed since the last decode: take it in. */
 void ptw_decoder__update(struct ptw_decoder *wd);
