@@ -48,6 +48,30 @@ struct ptw_packet {
 int ptw_parse(const uint8_t *buf, size_t len, struct ptw_packet *p);
 
 /*
+ * The size of the CYC or MTC at @at, whole in the @left bytes (at least
+ * one), as ptw_parse() reads it: the commonest packets with CYC, sized
+ * without it (the walker's fast loop, its skim's pre-scan); 0 for
+ * anything else, which ptw_parse() reads, errors included.
+ */
+static inline unsigned int ptw_timing_size(const uint8_t *at, size_t left)
+{
+	unsigned int n = 1;
+
+	if (at[0] == 0x59)
+		return left >= 2 ? 2 : 0;	/* MTC */
+	if ((at[0] & 3) != 3)
+		return 0;
+	/* CYC: more bytes while bit 0 is set, at most 9 */
+	if (at[0] & 4) {
+		do {
+			if (n >= left || n > 8)
+				return 0;
+		} while (at[n++] & 1);
+	}
+	return n;
+}
+
+/*
  * The IP of a TIP/FUP after IP compression against @last_ip (the last
  * IP sent, 0 after a PSB), or -1 for a reserved IPBytes.
  */

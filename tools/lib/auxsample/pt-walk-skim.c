@@ -62,22 +62,7 @@ static const uint8_t ptw_skim_bits7[128] = {
 /* A CYC, PAD or MTC at @at, whole in @left bytes: its size; else 0. */
 static inline unsigned int ptw_skim__timing(const uint8_t *at, size_t left)
 {
-	unsigned int n = 1;
-
-	if (!at[0])
-		return 1;
-	if (at[0] == 0x59)
-		return left >= 2 ? 2 : 0;
-	if ((at[0] & 3) != 3)
-		return 0;
-	/* CYC: more bytes while bit 0 is set, at most 9 (ptw_parse()'s) */
-	if (at[0] & 4) {
-		do {
-			if (n >= left || n > 8)
-				return 0;
-		} while (at[n++] & 1);
-	}
-	return n;
+	return at[0] ? ptw_timing_size(at, left) : 1;
 }
 
 /* A TIP, TIP.PGE, TIP.PGD or FUP at @at, whole in @left bytes: its size; else 0. */

@@ -437,22 +437,10 @@ static inline size_t ptw_timing_run(const uint8_t *at, size_t left)
 	size_t run = 0;
 
 	while (run < left) {
-		const uint8_t *p = at + run;
-		size_t n = 1;
+		unsigned int n = ptw_timing_size(at + run, left - run);
 
-		if ((p[0] & 3) == 3) {
-			/* CYC: more bytes while bit 0 is set, as ptw_parse() reads them */
-			if (p[0] & 4) {
-				do {
-					if (run + n >= left || n > 8)
-						return run;
-				} while (p[n++] & 1);
-			}
-		} else if (p[0] == 0x59 && run + 2 <= left) {
-			n = 2;		/* MTC */
-		} else {
-			return run;
-		}
+		if (!n)
+			break;
 		run += n;
 	}
 	return run;
