@@ -10,13 +10,12 @@
  * first branches after the skim, whose cycles may differ (cycles.c), may
  * be fewer, which the margin covers and auxsample__skimmed() checks.
  */
+#include <string.h>
 #include "backend.h"
 #include "pt-parse.h"
 #include "pt-walk.h"
 #include "x86-branch.h"
 
-/* Offsets that may be the point, at least PTW_SKIM_STEP bytes apart. */
-#define PTW_SKIM_POINTS		128
 #define PTW_SKIM_STEP		32
 /*
  * With CYC, the anchors of cycles.c (a packet sent with its branch, a TIP
@@ -24,12 +23,8 @@
  * skim must leave before the last branches, for their cycles.
  */
 #define PTW_SKIM_ANCHORS	1
-
-struct ptw_skim_point {
-	uint64_t	pos;
-	uint64_t	taken;		/* branches the packets before it show */
-	uint64_t	anchors;	/* before it */
-};
+/* The branches the packets before the point must show to tell how many they stand for. */
+#define PTW_SKIM_MIN_SHOWN	64
 
 static unsigned int ptw_skim__bits(uint64_t tnt, unsigned int nr_bits)
 {
@@ -92,25 +87,24 @@ static unsigned int ptw_skim__thin(struct ptw_skim_point *points, unsigned int n
 }
 
 /*
- * The point to skim to, of the @nr @points, after which @taken branches
- * were counted in all: the latest whose packets after it show @need
- * branches, and a little before it, so that @anchors anchors come
- * between: the cycles of the branches after the skim are a whole
- * decode's from the first (cycles.c).  0 for none; the first point is the
- * sync point, none either.
+ * The point to skim to, of @plan's: the latest whose packets after it
+ * show @need branches, and a little before it, so that the plan's anchors
+ * come between: the cycles of the branches after the skim are a whole
+ * decode's from the first (cycles.c).  Its index; 0 for none, the first
+ * point being the sync point.
  */
-static uint64_t ptw_skim__choose(const struct ptw_skim_point *points, unsigned int nr,
-				 uint64_t taken, uint64_t need, unsigned int anchors)
+static unsigned int ptw_skim__choose(const struct ptw_skim_plan *plan, uint64_t need)
 {
-	unsigned int i = nr;
+	const struct ptw_skim_point *points = plan->points;
+	unsigned int i = plan->nr;
 
-	while (i > 1 && taken - points[i - 1].taken < need)
+	while (i > 1 && plan->taken - points[i - 1].taken < need)
 		i--;
 	if (i <= 1)
 		return 0;
 	for (unsigned int q = i - 1; i > 1; i--) {
-		if (points[q].anchors - points[i - 1].anchors >= anchors)
-			return points[i - 1].pos;
+		if (points[q].anchors - points[i - 1].anchors >= plan->anchors)
+			return i - 1;
 	}
 	return 0;
 }
@@ -120,9 +114,10 @@ static uint64_t ptw_skim__choose(const struct ptw_skim_point *points, unsigned i
  * packets from @from on, for a ring of @depth (@timed: with cycles); 0
  * for none: too few branches after @from to skim any.
  */
-uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned int depth,
-			 bool timed)
+uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t len,
+			 size_t from, unsigned int depth, bool timed)
 {
+	/* Here, not in @plan: stores to it might be to @buf, for the compiler. */
 	struct ptw_skim_point points[PTW_SKIM_POINTS];
 	uint64_t need = depth + depth / 4 + 16, taken = 0, anchors = 0;
 	uint64_t step = PTW_SKIM_STEP, next = from;
@@ -182,7 +177,14 @@ uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned i
 		}
 		pos += n;
 	}
-	return ptw_skim__choose(points, nr, taken, need, timed ? PTW_SKIM_ANCHORS : 0);
+	memcpy(plan->points, points, nr * sizeof(*points));
+	plan->nr = nr;
+	plan->taken = taken;
+	plan->need = need;
+	plan->anchors = timed ? PTW_SKIM_ANCHORS : 0;
+	plan->again = false;
+	plan->at = ptw_skim__choose(plan, need);
+	return plan->at ? plan->points[plan->at].pos : 0;
 }
 
 /*
@@ -192,6 +194,7 @@ uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned i
  */
 bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 {
+	struct ptw_skim_plan *plan = &w->wd->skim_plan;
 	unsigned int depth;
 
 	/* A packet read already (a stream's last stretch peeked it): from it. */
@@ -199,14 +202,43 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 		from = w->pos - w->pkt.size;
 	depth = auxsample__skim(w->dec);
 	if (depth)
-		w->skim_at = ptw_skim__point(w->buf, end, from, depth, w->timed);
+		w->skim_at = ptw_skim__point(plan, w->buf, end, from, depth, w->timed);
 	if (!depth || !w->skim_at) {
 		auxsample__skimmed(w->dec);
 		w->skim_at = UINT64_MAX;
 		return false;
 	}
+	plan->branches = auxsample__stats(w->dec)->branches;
 	w->skim_timed = w->timed;
 	w->timed = false;
+	return true;
+}
+
+/*
+ * At the point chosen, the walk knows how many branches the packets
+ * before it stood for: direct jumps and calls leave none, so mostly
+ * more.  The rest of the snippet is taken to be alike, and the point
+ * chosen again for as many branches after it (the margin of
+ * ptw_skim__point() kept): whether it is further, where the skim goes on.
+ * Once a skim, and only from enough branches to tell.
+ */
+static bool ptw_walk__skim_further(struct ptw_walk *w)
+{
+	struct ptw_skim_plan *plan = &w->wd->skim_plan;
+	uint64_t shown = plan->points[plan->at].taken, walked;
+	unsigned int at;
+
+	if (plan->again)
+		return false;
+	plan->again = true;
+	walked = auxsample__stats(w->dec)->branches - plan->branches;
+	if (shown < PTW_SKIM_MIN_SHOWN || walked <= shown)
+		return false;
+	at = ptw_skim__choose(plan, (plan->need * shown + walked - 1) / walked);
+	if (at <= plan->at)
+		return false;
+	plan->at = at;
+	w->skim_at = plan->points[at].pos;
 	return true;
 }
 
@@ -223,6 +255,9 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 void ptw_walk__unskim(struct ptw_walk *w)
 {
 	unsigned int bits = w->nr_bits;
+
+	if (ptw_walk__skim_further(w))
+		return;
 
 	/* The pending branch's packet: its TNT bit, still pt-cyc.c's to take. */
 	if (w->pending && w->cls == X86_BR_COND)

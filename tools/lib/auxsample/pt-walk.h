@@ -27,6 +27,30 @@ struct ptw_stream;
 /* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
 #define PTW_FALLBACK		1
 
+/* Offsets a skim may end at (pt-walk-skim.c), at least PTW_SKIM_STEP bytes apart. */
+#define PTW_SKIM_POINTS		128
+
+struct ptw_skim_point {
+	uint64_t	pos;
+	uint64_t	taken;		/* branches the packets before it show */
+	uint64_t	anchors;	/* before it */
+};
+
+/*
+ * A skim's points, kept: the walk, having counted the branches up to
+ * the one chosen, may go further (ptw_walk__unskim()).
+ */
+struct ptw_skim_plan {
+	struct ptw_skim_point	points[PTW_SKIM_POINTS];
+	unsigned int		nr;
+	unsigned int		at;		/* the point chosen */
+	uint64_t		taken;		/* the branches all the packets show */
+	uint64_t		need;		/* after the point */
+	unsigned int		anchors;	/* between it and the last branches */
+	uint64_t		branches;	/* the decode's, when the skim began */
+	bool			again;		/* chosen again, from the walk's count */
+};
+
 struct ptw_decoder {
 	struct auxsample_decoder	*dec;
 	const struct auxsample_config	*config;
@@ -36,6 +60,7 @@ struct ptw_decoder {
 	unsigned int			shared_generation;
 	bool				attached;	/* to config->image */
 	struct ptw_stream		*stream;	/* pt-walk-stream.c's */
+	struct ptw_skim_plan		skim_plan;	/* the walk's skim */
 };
 
 struct ptw_walk {
@@ -104,8 +129,8 @@ int ptw_walk__overflow(struct ptw_walk *w);
  * skim from @from if it may before @end; at the end, whether the walk
  * gave what a whole one gives.
  */
-uint64_t ptw_skim__point(const uint8_t *buf, size_t len, size_t from, unsigned int depth,
-			 bool timed);
+uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t len,
+			 size_t from, unsigned int depth, bool timed);
 bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
 /* The walk reached the point (out of line: once a skim). */
 void ptw_walk__unskim(struct ptw_walk *w);
