@@ -16,7 +16,7 @@
 #include "pt-walk.h"
 #include "x86-branch.h"
 
-#define PTW_SKIM_STEP		32
+#define PTW_SKIM_STEP		16
 /*
  * With CYC, the anchors of cycles.c (a packet sent with its branch, a TIP
  * or a full TNT, whose time a later packet tells: a CYC after it) that a
