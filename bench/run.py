@@ -37,7 +37,10 @@ Intel PT decoder of the list, side by side (--decoder= for perf
 auxsample, the config variable auxsample.decoder through PERF_CONFIG for
 perf report); without it, ours runs with its default and perf's config.
 --no-cyc records (and times) files without CYC, named *-nocyc-*.
-Timings are this machine's:
+Then decoding alone, each Intel PT decoder on the larger file of each
+kind: what perf auxsample script -v -j 1 --depth 64 says the decoder's
+calls walked and took (medians of --runs), without reading the file,
+symbols or printing.  Timings are this machine's:
 compare ratios, not seconds.
 """
 import argparse
@@ -133,12 +136,46 @@ def main():
     print('| file | samples | branches | tool | wall s | CPU s | ns/branch | samples/s | '
           'peak RSS MiB | upstream/ours wall | upstream/ours CPU | us/sample (slope) |')
     print('|---|---|---|---|---|---|---|---|---|---|---|---|')
+    big = []
     for name in args.files.split(','):
         small = record(args.out, name, args.samples // 2, args.engine, args.cyc)
         bench(args, perf, threads, name, small, None)
-        bench(args, perf, threads, name,
-              record(args.out, name, args.samples, args.engine, args.cyc), small)
+        big.append((name, record(args.out, name, args.samples, args.engine, args.cyc)))
+        bench(args, perf, threads, name, big[-1][1], small)
+    print()
+    print('| file | decoder | taken branches walked a sample | us a sample | ns a branch | '
+          'libipt/walker |')
+    print('|---|---|---|---|---|---|')
+    for name, (data, _, _) in big:
+        decode_alone(args, perf, name, data)
     print('load average at end: %.2f %.2f %.2f' % os.getloadavg())
+
+
+COST = re.compile(r'decoding: (\d+) taken branches walked \(([\d.]+) a sample\) '
+                  r'in [\d.]+ s: ([\d.]+) us a sample, ([\d.]+) ns a branch')
+
+
+def decode_alone(args, perf, name, data):
+    """The decoders' own cost on @data, as perf auxsample script -v says it."""
+    res = {}
+    for _ in range(args.runs):
+        for d in ('walker', 'libipt'):
+            out = subprocess.run([perf, 'auxsample', 'script', '-v', '-j', '1', '--depth', '64',
+                                  '--decoder=%s' % d, '-i', data], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True).stderr
+            m = COST.search(out)
+            if m:
+                res.setdefault(d, []).append((float(m.group(2)), float(m.group(3)),
+                                              float(m.group(4))))
+    for d in ('walker', 'libipt'):
+        if d not in res:
+            print('| %s | %s | no decode cost in -v | | | |' % (name, d))
+            continue
+        per_sample, us, ns = (statistics.median(x) for x in zip(*res[d]))
+        ratio = ''
+        if d == 'walker' and 'libipt' in res:
+            ratio = '%.2f' % (statistics.median(r[1] for r in res['libipt']) / us)
+        print('| %s | %s | %.1f | %.2f | %.2f | %s |' % (name, d, per_sample, us, ns, ratio))
 
 
 def bench(args, perf, threads, name, recorded, small):

@@ -44,6 +44,10 @@ struct script {
 	struct auxsample_walk		walk;
 	const struct script_opts	*opts;
 	u64				branches;
+	/* -v: what the decodes walked, and their time */
+	u64				decoded;
+	u64				decodes;
+	u64				decode_ns;
 	struct strbuf			line;	/* a sample's text */
 	struct auxsample_stat		stat;	/* perf auxsample stat */
 };
@@ -102,6 +106,22 @@ static void script__print_stat(struct script *s)
 	}
 }
 
+/*
+ * -v: what decoding cost, the decoder's calls alone (the time each took
+ * on the thread that made it: with -j 1 nothing else runs there): the
+ * taken branches they walked (from the sync point, not only those kept),
+ * per sample and per branch.
+ */
+static void script__print_cost(const struct script *s)
+{
+	double us = s->decode_ns / 1e3;
+
+	fprintf(stderr, "[ decoding: %" PRIu64 " taken branches walked (%.1f a sample) "
+		"in %.3f s: %.2f us a sample, %.2f ns a branch ]\n",
+		s->decoded, (double)s->decoded / s->decodes, us / 1e6, us / s->decodes,
+		s->decoded ? s->decode_ns / (double)s->decoded : 0.0);
+}
+
 static int script__sample(struct auxsample_walk *w, struct thread *thread,
 			  struct perf_sample *sample, struct evsel *evsel,
 			  const struct auxsample_result *res)
@@ -111,6 +131,9 @@ static int script__sample(struct auxsample_walk *w, struct thread *thread,
 	if (s->opts->stat)
 		return auxsample_stat__add(&s->stat, sample, res);
 	s->branches += res->nr > 0 ? res->nr : 0;
+	s->decoded += res->stats->branches;
+	s->decodes++;
+	s->decode_ns += res->decode_ns;
 	if (s->opts->json)
 		auxsample_print__json(stdout, &w->symcache, thread, sample, evsel, res);
 	else
@@ -135,12 +158,15 @@ static int script__done(struct auxsample_walk *w)
 {
 	struct script *s = container_of(w, struct script, walk);
 
-	if (s->opts->stat)
+	if (s->opts->stat) {
 		script__print_stat(s);
-	else
-		fprintf(stderr, "[ %" PRIu64 " %s, %" PRIu64 " branches, %" PRIu64
-			" without a sync point, %" PRIu64 " decode errors ]\n",
-			w->samples, auxsample_walk__what(w), s->branches, w->nosync, w->errors);
+		return 0;
+	}
+	fprintf(stderr, "[ %" PRIu64 " %s, %" PRIu64 " branches, %" PRIu64
+		" without a sync point, %" PRIu64 " decode errors ]\n",
+		w->samples, auxsample_walk__what(w), s->branches, w->nosync, w->errors);
+	if (verbose > 0 && s->decodes)
+		script__print_cost(s);
 	return 0;
 }
 

@@ -198,6 +198,7 @@ static struct auxsample_decoder *auxsample_worker__decoder(struct auxsample_work
 static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsample_job *job)
 {
 	struct auxsample_decoder *dec;
+	u64 start;
 	int nr;
 
 	dec = auxsample_worker__decoder(wk, job->image, &nr);
@@ -209,10 +210,13 @@ static void auxsample_worker__decode(struct auxsample_worker *wk, struct auxsamp
 	wk->mem.thread = job->thread;
 	auxsample_decoder__set_thread(dec, job->sample.tid);
 	auxsample_decoder__set_sample_ip(dec, job->sample.ip);
+	start = auxsample__decode_clock();
 	nr = auxsample_decoder__decode(dec, job->sample.aux_sample.data,
 				       job->sample.aux_sample.size, job->depth);
 	if (auxsample_job__keep(job, dec, nr))
 		auxsample_job__fail(job, -AUXSAMPLE_ERR_NOMEM);
+	else
+		job->res.decode_ns = auxsample__decode_clock() - start;
 	/* A decoder that failed starts afresh: nothing of it for the next job. */
 	if (nr < 0 && nr != -AUXSAMPLE_ERR_NOSYNC) {
 		auxsample_decoder__delete(wk->dec);

@@ -654,11 +654,14 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 {
 	struct auxsample_result res;
 	struct auxsample_stats stats;
+	u64 start;
 	int nr;
 
 	/* A new image (the process mapped more): the rest alone. */
 	if (run->failed || (run->image && run->image != ctx->image))
 		return AUXSAMPLE_STREAM_ALONE;
+	/* The first stretch's decode begins the stream. */
+	start = auxsample__decode_clock();
 	if (!run->dec && stream_run__start(run, config, ctx->image, ctx->depth)) {
 		run->failed = true;
 		return AUXSAMPLE_STREAM_ALONE;
@@ -675,6 +678,7 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 		return AUXSAMPLE_STREAM_ALONE;
 	}
 	auxsample_result__init(&res, run->dec, nr, &stats);
+	res.decode_ns = auxsample__decode_clock() - start;
 	run->served++;
 	return ctx->fn(ctx->arg, &res);
 }

@@ -149,6 +149,7 @@ int auxsample_decoding__decode(struct auxsample_decoding *d, struct machine *mac
 	struct auxsample_result res;
 	struct auxsample_stats stats;
 	int nr = AUXSAMPLE_STREAM_ALONE;
+	u64 start;
 
 	if (!claimed && d->streams && auxsample_streams__claim(d->streams, sample, &job))
 		claimed = &job;
@@ -163,9 +164,11 @@ int auxsample_decoding__decode(struct auxsample_decoding *d, struct machine *mac
 	/* ETM: the trace of the sample's thread only. */
 	auxsample_decoder__set_thread(d->dec, sample->tid);
 	auxsample_decoder__set_sample_ip(d->dec, sample->ip);
+	start = auxsample__decode_clock();
 	nr = auxsample_decoder__decode(d->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       d->depth);
 	auxsample_result__init(&res, d->dec, nr, &stats);
+	res.decode_ns = auxsample__decode_clock() - start;
 	return fn(arg, &res);
 }
 

@@ -8,9 +8,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 #include <linux/zalloc.h>
 #include <sys/mman.h>
@@ -119,6 +121,15 @@ int auxsample_session__check_size(struct perf_session *session, const char *who)
 	return -EIO;
 }
 
+u64 auxsample__decode_clock(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts))
+		return 0;
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
 void auxsample_result__init(struct auxsample_result *res, const struct auxsample_decoder *dec,
 			    int nr, struct auxsample_stats *stats)
 {
@@ -128,4 +139,5 @@ void auxsample_result__init(struct auxsample_result *res, const struct auxsample
 	res->nr_errors = auxsample_decoder__errors(dec, &res->errors);
 	auxsample_decoder__stats(dec, stats, sizeof(*stats));
 	res->stats = stats;
+	res->decode_ns = 0;
 }

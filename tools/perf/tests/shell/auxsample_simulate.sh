@@ -184,6 +184,18 @@ for j in 1 2 3; do
 	python3 "$lib/auxsample_truth.py" --auxsample "$data" 64 perf -j $j > "$out" 2>&1 ||
 		fail "dense, streams, -j $j: not the truth"
 done
+# -v says what decoding walked and cost: the walker walks the branches
+# libipt does, streams and snippets alone, in some time.
+walked() {
+	perf auxsample script -i "$data" -v -j 1 "$@" 2>&1 > /dev/null |
+		sed -n 's/.*decoding: \([0-9]*\) taken branches walked (.*) in \([0-9.]*\) s:.*/\1 \2/p'
+}
+for reuse in --reuse --no-reuse; do
+	w=$(walked $reuse --decoder=walker)
+	l=$(walked $reuse --decoder=libipt)
+	[ "${w%% *}" = "${l%% *}" ] && [ "${w%% *}" -gt 0 ] && [ "${w#* }" != 0.000 ] ||
+		fail "-v $reuse: the walker walked '$w' (branches, s), libipt '$l'"
+done
 perf auxsample script -i "$data" -j 3 > "$tmp/stream3" 2> /dev/null
 cmp -s "$tmp/stream" "$tmp/stream3" || fail "dense: streams decoded in threads differ"
 perf auxsample script -i "$data" -j 1 --no-reuse > "$tmp/alone" 2> /dev/null
