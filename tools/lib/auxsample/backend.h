@@ -134,6 +134,12 @@ bool auxsample__late_waiting(const struct auxsample_decoder *dec);
 unsigned int auxsample__skim(struct auxsample_decoder *dec);
 bool auxsample__unskim(struct auxsample_decoder *dec);
 bool auxsample__skimmed(struct auxsample_decoder *dec);
+/*
+ * @n taken branches skimmed, the last from @from to @to: what
+ * auxsample__add_branch() of each would keep (a walk's batch).
+ */
+void auxsample__skim_taken(struct auxsample_decoder *dec, uint64_t n, uint64_t from,
+			   uint64_t to);
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
 /*

@@ -82,6 +82,43 @@ static inline void ptw_walk__taken(struct ptw_walk *w, bool timed, uint64_t from
 	}
 }
 
+/*
+ * Skimming, the taken branches of ptw_walk__fast() are counted there and
+ * given to the core at once, before anything else may look at them: the
+ * call of auxsample__add_branch() for each was a tenth of a skim.
+ */
+struct ptw_skimmed {
+	uint64_t	n;
+	uint64_t	from;	/* the last one */
+	uint64_t	to;
+};
+
+/* ptw_walk__taken() of the pending branch, skimming: no timing, no ring. */
+static inline void ptw_walk__skim_taken(struct ptw_walk *w, struct ptw_skimmed *sk, uint64_t to)
+{
+	uint64_t from = w->from, next = from + w->length;
+	unsigned int cls = w->cls;
+
+	if (cls == X86_BR_COND && to == next)
+		return;
+	sk->n++;
+	sk->from = from;
+	sk->to = to;
+	if (cls == X86_BR_CALL || cls == X86_BR_IND_CALL) {
+		if (to != next && auxsample__call(w->dec, next))
+			w->nomem = true;
+	} else if (cls == X86_BR_RET) {
+		auxsample__ret(w->dec, to);
+	}
+}
+
+static inline void ptw_walk__skim_flush(struct ptw_walk *w, struct ptw_skimmed *sk)
+{
+	if (sk->n)
+		auxsample__skim_taken(w->dec, sk->n, sk->from, sk->to);
+	sk->n = 0;
+}
+
 /* The branch that ended the last block went to @to: pt.c's pt_flow__resolve(). */
 static inline void ptw_walk__resolve(struct ptw_walk *w, uint64_t to, unsigned int flags)
 {
@@ -544,6 +581,8 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
 	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
 	bool timed = w->timed;	/* not read again after each call */
+	bool skimming = w->skim_at != UINT64_MAX;
+	struct ptw_skimmed sk = { 0 };
 
 	for (;;) {
 		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
@@ -556,9 +595,11 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		if (w->pos >= w->skim_at) {
 			auxsample__insns(w->dec, insns);
 			insns = 0;
+			ptw_walk__skim_flush(w, &sk);
 			w->nr_bits = nr_bits;
 			ptw_walk__unskim(w);
 			timed = w->timed;
+			skimming = w->skim_at != UINT64_MAX;
 		}
 		/* CYC and MTC are never before a TNT: skipped only if none is next. */
 		if (!nr_bits && !ptw_walk__at_tnt8(w) && w->tma)
@@ -582,6 +623,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 					/* As ptw_walk__block() counts them: before. */
 					auxsample__insns(w->dec, insns);
 					insns = 0;
+					ptw_walk__skim_flush(w, &sk);
 					if (ptw_walk__pgd_pge(w, b, ip))
 						break;
 					ip = w->ip;
@@ -621,7 +663,11 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		 */
 		if (w->pending) {
 			w->pending = false;
-			ptw_walk__taken(w, timed, w->from, w->cls, w->from + w->length, ip, 0);
+			if (skimming)
+				ptw_walk__skim_taken(w, &sk, ip);
+			else
+				ptw_walk__taken(w, timed, w->from, w->cls, w->from + w->length,
+						ip, 0);
 		}
 		w->pending = true;
 		w->from = b->end;
@@ -658,6 +704,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	w->nr_bits = nr_bits;
 	w->no_progress = no_progress;
 	auxsample__insns(w->dec, insns);
+	ptw_walk__skim_flush(w, &sk);
 }
 
 /*

@@ -64,6 +64,14 @@ bool auxsample__unskim(struct auxsample_decoder *dec)
 	return true;
 }
 
+/* auxsample__add_branch() while skimming, @n times over. */
+void auxsample__skim_taken(struct auxsample_decoder *dec, uint64_t n, uint64_t from,
+			   uint64_t to)
+{
+	dec->stats.branches += n;
+	auxsample__skim_branch(dec, from, to);
+}
+
 /* A trimmed stack while skimming: the late-sample rule's undo is lost for good. */
 void auxsample__skim_unsafe(struct auxsample_decoder *dec)
 {
