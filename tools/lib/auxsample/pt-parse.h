@@ -72,6 +72,34 @@ static inline unsigned int ptw_timing_size(const uint8_t *at, size_t left)
 }
 
 /*
+ * The commonest packets sized without ptw_parse(), for the scans that
+ * only count them (a skim's pre-scan, a stream's stops), 0 for anything
+ * else (ptw_parse() reads it, errors included): a CYC, PAD or MTC,
+ */
+static inline unsigned int ptw_timing_pad_size(const uint8_t *at, size_t left)
+{
+	return at[0] ? ptw_timing_size(at, left) : 1;
+}
+
+/* ... and a TIP, TIP.PGE, TIP.PGD or FUP, whole in @left bytes. */
+static inline unsigned int ptw_ip_packet_size(const uint8_t *at, size_t left)
+{
+	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+	unsigned int ipc = at[0] >> 5, size = 1 + bytes[ipc];
+
+	switch (at[0] & 0x1f) {
+	case 0x0d:
+	case 0x11:
+	case 0x01:
+	case 0x1d:
+		/* Reserved IP compressions, or cut short: ptw_parse()'s errors. */
+		return ipc == 5 || ipc == 7 || size > left ? 0 : size;
+	default:
+		return 0;
+	}
+}
+
+/*
  * The IP of a TIP/FUP after IP compression against @last_ip (the last
  * IP sent, 0 after a PSB), or -1 for a reserved IPBytes.
  */

@@ -54,30 +54,6 @@ static const uint8_t ptw_skim_bits7[128] = {
 	4, 5, 5, 6, 5, 6, 6, 7,
 };
 
-/* A CYC, PAD or MTC at @at, whole in @left bytes: its size; else 0. */
-static inline unsigned int ptw_skim__timing(const uint8_t *at, size_t left)
-{
-	return at[0] ? ptw_timing_size(at, left) : 1;
-}
-
-/* A TIP, TIP.PGE, TIP.PGD or FUP at @at, whole in @left bytes: its size; else 0. */
-static inline unsigned int ptw_skim__ip(const uint8_t *at, size_t left)
-{
-	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
-	unsigned int ipc = at[0] >> 5, size = 1 + bytes[ipc];
-
-	switch (at[0] & 0x1f) {
-	case 0x0d:
-	case 0x11:
-	case 0x01:
-	case 0x1d:
-		/* Reserved IP compressions, or cut short: ptw_parse()'s errors. */
-		return ipc == 5 || ipc == 7 || size > left ? 0 : size;
-	default:
-		return 0;
-	}
-}
-
 /* Every other point dropped: room for more, twice as far apart. */
 static unsigned int ptw_skim__thin(struct ptw_skim_point *points, unsigned int nr)
 {
@@ -148,7 +124,7 @@ uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t 
 			continue;
 		}
 		/* CYC, PAD, MTC, */
-		n = ptw_skim__timing(buf + pos, len - pos);
+		n = ptw_timing_pad_size(buf + pos, len - pos);
 		if (n) {
 			anchors += exact && b;
 			exact &= !b;
@@ -156,7 +132,7 @@ uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t 
 			continue;
 		}
 		/* TIP (a taken branch), TIP.PGE, TIP.PGD, FUP. */
-		n = ptw_skim__ip(buf + pos, len - pos);
+		n = ptw_ip_packet_size(buf + pos, len - pos);
 		if (n) {
 			taken += (b & 0x1f) == 0x0d;
 			exact = true;

@@ -54,18 +54,38 @@ static int ptw_stream__scan(struct ptw_stream *s, size_t pos)
 {
 	const uint8_t *buf = s->w.buf;
 	size_t len = s->w.len;
+	bool open = false;	/* a stop's timing goes on: pt_stops.h */
 	struct ptw_packet p;
 
 	while (pos < len) {
-		int n = ptw_parse(buf + pos, len - pos, &p);
+		uint8_t b = buf[pos];
+		bool idle, pgd = false;
+		int n;
 
-		if (n == PTW_EOS)
-			break;		/* cut in the middle: libipt stops there too */
-		if (n < 0)
-			return PTW_FALLBACK;
-		if (pt_stops__packet(&s->stops, pos, n, ptw_packet__is_idle(&p),
-				     p.type == PTW_TIP_PGD))
-			return -AUXSAMPLE_ERR_NOMEM;
+		/* TNT-8, CYC, MTC, PAD and IP packets without ptw_parse(): most. */
+		if (!(b & 1) && b >= 4) {
+			n = 1;
+			idle = false;
+		} else if ((n = ptw_timing_pad_size(buf + pos, len - pos))) {
+			idle = true;
+		} else if ((n = ptw_ip_packet_size(buf + pos, len - pos))) {
+			idle = false;
+			pgd = (b & 0x1f) == 0x01;
+		} else {
+			n = ptw_parse(buf + pos, len - pos, &p);
+			if (n == PTW_EOS)
+				break;	/* cut in the middle: libipt stops there too */
+			if (n < 0)
+				return PTW_FALLBACK;
+			idle = ptw_packet__is_idle(&p);
+			pgd = p.type == PTW_TIP_PGD;
+		}
+		/* Only a TIP.PGD, or the first packet of the flow after it, changes them. */
+		if (pgd || (open && !idle)) {
+			if (pt_stops__packet(&s->stops, pos, n, idle, pgd))
+				return -AUXSAMPLE_ERR_NOMEM;
+			open = pgd;
+		}
 		pos += n;
 	}
 	pt_stops__lost(&s->stops, pos);
