@@ -116,9 +116,9 @@ static void script__print_cost(const struct script *s)
 {
 	double us = s->decode_ns / 1e3;
 
-	fprintf(stderr, "[ decoding: %" PRIu64 " taken branches walked (%.1f a sample) "
-		"in %.3f s: %.2f us a sample, %.2f ns a branch ]\n",
-		s->decoded, (double)s->decoded / s->decodes, us / 1e6, us / s->decodes,
+	fprintf(stderr, "[ decoding: %" PRIu64 " taken branches walked (%.1f a sample) in %.3f s: ",
+		s->decoded, (double)s->decoded / s->decodes, us / 1e6);
+	fprintf(stderr, "%.2f us a sample, %.2f ns a branch ]\n", us / s->decodes,
 		s->decoded ? s->decode_ns / (double)s->decoded : 0.0);
 }
 

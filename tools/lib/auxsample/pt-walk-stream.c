@@ -45,6 +45,38 @@ static bool ptw_packet__is_idle(const struct ptw_packet *p)
 }
 
 /*
+ * The packet at @at, of @left bytes, for the scan: its size, whether it
+ * is idle and whether a TIP.PGD; ptw_parse()'s result for an error.
+ * TNT-8, CYC, MTC, PAD and the IP packets, most of them, without it.
+ */
+static int ptw_stream__packet(const uint8_t *at, size_t left, bool *idle, bool *pgd)
+{
+	struct ptw_packet p;
+	int n;
+
+	*idle = false;
+	*pgd = false;
+	if (!(at[0] & 1) && at[0] >= 4)
+		return 1;
+	n = ptw_timing_pad_size(at, left);
+	if (n) {
+		*idle = true;
+		return n;
+	}
+	n = ptw_ip_packet_size(at, left);
+	if (n) {
+		*pgd = (at[0] & 0x1f) == 0x01;
+		return n;
+	}
+	n = ptw_parse(at, left, &p);
+	if (n > 0) {
+		*idle = ptw_packet__is_idle(&p);
+		*pgd = p.type == PTW_TIP_PGD;
+	}
+	return n;
+}
+
+/*
  * Where the trace stops after the first PSB, at @pos, and until where
  * nothing but timing follows: 0, PTW_FALLBACK for a packet the walker
  * does not know (libipt's scan syncs on at the next PSB, which the walker
@@ -55,31 +87,15 @@ static int ptw_stream__scan(struct ptw_stream *s, size_t pos)
 	const uint8_t *buf = s->w.buf;
 	size_t len = s->w.len;
 	bool open = false;	/* a stop's timing goes on: pt_stops.h */
-	struct ptw_packet p;
 
 	while (pos < len) {
-		uint8_t b = buf[pos];
-		bool idle, pgd = false;
-		int n;
+		bool idle, pgd;
+		int n = ptw_stream__packet(buf + pos, len - pos, &idle, &pgd);
 
-		/* TNT-8, CYC, MTC, PAD and IP packets without ptw_parse(): most. */
-		if (!(b & 1) && b >= 4) {
-			n = 1;
-			idle = false;
-		} else if ((n = ptw_timing_pad_size(buf + pos, len - pos))) {
-			idle = true;
-		} else if ((n = ptw_ip_packet_size(buf + pos, len - pos))) {
-			idle = false;
-			pgd = (b & 0x1f) == 0x01;
-		} else {
-			n = ptw_parse(buf + pos, len - pos, &p);
-			if (n == PTW_EOS)
-				break;	/* cut in the middle: libipt stops there too */
-			if (n < 0)
-				return PTW_FALLBACK;
-			idle = ptw_packet__is_idle(&p);
-			pgd = p.type == PTW_TIP_PGD;
-		}
+		if (n == PTW_EOS)
+			break;		/* cut in the middle: libipt stops there too */
+		if (n < 0)
+			return PTW_FALLBACK;
 		/* Only a TIP.PGD, or the first packet of the flow after it, changes them. */
 		if (pgd || (open && !idle)) {
 			if (pt_stops__packet(&s->stops, pos, n, idle, pgd))

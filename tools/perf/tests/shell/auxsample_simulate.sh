@@ -187,8 +187,10 @@ done
 # -v says what decoding walked and cost: the walker walks the branches
 # libipt does, streams and snippets alone, in some time.
 walked() {
+	local cost='.*decoding: \([0-9]*\) taken branches walked (.*) in \([0-9.]*\) s:.*'
+
 	perf auxsample script -i "$data" -v -j 1 "$@" 2>&1 > /dev/null |
-		sed -n 's/.*decoding: \([0-9]*\) taken branches walked (.*) in \([0-9.]*\) s:.*/\1 \2/p'
+		sed -n "s/$cost/\1 \2/p"
 }
 for reuse in --reuse --no-reuse; do
 	w=$(walked $reuse --decoder=walker)
