@@ -27,7 +27,7 @@ struct ptw_stream;
 /* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
 #define PTW_FALLBACK		1
 
-/* Offsets a skim may end at (pt-walk-skim.c), at least PTW_SKIM_STEP bytes apart. */
+/* Offsets a skim may end at (pt-walk-skim.c: at least 16 bytes apart). */
 #define PTW_SKIM_POINTS		128
 
 struct ptw_skim_point {

@@ -50,6 +50,7 @@
 #include "sample.h"
 #include "session.h"
 #include "thread.h"
+#include "time-utils.h"
 
 #define STREAM_KEY		32	/* the snippet's first bytes, searched for */
 #define STREAM_MIN_OVERLAP	512
@@ -661,7 +662,7 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 	if (run->failed || (run->image && run->image != ctx->image))
 		return AUXSAMPLE_STREAM_ALONE;
 	/* The first stretch's decode begins the stream. */
-	start = auxsample__decode_clock();
+	start = rdclock();
 	if (!run->dec && stream_run__start(run, config, ctx->image, ctx->depth)) {
 		run->failed = true;
 		return AUXSAMPLE_STREAM_ALONE;
@@ -678,7 +679,7 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 		return AUXSAMPLE_STREAM_ALONE;
 	}
 	auxsample_result__init(&res, run->dec, nr, &stats);
-	res.decode_ns = auxsample__decode_clock() - start;
+	res.decode_ns = rdclock() - start;
 	run->served++;
 	return ctx->fn(ctx->arg, &res);
 }

@@ -31,6 +31,7 @@
 #include "strlist.h"
 #include "symbol.h"
 #include "thread.h"
+#include "time-utils.h"
 #include "tool.h"
 
 const char *auxsample_walk__what(const struct auxsample_walk *w)
@@ -164,11 +165,11 @@ int auxsample_decoding__decode(struct auxsample_decoding *d, struct machine *mac
 	/* ETM: the trace of the sample's thread only. */
 	auxsample_decoder__set_thread(d->dec, sample->tid);
 	auxsample_decoder__set_sample_ip(d->dec, sample->ip);
-	start = auxsample__decode_clock();
+	start = rdclock();
 	nr = auxsample_decoder__decode(d->dec, sample->aux_sample.data, sample->aux_sample.size,
 				       d->depth);
 	auxsample_result__init(&res, d->dec, nr, &stats);
-	res.decode_ns = auxsample__decode_clock() - start;
+	res.decode_ns = rdclock() - start;
 	return fn(arg, &res);
 }
 

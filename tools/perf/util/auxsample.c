@@ -8,11 +8,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
-#include <linux/time64.h>
 #include <linux/types.h>
 #include <linux/zalloc.h>
 #include <sys/mman.h>
@@ -119,15 +117,6 @@ int auxsample_session__check_size(struct perf_session *session, const char *who)
 	       "; copy or record it again\n",
 	       who, session->data->path, size, end);
 	return -EIO;
-}
-
-u64 auxsample__decode_clock(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		return 0;
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 void auxsample_result__init(struct auxsample_result *res, const struct auxsample_decoder *dec,

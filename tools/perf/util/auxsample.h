@@ -111,18 +111,16 @@ struct auxsample_result {
 	const u64				*callchain;
 	const struct auxsample_decode_error	*errors;
 	const struct auxsample_stats		*stats;
-	u64					decode_ns;	/* the decode's time */
+	/*
+	 * The decode's time (rdclock(): monotonic, as a thread's CPU clock is a
+	 * system call that costs more than a dense sample's decode in a VM)
+	 */
+	u64					decode_ns;
 };
 
 /* @dec's results after a decode that returned @nr; *@stats holds its stats. */
 void auxsample_result__init(struct auxsample_result *res, const struct auxsample_decoder *dec,
 			    int nr, struct auxsample_stats *stats);
-/*
- * The clock of the decodes' times (res->decode_ns), in ns: monotonic, as
- * a thread's CPU clock is a system call that costs more than a dense
- * sample's decode (1.7 us in a VM); 0 if unknown.
- */
-u64 auxsample__decode_clock(void);
 
 /*
  * Overlapping snippets decoded once (auxsample-stream.c): a first look at
