@@ -138,7 +138,9 @@ void ptw_stream__end(void *priv)
  * After the first TIP.PGE, at @pos: libipt's sync reads on to the next
  * packet of the flow, and fails where the trace ends, is corrupt or syncs
  * again first (fuzz-pt found a PSB+ there that libipt refused): where
- * one of those comes before a packet of the flow, libipt decides.
+ * one of those comes before a packet of the flow, libipt decides.  A FUP
+ * is not one: libipt reads on to the packet it binds to (fuzz-pt found a
+ * FUP, then timing, then a PSB+ with CYC that libipt refused).
  */
 static bool ptw_stream__flows_after(const uint8_t *buf, size_t len, size_t pos)
 {
@@ -150,7 +152,7 @@ static bool ptw_stream__flows_after(const uint8_t *buf, size_t len, size_t pos)
 		if (n <= 0 || p.type == PTW_PSB || p.type == PTW_PSBEND || p.type == PTW_OTHER)
 			return false;
 		if (p.type != PTW_PAD && p.type != PTW_TIMING && p.type != PTW_MODE_EXEC &&
-		    p.type != PTW_MODE_TSX)
+		    p.type != PTW_MODE_TSX && p.type != PTW_FUP)
 			return true;
 		pos += n;
 	}
