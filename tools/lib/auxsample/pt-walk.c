@@ -49,6 +49,18 @@ static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
 	return true;
 }
 
+/* The call stack after a taken branch of class @cls, ending at @next, to @to. */
+static inline void ptw_walk__stack(struct ptw_walk *w, unsigned int cls, uint64_t next,
+				   uint64_t to)
+{
+	if (cls == X86_BR_CALL || cls == X86_BR_IND_CALL) {
+		if (to != next && auxsample__call(w->dec, next))
+			w->nomem = true;
+	} else if (cls == X86_BR_RET) {
+		auxsample__ret(w->dec, to);
+	}
+}
+
 /*
  * The branch at @from, of class @cls, ending at @next, went to @to:
  * pt.c's pt_flow__resolve(), with the branch and @w->timed given
@@ -72,14 +84,8 @@ static inline void ptw_walk__taken(struct ptw_walk *w, bool timed, uint64_t from
 	if (cls == X86_BR_COND && (flags || to == next))
 		return;
 	auxsample__add_branch(w->dec, from, to, kinds[cls], flags);
-	if (flags)
-		return;
-	if (cls == X86_BR_CALL || cls == X86_BR_IND_CALL) {
-		if (to != next && auxsample__call(w->dec, next))
-			w->nomem = true;
-	} else if (cls == X86_BR_RET) {
-		auxsample__ret(w->dec, to);
-	}
+	if (!flags)
+		ptw_walk__stack(w, cls, next, to);
 }
 
 /*
@@ -104,12 +110,7 @@ static inline void ptw_walk__skim_taken(struct ptw_walk *w, struct ptw_skimmed *
 	sk->n++;
 	sk->from = from;
 	sk->to = to;
-	if (cls == X86_BR_CALL || cls == X86_BR_IND_CALL) {
-		if (to != next && auxsample__call(w->dec, next))
-			w->nomem = true;
-	} else if (cls == X86_BR_RET) {
-		auxsample__ret(w->dec, to);
-	}
+	ptw_walk__stack(w, cls, next, to);
 }
 
 static inline void ptw_walk__skim_flush(struct ptw_walk *w, struct ptw_skimmed *sk)
