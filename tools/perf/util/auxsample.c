@@ -111,8 +111,14 @@ int auxsample_session__check_size(struct perf_session *session, const char *who)
 	unsigned long size = perf_data__size(session->data);
 
 	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
-	    !header->data_size || size >= end)
+	    !header->data_size || (end >= header->data_offset && size >= end))
 		return 0;
+	if (end < header->data_offset) {
+		/* A wrapped sum: the reader would loop on its mapping. */
+		pr_err("%s%s is damaged: its header gives its data section %" PRIu64
+		       " bytes; record it again\n", who, session->data->path, header->data_size);
+		return -EINVAL;
+	}
 	pr_err("%s%s is truncated: %lu bytes where its header says %" PRIu64
 	       "; copy or record it again\n",
 	       who, session->data->path, size, end);
