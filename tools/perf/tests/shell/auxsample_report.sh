@@ -337,10 +337,12 @@ expect_error() {
 	local what=$1 message=$2 rc
 
 	shift 2
-	perf auxsample report "$@" > "$out" 2>&1
+	timeout -k 10 120 perf auxsample report "$@" > "$out" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		fail "$what: exit 0"
+	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		fail "$what: still running after 120 s"
 	elif killed $rc; then
 		fail "$what: killed by signal $((rc - 128))"
 	elif ! grep -q "$message" "$out"; then
@@ -353,6 +355,19 @@ expect_error "no AUX samples" \
 	"has no samples with AUX area data; record them with perf record -A" -i "$tmp/plain.data"
 head -c $(($(stat -c %s "$data") / 2)) "$data" > "$tmp/cut.data"
 expect_error "truncated file" "cut.data is truncated" -i "$tmp/cut.data"
+# A data size of 2^64 - 1: offset plus size wrapped to less than the
+# file, and every reader of the file mapped what the sum gave, forever.
+cp "$data" "$tmp/wrap.data"
+printf '\377\377\377\377\377\377\377\377' |
+	dd of="$tmp/wrap.data" bs=1 seek=48 conv=notrunc 2> /dev/null
+expect_error "data size wrapping" "wrap.data is damaged" -i "$tmp/wrap.data"
+timeout -k 10 120 perf script -i "$tmp/wrap.data" > "$out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ $rc -eq 137 ] || killed $rc; then
+	fail "perf script, data size wrapping: exit $rc"
+elif ! grep -q "wrap.data is truncated or damaged: its data section" "$out"; then
+	fail "perf script, data size wrapping: no clear error"
+fi
 expect_error "--show" "no section 'hot'" -i "$data" --show edges,hot
 expect_error "--percent-limit" "takes a percentage" -i "$data" --percent-limit lots
 exit $err
