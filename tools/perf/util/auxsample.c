@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/types.h>
@@ -107,11 +108,17 @@ const char *auxsample_thread__comm_str_at(struct thread *thread, u64 time)
 int auxsample_session__check_size(struct perf_session *session, const char *who)
 {
 	struct perf_header *header = &session->header;
-	u64 end = header->data_offset + header->data_size;
-	unsigned long size = perf_data__size(session->data);
+	u64 end = header->data_offset + header->data_size, size;
+	struct stat st;
 
 	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
-	    !header->data_size || (end >= header->data_offset && size >= end))
+	    !header->data_size)
+		return 0;
+	/* Not perf_data__size(): an unsigned long, 32 bits on some machines */
+	if (fstat(perf_data__fd(session->data), &st) || !S_ISREG(st.st_mode))
+		return 0;
+	size = st.st_size;
+	if (end >= header->data_offset && size >= end)
 		return 0;
 	if (end < header->data_offset) {
 		/* A wrapped sum: the reader would loop on its mapping. */
@@ -119,7 +126,7 @@ int auxsample_session__check_size(struct perf_session *session, const char *who)
 		       " bytes; record it again\n", who, session->data->path, header->data_size);
 		return -EINVAL;
 	}
-	pr_err("%s%s is truncated: %lu bytes where its header says %" PRIu64
+	pr_err("%s%s is truncated: %" PRIu64 " bytes where its header says %" PRIu64
 	       "; copy or record it again\n",
 	       who, session->data->path, size, end);
 	return -EIO;
