@@ -33,6 +33,19 @@ int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at)
 	return 0;
 }
 
+/* A MODE packet: only 64-bit code outside transactions is the walker's. */
+static int ptw_walk__mode(struct ptw_walk *w, const struct ptw_packet *p)
+{
+	if (p->type == PTW_MODE_EXEC) {
+		if ((p->mode & 3) != 1)
+			return PTW_FALLBACK;
+		w->mode = true;
+	} else if (p->mode & 3) {
+		return PTW_FALLBACK;
+	}
+	return 0;
+}
+
 /* The PSB+ after the PSB just read: whether it enables the flow, at *@ip. */
 static int ptw_walk__psb_plus(struct ptw_walk *w, bool *fup, uint64_t *ip)
 {
@@ -57,12 +70,8 @@ static int ptw_walk__psb_plus(struct ptw_walk *w, bool *fup, uint64_t *ip)
 				return PTW_FALLBACK;
 			break;
 		case PTW_MODE_EXEC:
-			if ((p.mode & 3) != 1)
-				return PTW_FALLBACK;
-			w->mode = true;
-			break;
 		case PTW_MODE_TSX:
-			if (p.mode & 3)
+			if (ptw_walk__mode(w, &p))
 				return PTW_FALLBACK;
 			break;
 		case PTW_FUP:
@@ -105,12 +114,8 @@ int ptw_walk__peek(struct ptw_walk *w)
 				return PTW_FALLBACK;
 			break;
 		case PTW_MODE_EXEC:
-			if ((p->mode & 3) != 1)
-				return PTW_FALLBACK;
-			w->mode = true;
-			break;
 		case PTW_MODE_TSX:
-			if (p->mode & 3)
+			if (ptw_walk__mode(w, p))
 				return PTW_FALLBACK;
 			break;
 		case PTW_PSB:
