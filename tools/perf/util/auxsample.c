@@ -114,16 +114,16 @@ int auxsample_session__check_size(struct perf_session *session, const char *who)
 	if (perf_data__is_pipe(session->data) || perf_data__is_dir(session->data) ||
 	    !header->data_size)
 		return 0;
-	/* Not perf_data__size(): an unsigned long, 32 bits on some machines */
-	if (fstat(perf_data__fd(session->data), &st) || !S_ISREG(st.st_mode))
-		return 0;
-	size = st.st_size;
 	if (end < header->data_offset) {
 		/* A wrapped sum: the reader would loop on its mapping. */
 		pr_err("%s%s is damaged: its header gives its data section %" PRIu64
 		       " bytes; record it again\n", who, session->data->path, header->data_size);
 		return -EINVAL;
 	}
+	/* Not perf_data__size(): an unsigned long, 32 bits on some machines */
+	if (fstat(perf_data__fd(session->data), &st) || !S_ISREG(st.st_mode))
+		return 0;
+	size = st.st_size;
 	if (size >= end)
 		return 0;
 	pr_err("%s%s is truncated: %" PRIu64 " bytes where its header says %" PRIu64
