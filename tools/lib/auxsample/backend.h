@@ -21,6 +21,10 @@
 #ifndef noinline
 #define noinline		__attribute__((noinline))
 #endif
+#ifndef likely
+#define likely(x)		__builtin_expect(!!(x), 1)
+#define unlikely(x)		__builtin_expect(!!(x), 0)
+#endif
 
 struct auxsample_image_file;
 

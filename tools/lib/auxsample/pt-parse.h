@@ -7,6 +7,7 @@
  * them out, read in place: the walker's parser (pt-parse.c).  Only what
  * the walker uses is decoded; the rest is sized and skipped.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -97,6 +98,37 @@ static inline unsigned int ptw_ip_packet_size(const uint8_t *at, size_t left)
 	default:
 		return 0;
 	}
+}
+
+/* A one-byte TNT at @at, of @left bytes: even, not PAD (0x00), not an extended opcode (0x02). */
+static inline bool ptw_is_tnt8(const uint8_t *at, size_t left)
+{
+	return left && !(at[0] & 1) && at[0] >= 4;
+}
+
+/* A TIP or TIP.PGD at @at, of @left bytes. */
+static inline bool ptw_is_tip_or_pgd(const uint8_t *at, size_t left)
+{
+	return left && ((at[0] & 0x1f) == 0x0d || (at[0] & 0x1f) == 0x01);
+}
+
+/*
+ * The bytes of the CYC and MTC packets at @at, of @left, skipped as
+ * ptw_walk__peek() skips them after a TMA: with CYC nearly every packet
+ * has one before it.
+ */
+static inline size_t ptw_timing_run(const uint8_t *at, size_t left)
+{
+	size_t run = 0;
+
+	while (run < left) {
+		unsigned int n = ptw_timing_size(at + run, left - run);
+
+		if (!n)
+			break;
+		run += n;
+	}
+	return run;
 }
 
 /*

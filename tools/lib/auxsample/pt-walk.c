@@ -31,24 +31,6 @@
 #include "pt-walk.h"
 #include "x86-branch.h"
 
-static void ptw_walk__push(struct ptw_walk *w, uint64_t ret)
-{
-	w->rets[w->ret_top] = ret;
-	w->ret_top = (w->ret_top + 1) % PTW_RETS;
-	if (w->nr_rets < PTW_RETS)
-		w->nr_rets++;
-}
-
-static bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
-{
-	if (!w->nr_rets)
-		return false;
-	w->ret_top = (w->ret_top + PTW_RETS - 1) % PTW_RETS;
-	w->nr_rets--;
-	*ret = w->rets[w->ret_top];
-	return true;
-}
-
 /* The call stack after a taken branch of class @cls, ending at @next, to @to. */
 static inline void ptw_walk__stack(struct ptw_walk *w, unsigned int cls, uint64_t next,
 				   uint64_t to)
@@ -156,13 +138,7 @@ static int ptw_walk__expect(struct ptw_walk *w, enum ptw_type type)
  */
 static inline bool ptw_walk__at_tnt8(const struct ptw_walk *w)
 {
-	uint8_t b;
-
-	if (w->have || w->pos == w->len)
-		return false;
-	b = w->buf[w->pos];
-	/* even, not PAD (0x00) and not an extended opcode (0x02) */
-	return !(b & 1) && b >= 4;
+	return !w->have && ptw_is_tnt8(w->buf + w->pos, w->len - w->pos);
 }
 
 static inline bool ptw_walk__tnt8(struct ptw_walk *w)
@@ -328,31 +304,7 @@ static inline int ptw_walk__at_tip(const struct ptw_walk *w, uint64_t *to)
 /* A TIP or TIP.PGD next, not peeked yet. */
 static inline bool ptw_walk__at_tip_or_pgd(const struct ptw_walk *w)
 {
-	uint8_t b;
-
-	if (w->pos == w->len)
-		return false;
-	b = w->buf[w->pos] & 0x1f;
-	return b == 0x0d || b == 0x01;
-}
-
-/*
- * The bytes of the CYC and MTC packets at @at, of @left, skipped as
- * ptw_walk__peek() skips them after a TMA: with CYC nearly every packet
- * has one before it.
- */
-static inline size_t ptw_timing_run(const uint8_t *at, size_t left)
-{
-	size_t run = 0;
-
-	while (run < left) {
-		unsigned int n = ptw_timing_size(at + run, left - run);
-
-		if (!n)
-			break;
-		run += n;
-	}
-	return run;
+	return ptw_is_tip_or_pgd(w->buf + w->pos, w->len - w->pos);
 }
 
 /* The same at the walk's position; most often there is none. */
@@ -672,6 +624,9 @@ int ptw_walk__run(struct ptw_walk *w)
 				break;
 			continue;
 		}
+		/* Skimming, most blocks are the skim loop's (pt-walk-skim-fast.c). */
+		if (w->skim_at != UINT64_MAX && !w->timed && !w->have)
+			ptw_walk__skim_fast(w);
 		ptw_walk__fast(w);
 		/* A TNT next is no FUP: no need to parse it twice. */
 		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {

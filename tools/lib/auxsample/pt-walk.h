@@ -105,6 +105,28 @@ struct ptw_walk {
 };
 
 /*
+ * The return compression stack: a call's return address pushed, popped
+ * by every near RET (the oldest dropped when full).
+ */
+static inline void ptw_walk__push(struct ptw_walk *w, uint64_t ret)
+{
+	w->rets[w->ret_top] = ret;
+	w->ret_top = (w->ret_top + 1) % PTW_RETS;
+	if (w->nr_rets < PTW_RETS)
+		w->nr_rets++;
+}
+
+static inline bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
+{
+	if (!w->nr_rets)
+		return false;
+	w->ret_top = (w->ret_top + PTW_RETS - 1) % PTW_RETS;
+	w->nr_rets--;
+	*ret = w->rets[w->ret_top];
+	return true;
+}
+
+/*
  * Start @w at the PSB at @offset, its PSB+ taken: 0, or PTW_FALLBACK if
  * the walker does not take it.  @w->stop_at is kept.
  */
@@ -132,6 +154,12 @@ int ptw_walk__overflow(struct ptw_walk *w);
 uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t len,
 			 size_t from, unsigned int depth, bool timed);
 bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
+/*
+ * Skimming, the commonest blocks walked with only what a skim keeps
+ * (pt-walk-skim-fast.c), up to the first that needs more: ptw_walk__run()
+ * goes on from there.
+ */
+void ptw_walk__skim_fast(struct ptw_walk *w);
 /* The walk reached the point (out of line: once a skim). */
 void ptw_walk__unskim(struct ptw_walk *w);
 bool ptw_walk__skimmed(struct ptw_walk *w);

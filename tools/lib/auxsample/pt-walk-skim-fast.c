@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Intel PT walker's skim loop: skimming (pt-walk-skim.c), most of a
+ * snippet's blocks are walked for the call stack, the return compression
+ * stack and the counts alone, and this loop walks them with only that to
+ * do.  It takes what ptw_walk__fast() (pt-walk.c) takes, the same way,
+ * and stops before anything else: ptw_walk__fast() goes on from there.
+ * What it saves (callgrind, perf auxsample script on the sparse bench
+ * file): a skimmed block took some 120 instructions in ptw_walk__fast(),
+ * of which the call stack's calls into the core were a fifth.
+ */
+#include "backend.h"
+#include "pt-blocks.h"
+#include "pt-parse.h"
+#include "pt-walk.h"
+#include "x86-branch.h"
+
+/*
+ * What a skimmed run of blocks gives the core (ptw_walk__skim_fast()):
+ * the taken branches counted, the last of them, the instructions, and the
+ * call stack's operations, kept apart from the core's stack (a call of
+ * auxsample__call() or auxsample__ret() for each cost the loop its
+ * registers): the return addresses of the calls made and not yet returned
+ * from, and the returns to frames of before, given to the core at once.
+ * A return to a frame not on top (a longjmp ...) goes to the core as it
+ * is.  In memory, on purpose: the loop keeps its registers for the walk.
+ */
+#ifndef PTW_SKIM_FRAMES
+#define PTW_SKIM_FRAMES		64	/* -DPTW_SKIM_FRAMES=2 tests the flushes */
+#endif
+
+struct ptw_skim_run {
+	uint64_t			n;
+	const struct ptw_block		*last;	/* the last branch counted: its block, */
+	uint64_t			last_to;	/* ... and where it went */
+	uint64_t			insns;
+	unsigned int			nr_frames;
+	unsigned int			nr_rets;
+	uint64_t			frames[PTW_SKIM_FRAMES];
+	uint64_t			rets[PTW_SKIM_FRAMES];
+};
+
+/*
+ * The call stack's operations to the core: a return to an earlier frame
+ * comes only when no frame of the run is left, so all of them come before
+ * all the frames.
+ */
+static noinline void ptw_skim_run__flush(struct ptw_skim_run *run, struct ptw_walk *w)
+{
+	for (unsigned int i = 0; i < run->nr_rets; i++)
+		auxsample__ret(w->dec, run->rets[i]);
+	for (unsigned int i = 0; i < run->nr_frames; i++) {
+		if (auxsample__call(w->dec, run->frames[i]))
+			w->nomem = true;
+	}
+	run->nr_rets = 0;
+	run->nr_frames = 0;
+}
+
+static inline void ptw_skim_run__call(struct ptw_skim_run *run, struct ptw_walk *w,
+				      uint64_t ret)
+{
+	if (run->nr_frames == PTW_SKIM_FRAMES)
+		ptw_skim_run__flush(run, w);
+	run->frames[run->nr_frames++] = ret;
+}
+
+static inline void ptw_skim_run__ret(struct ptw_skim_run *run, struct ptw_walk *w,
+				     uint64_t to)
+{
+	if (run->nr_frames && run->frames[run->nr_frames - 1] == to) {
+		run->nr_frames--;
+	} else if (run->nr_frames) {
+		ptw_skim_run__flush(run, w);
+		auxsample__ret(w->dec, to);
+	} else {
+		if (run->nr_rets == PTW_SKIM_FRAMES)
+			ptw_skim_run__flush(run, w);
+		run->rets[run->nr_rets++] = to;
+	}
+}
+
+/*
+ * A TNT-8's payload (the byte shifted right once: a stop bit, then the
+ * bits, the first branch's highest) with the bits in the order the
+ * branches take them, lowest first, under the stop bit: the skim loop
+ * takes a bit with a mask and a shift, and has none left at 1.
+ */
+static const uint8_t ptw_tnt8_lsb[128] = {
+	0x00, 0x00, 0x02, 0x03, 0x04, 0x06, 0x05, 0x07,
+	0x08, 0x0c, 0x0a, 0x0e, 0x09, 0x0d, 0x0b, 0x0f,
+	0x10, 0x18, 0x14, 0x1c, 0x12, 0x1a, 0x16, 0x1e,
+	0x11, 0x19, 0x15, 0x1d, 0x13, 0x1b, 0x17, 0x1f,
+	0x20, 0x30, 0x28, 0x38, 0x24, 0x34, 0x2c, 0x3c,
+	0x22, 0x32, 0x2a, 0x3a, 0x26, 0x36, 0x2e, 0x3e,
+	0x21, 0x31, 0x29, 0x39, 0x25, 0x35, 0x2d, 0x3d,
+	0x23, 0x33, 0x2b, 0x3b, 0x27, 0x37, 0x2f, 0x3f,
+	0x40, 0x60, 0x50, 0x70, 0x48, 0x68, 0x58, 0x78,
+	0x44, 0x64, 0x54, 0x74, 0x4c, 0x6c, 0x5c, 0x7c,
+	0x42, 0x62, 0x52, 0x72, 0x4a, 0x6a, 0x5a, 0x7a,
+	0x46, 0x66, 0x56, 0x76, 0x4e, 0x6e, 0x5e, 0x7e,
+	0x41, 0x61, 0x51, 0x71, 0x49, 0x69, 0x59, 0x79,
+	0x45, 0x65, 0x55, 0x75, 0x4d, 0x6d, 0x5d, 0x7d,
+	0x43, 0x63, 0x53, 0x73, 0x4b, 0x6b, 0x5b, 0x7b,
+	0x47, 0x67, 0x57, 0x77, 0x4f, 0x6f, 0x5f, 0x7f,
+};
+
+/* The walk's @nr_bits bits of @tnt (the next the highest) the other way round. */
+static uint64_t ptw_tnt__reverse(uint64_t tnt, unsigned int nr_bits)
+{
+	uint64_t r = 0;
+
+	for (unsigned int i = 0; i < nr_bits; i++)
+		r |= ((tnt >> i) & 1) << (nr_bits - 1 - i);
+	return r;
+}
+
+/* The classes of the branches that take a TNT bit (RET: if compressed). */
+#define PTW_TNT_CLASSES		(1U << X86_BR_COND | 1U << X86_BR_RET)
+
+/* What the pending branch does when the next block is walked. */
+enum ptw_skim_pending {
+	PTW_SKIM_NONE,		/* a conditional branch not taken */
+	PTW_SKIM_TAKEN,		/* a taken branch, counted */
+	PTW_SKIM_CALL,		/* ... and a call for the call stack */
+	PTW_SKIM_RET,		/* ... and a return */
+};
+
+/* What ptw_walk__skim_taken() would do with the branch of class @cls at @from. */
+static enum ptw_skim_pending ptw_skim__pending(unsigned int cls, uint64_t next, uint64_t to)
+{
+	if (cls == X86_BR_COND && to == next)
+		return PTW_SKIM_NONE;
+	if ((cls == X86_BR_CALL || cls == X86_BR_IND_CALL) && to != next)
+		return PTW_SKIM_CALL;
+	return cls == X86_BR_RET ? PTW_SKIM_RET : PTW_SKIM_TAKEN;
+}
+
+/*
+ * ptw_walk__fast()'s blocks again, skimming: what it does with them
+ * there, and no more (no timing, no ring, no TIP.PGD and TIP.PGE, no
+ * packet peeked before), with its state in fewer registers: the TNT bits
+ * lowest first under a stop bit, the position a pointer, the pending
+ * branch a block and what its resolution is to do, decided when its
+ * target is known, the counts in memory (struct ptw_skim_run).  It stops
+ * where ptw_walk__fast() would do more than this, having changed nothing
+ * for that block: ptw_walk__fast() takes it, as it would have.
+ */
+void ptw_walk__skim_fast(struct ptw_walk *w)
+{
+	struct ptw_block *slots = w->blocks->slots;
+	const uint8_t *p = w->buf + w->pos, *end = w->buf + w->len;
+	/* ptw_walk__fast() goes on past the end with the bits it holds */
+	const uint8_t *stop = w->buf + (w->skim_at < w->len ? w->skim_at : w->len);
+	uint64_t ip = w->ip;
+	uint64_t tnt = ptw_tnt__reverse(w->tnt, w->nr_bits) | 1ULL << w->nr_bits;
+	unsigned int no_progress = w->no_progress;
+	/* w's pending branch, as a block: the first block walked resolves it */
+	struct ptw_block own = {
+		.end = w->from, .length = w->length, .cls = w->cls,
+	};
+	const struct ptw_block *pb = &own;
+	enum ptw_skim_pending pending = PTW_SKIM_NONE;
+	struct ptw_skim_run run;
+
+	run.n = 0;
+	run.insns = 0;
+	run.nr_frames = 0;
+	run.nr_rets = 0;
+	if (w->pending)
+		pending = ptw_skim__pending(w->cls, w->from + w->length, ip);
+	for (;;) {
+		const struct ptw_block *b = &slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
+		unsigned int cls, tip = 0;
+		uint64_t to = 0, next;
+		bool taken = false, read = false;
+
+		if (unlikely(b->start != ip || !b->valid))
+			break;
+		if (unlikely(p >= stop || no_progress + 1 >= PTW_MAX_LOOPS))
+			break;
+		cls = b->cls;
+		/* The packet of the branch, as ptw_walk__fast() takes it. */
+		if ((1U << cls) & PTW_TNT_CLASSES) {
+			if (unlikely(tnt == 1)) {
+				uint64_t t;
+
+				if (!ptw_is_tnt8(p, end - p) && w->tma)
+					p += ptw_timing_run(p, end - p);
+				if (!ptw_is_tnt8(p, end - p)) {
+					if (cls == X86_BR_COND)
+						break;
+					goto tip;	/* a RET not compressed */
+				}
+				t = ptw_tnt8_lsb[*p >> 1];
+				/* A RET not taken, or not compressed: not here. */
+				if (cls == X86_BR_RET && (!(t & 1) || !w->nr_rets))
+					break;
+				p++;
+				w->tnt_full = t >= 1 << PTW_TNT8_BITS;
+				tnt = t;
+				read = true;
+			} else if (cls == X86_BR_RET && (!(tnt & 1) || !w->nr_rets)) {
+				break;
+			}
+			taken = tnt & 1;
+			tnt >>= 1;
+		} else if (tnt == 1) {
+			if (!ptw_is_tnt8(p, end - p) && w->tma)
+				p += ptw_timing_run(p, end - p);
+			if (ptw_is_tnt8(p, end - p)) {
+				if (cls != X86_BR_JUMP && cls != X86_BR_CALL)
+					break;	/* a TIP wanted, TNT bits there: an error */
+			} else if (cls == X86_BR_JUMP || cls == X86_BR_CALL) {
+				if (!ptw_is_tip_or_pgd(p, end - p))
+					break;
+			} else {
+tip:
+				if (p == end || (*p & 0x1f) != 0x0d)
+					break;
+				tip = ptw_tip_ip(p, end - p, w->last_ip, &to);
+				if (!tip)
+					break;
+			}
+		} else if (cls != X86_BR_JUMP && cls != X86_BR_CALL) {
+			break;
+		}
+
+		/* The block is walked: the pending branch before it resolved. */
+		if (pending != PTW_SKIM_NONE) {
+			run.n++;
+			run.last = pb;
+			run.last_to = ip;
+			if (pending == PTW_SKIM_CALL)
+				ptw_skim_run__call(&run, w, pb->end + pb->length);
+			else if (pending == PTW_SKIM_RET)
+				ptw_skim_run__ret(&run, w, ip);
+		}
+		pb = b;
+		run.insns += b->ninsn;
+		next = b->end + b->length;
+		/* Reading the trace is progress (ptw_walk__expect()). */
+		no_progress = read || tip ? 0 : no_progress + 1;
+		if (cls == X86_BR_CALL || cls == X86_BR_IND_CALL)
+			ptw_walk__push(w, next);
+		else if (cls == X86_BR_RET)
+			ptw_walk__pop(w, &ip);
+		if (tip) {
+			p += tip;
+			w->last_ip = to;
+			ip = to;
+		} else if (cls == X86_BR_COND) {
+			ip = taken ? b->target : next;
+		} else if (cls != X86_BR_RET) {
+			ip = b->target;		/* a direct jump or call */
+		}
+		pending = ptw_skim__pending(cls, next, ip);
+	}
+	if (pb != &own) {
+		w->pending = true;
+		w->from = pb->end;
+		w->cls = pb->cls;
+		w->length = pb->length;
+	}
+	w->pos = p - w->buf;
+	w->ip = ip;
+	w->nr_bits = 63 - __builtin_clzll(tnt);
+	w->tnt = ptw_tnt__reverse(tnt, w->nr_bits);
+	w->no_progress = no_progress;
+	if (run.nr_frames || run.nr_rets)
+		ptw_skim_run__flush(&run, w);
+	auxsample__insns(w->dec, run.insns);
+	if (run.n)
+		auxsample__skim_taken(w->dec, run.n, run.last->end, run.last_to);
+}
