@@ -138,11 +138,11 @@ void ptw_stream__end(void *priv)
  * After the first TIP.PGE, at @pos: libipt's sync reads on to the next
  * packet of the flow, and fails where the trace ends, is corrupt or syncs
  * again first (fuzz-pt found a PSB+ there that libipt refused): where
- * one of those comes before a packet of the flow, libipt decides.  A FUP
- * is not one: libipt reads on to the packet it binds to (fuzz-pt found a
- * FUP, then timing, then a PSB+ with CYC that libipt refused), unless its
- * IP is suppressed: libipt's sync fails on that FUP (fuzz-pt, CI on
- * 849b743).
+ * one of those comes before a packet of the flow, libipt decides.  So it
+ * does at a FUP: libipt reads on to the packet the FUP binds to, and its
+ * sync fails on more than the walker would model (fuzz-pt found a FUP
+ * whose IP was suppressed, then one followed by another FUP); an event
+ * before the first branch after an enable is rare.
  */
 static bool ptw_stream__flows_after(const uint8_t *buf, size_t len, size_t pos)
 {
@@ -151,12 +151,11 @@ static bool ptw_stream__flows_after(const uint8_t *buf, size_t len, size_t pos)
 	while (pos < len) {
 		int n = ptw_parse(buf + pos, len - pos, &p);
 
-		if (n <= 0 || p.type == PTW_PSB || p.type == PTW_PSBEND || p.type == PTW_OTHER)
-			return false;
-		if (p.type == PTW_FUP && !p.ip_bytes)
+		if (n <= 0 || p.type == PTW_PSB || p.type == PTW_PSBEND || p.type == PTW_OTHER ||
+		    p.type == PTW_FUP)
 			return false;
 		if (p.type != PTW_PAD && p.type != PTW_TIMING && p.type != PTW_MODE_EXEC &&
-		    p.type != PTW_MODE_TSX && p.type != PTW_FUP)
+		    p.type != PTW_MODE_TSX)
 			return true;
 		pos += n;
 	}
