@@ -6,8 +6,9 @@
  * do.  It takes what ptw_walk__fast() (pt-walk.c) takes, the same way,
  * and stops before anything else: ptw_walk__fast() goes on from there.
  * What it saves (callgrind, perf auxsample script on the sparse bench
- * file): a skimmed block took some 120 instructions in ptw_walk__fast(),
- * of which the call stack's calls into the core were a fifth.
+ * file, bench/README.md): a skimmed block took some 120 instructions in
+ * ptw_walk__fast(), a fifth of them the call stack's calls into the core;
+ * here about 90, the call stack's operations mostly kept in the loop.
  */
 #include "backend.h"
 #include "pt-blocks.h"
@@ -126,7 +127,7 @@ enum ptw_skim_pending {
 	PTW_SKIM_RET,		/* ... and a return */
 };
 
-/* What ptw_walk__skim_taken() would do with the branch of class @cls at @from. */
+/* What ptw_walk__skim_taken() does with a branch of class @cls, ending at @next, to @to. */
 static enum ptw_skim_pending ptw_skim__pending(unsigned int cls, uint64_t next, uint64_t to)
 {
 	if (cls == X86_BR_COND && to == next)

@@ -450,8 +450,17 @@ static void ptw_walk__fast(struct ptw_walk *w)
 					ptw_walk__skim_flush(w, &sk);
 					if (ptw_walk__pgd_pge(w, b, ip))
 						break;
-					ip = w->ip;
 					no_progress = 0;
+					/* Skimming, on in the skim loop: no TNT bits held here. */
+					if (skimming) {
+						w->nr_bits = 0;
+						w->no_progress = 0;
+						ptw_walk__skim_fast(w);
+						tnt = w->tnt;
+						nr_bits = w->nr_bits;
+						no_progress = w->no_progress;
+					}
+					ip = w->ip;
 					continue;
 				}
 			}
