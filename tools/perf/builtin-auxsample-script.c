@@ -48,6 +48,8 @@ struct script {
 	u64				decoded;
 	u64				decodes;
 	u64				decode_ns;
+	u64				skims;
+	u64				skims_lost;
 	struct strbuf			line;	/* a sample's text */
 	struct auxsample_stat		stat;	/* perf auxsample stat */
 };
@@ -120,6 +122,9 @@ static void script__print_cost(const struct script *s)
 		s->decoded, (double)s->decoded / s->decodes, us / 1e6);
 	fprintf(stderr, "%.2f us a sample, %.2f ns a branch ]\n", us / s->decodes,
 		s->decoded ? s->decode_ns / (double)s->decoded : 0.0);
+	if (s->skims)
+		fprintf(stderr, "[ the walker skimmed %" PRIu64 " decodes, walked %" PRIu64
+			" of them again whole ]\n", s->skims, s->skims_lost);
 }
 
 static int script__sample(struct auxsample_walk *w, struct thread *thread,
@@ -134,6 +139,8 @@ static int script__sample(struct auxsample_walk *w, struct thread *thread,
 	s->decoded += res->stats->branches;
 	s->decodes++;
 	s->decode_ns += res->decode_ns;
+	s->skims += res->stats->pt_skims;
+	s->skims_lost += res->stats->pt_skims_lost;
 	if (s->opts->json)
 		auxsample_print__json(stdout, &w->symcache, thread, sample, evsel, res);
 	else
