@@ -152,7 +152,7 @@ int ptw_walk__overflow(struct ptw_walk *w);
  * gave what a whole one gives.
  */
 uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t len,
-			 size_t from, unsigned int depth, bool timed);
+			 size_t from, uint64_t need, bool timed);
 bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
 /*
  * Skimming, the commonest blocks walked with only what a skim keeps
