@@ -198,6 +198,18 @@ for reuse in --reuse --no-reuse; do
 	[ -n "$w" ] && [ "${w%% *}" = "${l%% *}" ] && [ "${w%% *}" -gt 0 ] ||
 		fail "-v $reuse: the walker walked '$w' (branches, s), libipt '$l'"
 done
+# ... and how many decodes the walker skimmed, snippets of 64 branches
+# and more, and walked again whole (libipt skims none).
+skims() {
+	local line='.*the walker skimmed \([0-9]*\) decodes, walked \([0-9]*\) of them.*'
+
+	perf auxsample script -i "$data" -v -j 1 --no-reuse "$@" 2>&1 > /dev/null |
+		sed -n "s/$line/\1 \2/p"
+}
+sk=$(skims --decoder=walker)
+[ -n "$sk" ] && [ "${sk%% *}" -gt 0 ] && [ "${sk##* }" -le "${sk%% *}" ] ||
+	fail "-v --no-reuse: the walker's skims '$sk' (skimmed, walked again)"
+[ -z "$(skims --decoder=libipt)" ] || fail "-v: libipt said it skimmed"
 perf auxsample script -i "$data" -j 3 > "$tmp/stream3" 2> /dev/null
 cmp -s "$tmp/stream" "$tmp/stream3" || fail "dense: streams decoded in threads differ"
 perf auxsample script -i "$data" -j 1 --no-reuse > "$tmp/alone" 2> /dev/null
