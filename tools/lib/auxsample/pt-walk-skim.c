@@ -164,6 +164,21 @@ uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t 
 }
 
 /*
+ * The branches the packets after the point must show for a ring of
+ * @depth.  They show fewer than were taken (direct jumps and calls send
+ * none), so @depth alone mostly does, but not always: without CYC 1.3%
+ * of the sparse bench file's decodes were walked again whole.  An eighth
+ * more lost none on the bench files.  A stream's stretch would hand the
+ * rest of the stream to libipt: a quarter and 16 more.
+ */
+static uint64_t ptw_walk__skim_need(const struct ptw_walk *w, unsigned int depth)
+{
+	if (w->stop_at != UINT64_MAX)
+		return depth + depth / 4 + 16;
+	return depth + depth / 8;
+}
+
+/*
  * Skim the walk from @from, up to a point before @end (the snippet's end,
  * a stream's stop): whether it does.  CYC timing (pt-cyc.c) is off until
  * the point: ptw_walk__unskim() starts it again.
@@ -177,19 +192,9 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 	if (w->have)
 		from = w->pos - w->pkt.size;
 	depth = auxsample__skim(w->dec);
-	/*
-	 * The packets show fewer branches than were taken (direct jumps and
-	 * calls send none), so @depth alone mostly does, but not always:
-	 * without CYC 1.3% of the sparse bench file's decodes were walked
-	 * again whole.  An eighth more lost none on the bench files.  A
-	 * stream's stretch would hand the rest of the stream to libipt: a
-	 * quarter and 16 more.
-	 */
 	if (depth)
 		w->skim_at = ptw_skim__point(plan, w->buf, end, from,
-					     w->stop_at != UINT64_MAX ?
-					     depth + depth / 4 + 16 : depth + depth / 8,
-					     w->timed);
+					     ptw_walk__skim_need(w, depth), w->timed);
 	if (!depth || !w->skim_at) {
 		auxsample__skimmed(w->dec);
 		w->skim_at = UINT64_MAX;
@@ -206,7 +211,7 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
  * before it stood for: direct jumps and calls leave none, so mostly
  * more.  The rest of the snippet is taken to be alike, and the point
  * chosen again for as many branches after it (the margin of
- * ptw_skim__point(), in proportion): whether it is further, where the
+ * ptw_walk__skim_need(), in proportion): whether it is further, where the
  * skim goes on.  Once a skim, and only from enough branches to tell.
  * Where the rest has fewer than expected the core's check walks a
  * snippet again; a stream's stretch would go to libipt for the rest of
