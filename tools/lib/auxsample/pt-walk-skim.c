@@ -9,6 +9,11 @@
  * branch to the next instruction, the late branches of a sample and the
  * first branches after the skim, whose cycles may differ (cycles.c), may
  * be fewer, which the margin covers and auxsample__skimmed() checks.
+ * Points 16 bytes apart or more are kept in one pass, and the packets
+ * between the two around the one chosen read again to choose among.
+ * A snippet's packets are counted only from near its end, as far back
+ * as the decoder's last count says twice the branches asked for take
+ * (ptw_walk__skim_from()), when the walk gets there.
  */
 #include <string.h>
 #include "backend.h"
@@ -20,9 +25,12 @@
 /*
  * With CYC, the anchors of cycles.c (a packet sent with its branch, a TIP
  * or a full TNT, whose time a later packet tells: a CYC after it) that a
- * skim must leave before the last branches, for their cycles.
+ * skim must leave before the last branches, for their cycles: a branch's
+ * may differ from a whole decode's up to the second after the point
+ * (auxsample_timing__converge()).  With one, 165 of the sparse bench
+ * file's 5720 decodes were walked again whole.
  */
-#define PTW_SKIM_ANCHORS	1
+#define PTW_SKIM_ANCHORS	2
 /* The branches the packets before the point must show to tell how many they stand for. */
 #define PTW_SKIM_MIN_SHOWN	64
 
@@ -86,6 +94,117 @@ static unsigned int ptw_skim__choose(const struct ptw_skim_plan *plan, uint64_t 
 }
 
 /*
+ * The packet at @pos of the @len bytes at @buf, counted as a point's
+ * branches and anchors are: its size, 0 or less where the walk stops too.
+ * @exact: the last flow packet went with its branch.
+ */
+static __always_inline int ptw_skim__packet(const uint8_t *buf, size_t len, size_t pos,
+				   uint64_t *taken, uint64_t *anchors, bool *exact)
+{
+	uint8_t b = buf[pos];
+	struct ptw_packet p;
+	int n;
+
+	/*
+	 * The common packets without ptw_parse(), the commonest first
+	 * (sparse bench file: CYC of two bytes 37%, TNT-8 36%, TIP 16%,
+	 * MTC 8%): a CYC of one or two bytes,
+	 */
+	if ((b & 3) == 3) {
+		n = !(b & 4) ? 1 : len - pos >= 2 && !(buf[pos + 1] & 1) ? 2 : 0;
+		if (n) {
+			*anchors += *exact;
+			*exact = false;
+			return n;
+		}
+	}
+	/* TNT-8 (full: 6 bits), */
+	if (!(b & 1) && b >= 4) {
+		*taken += ptw_skim_bits7[b >> 1] - 1;	/* not the stop bit */
+		*exact = b >= 0x80;
+		return 1;
+	}
+	/* CYC, PAD, MTC, */
+	n = ptw_timing_pad_size(buf + pos, len - pos);
+	if (n) {
+		*anchors += *exact && b;
+		*exact &= !b;
+		return n;
+	}
+	/* TIP (a taken branch), TIP.PGE, TIP.PGD, FUP. */
+	n = ptw_ip_packet_size(buf + pos, len - pos);
+	if (n) {
+		*taken += (b & 0x1f) == 0x0d;
+		*exact = true;
+		return n;
+	}
+	n = ptw_parse(buf + pos, len - pos, &p);
+	if (n <= 0)
+		return n;
+	if (p.type == PTW_TNT) {
+		*taken += ptw_skim__bits(p.tnt, p.nr_bits);
+		*exact = p.nr_bits == PTW_TNT64_BITS;
+	} else if (p.type == PTW_TIMING && (b & 3) == 3) {
+		*anchors += *exact;	/* a CYC cut short, as ptw_parse() reads it */
+		*exact = false;
+	} else if (p.type != PTW_TIMING && p.type != PTW_PAD) {
+		*exact = false;
+	}
+	return n;
+}
+
+/*
+ * The point chosen between @plan's points, packet by packet: from the
+ * one chosen (@at) up to the next after the latest with @need branches
+ * after it, the latest packet with @need after it, and before it the
+ * latest with the plan's anchors between (as ptw_skim__choose()).  The
+ * points are 16 to 32 bytes apart, some 10 to 20 branches the packets
+ * show: the walk after the point is that much shorter.  The packets
+ * between the points are read again, not recorded in the first look,
+ * which would cost more for every packet than this for a few.
+ */
+static void ptw_skim__refine(struct ptw_skim_plan *plan, unsigned int at, uint64_t need)
+{
+	struct ptw_skim_point fine[PTW_SKIM_FINE];
+	const struct ptw_skim_point *from = &plan->points[at];
+	uint64_t taken = from->taken, anchors = from->anchors;
+	size_t pos = from->pos, end = plan->len;
+	unsigned int nr = 0, i, q;
+	bool exact = from->exact;
+
+	plan->point = *from;
+	for (i = at + 1; i < plan->nr; i++) {
+		if (plan->taken - plan->points[i].taken < need) {
+			end = plan->points[i].pos;
+			break;
+		}
+	}
+	while (pos < end && nr < PTW_SKIM_FINE) {
+		int n;
+
+		fine[nr++] = (struct ptw_skim_point){
+			.pos = pos, .taken = taken, .anchors = anchors, .exact = exact,
+		};
+		n = ptw_skim__packet(plan->buf, plan->len, pos, &taken, &anchors, &exact);
+		if (n <= 0)
+			return;
+		pos += n;
+	}
+	if (pos < end)
+		return;		/* more packets than room: the point as it was */
+	for (q = nr; q > 0 && plan->taken - fine[q - 1].taken < need; q--)
+		;
+	if (!q)
+		return;
+	for (i = q; i > 0; i--) {
+		if (fine[q - 1].anchors - fine[i - 1].anchors >= plan->anchors) {
+			plan->point = fine[i - 1];
+			return;
+		}
+	}
+}
+
+/*
  * The offset at which to stop skimming, in the @len bytes at @buf,
  * packets from @from on, for @need branches after it (@timed: with
  * cycles); 0 for none: too few branches after @from to skim any.
@@ -100,10 +219,8 @@ uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t 
 	unsigned int nr = 0;
 	bool exact = false;	/* the last flow packet went with its branch */
 	size_t pos = from;
-	struct ptw_packet p;
 
 	while (pos < len) {
-		uint8_t b = buf[pos];
 		int n;
 
 		if (pos >= next) {
@@ -112,55 +229,28 @@ uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t 
 				step *= 2;
 			}
 			points[nr++] = (struct ptw_skim_point){
-				.pos = pos, .taken = taken, .anchors = anchors,
+				.pos = pos, .taken = taken, .anchors = anchors, .exact = exact,
 			};
 			next = pos + step;
 		}
-		/* The common packets without ptw_parse(): TNT-8 (full: 6 bits), */
-		if (!(b & 1) && b >= 4) {
-			taken += ptw_skim_bits7[b >> 1] - 1;	/* not the stop bit */
-			exact = b >= 0x80;
-			pos++;
-			continue;
-		}
-		/* CYC, PAD, MTC, */
-		n = ptw_timing_pad_size(buf + pos, len - pos);
-		if (n) {
-			anchors += exact && b;
-			exact &= !b;
-			pos += n;
-			continue;
-		}
-		/* TIP (a taken branch), TIP.PGE, TIP.PGD, FUP. */
-		n = ptw_ip_packet_size(buf + pos, len - pos);
-		if (n) {
-			taken += (b & 0x1f) == 0x0d;
-			exact = true;
-			pos += n;
-			continue;
-		}
-		n = ptw_parse(buf + pos, len - pos, &p);
+		n = ptw_skim__packet(buf, len, pos, &taken, &anchors, &exact);
 		if (n <= 0)
 			break;		/* the walk stops there too */
-		if (p.type == PTW_TNT) {
-			taken += ptw_skim__bits(p.tnt, p.nr_bits);
-			exact = p.nr_bits == PTW_TNT64_BITS;
-		} else if (p.type == PTW_TIMING && (buf[pos] & 3) == 3) {
-			anchors += exact;	/* a CYC cut short, as ptw_parse() reads it */
-			exact = false;
-		} else if (p.type != PTW_TIMING && p.type != PTW_PAD) {
-			exact = false;
-		}
 		pos += n;
 	}
 	memcpy(plan->points, points, nr * sizeof(*points));
+	plan->buf = buf;
+	plan->len = len;
 	plan->nr = nr;
 	plan->taken = taken;
 	plan->need = need;
 	plan->anchors = timed ? PTW_SKIM_ANCHORS : 0;
 	plan->again = false;
 	plan->at = ptw_skim__choose(plan, need);
-	return plan->at ? plan->points[plan->at].pos : 0;
+	if (!plan->at)
+		return 0;
+	ptw_skim__refine(plan, plan->at, need);
+	return plan->point.pos;
 }
 
 /*
@@ -179,6 +269,36 @@ static uint64_t ptw_walk__skim_need(const struct ptw_walk *w, unsigned int depth
 }
 
 /*
+ * Where a snippet's packets are first counted: most of them are skimmed
+ * past, and counting them all cost a tenth of a decode (sparse bench
+ * file, 1 KiB from the PSB).  From the bytes a branch took in the
+ * decoder's last count, the snippet's last bytes that should show twice
+ * @need branches; the walk counts from there when it gets there
+ * (ptw_walk__replan()).  @from where the trace is too short for that,
+ * or nothing is known yet.  A stream's stretch is counted whole: a skim
+ * lost there hands the rest of the stream to libipt.
+ */
+static uint64_t ptw_walk__skim_from(const struct ptw_walk *w, uint64_t from, uint64_t end,
+				    uint64_t need)
+{
+	uint64_t bytes = w->wd->skim_bytes;
+	uint64_t tail = (2 * need * bytes >> PTW_SKIM_BYTES_SHIFT) + PTW_SKIM_STEP;
+
+	if (!bytes || w->stop_at != UINT64_MAX || end - from <= 2 * tail)
+		return from;
+	return end - tail;
+}
+
+/* The bytes a shown branch took in @plan's count, for the next decode's. */
+static void ptw_walk__skim_learn(struct ptw_walk *w, uint64_t from)
+{
+	const struct ptw_skim_plan *plan = &w->wd->skim_plan;
+
+	if (plan->taken >= PTW_SKIM_MIN_SHOWN)
+		w->wd->skim_bytes = ((plan->len - from) << PTW_SKIM_BYTES_SHIFT) / plan->taken;
+}
+
+/*
  * Skim the walk from @from, up to a point before @end (the snippet's end,
  * a stream's stop): whether it does.  CYC timing (pt-cyc.c) is off until
  * the point: ptw_walk__unskim() starts it again.
@@ -187,14 +307,29 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 {
 	struct ptw_skim_plan *plan = &w->wd->skim_plan;
 	unsigned int depth;
+	uint64_t need;
 
 	/* A packet read already (a stream's last stretch peeked it): from it. */
 	if (w->have)
 		from = w->pos - w->pkt.size;
 	depth = auxsample__skim(w->dec);
-	if (depth)
-		w->skim_at = ptw_skim__point(plan, w->buf, end, from,
-					     ptw_walk__skim_need(w, depth), w->timed);
+	if (!depth)
+		goto out;
+	need = ptw_walk__skim_need(w, depth);
+	plan->later = false;
+	w->skim_at = ptw_walk__skim_from(w, from, end, need);
+	if (w->skim_at > from) {
+		/* Counted later: the plan's scan, as ptw_skim__point() leaves it. */
+		plan->buf = w->buf;
+		plan->len = end;
+		plan->need = need;
+		plan->anchors = w->timed ? PTW_SKIM_ANCHORS : 0;
+		plan->later = true;
+	} else {
+		w->skim_at = ptw_skim__point(plan, w->buf, end, from, need, w->timed);
+		ptw_walk__skim_learn(w, from);
+	}
+out:
 	if (!depth || !w->skim_at) {
 		auxsample__skimmed(w->dec);
 		w->skim_at = UINT64_MAX;
@@ -204,6 +339,24 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 	w->skim_timed = w->timed;
 	w->timed = false;
 	return true;
+}
+
+/*
+ * The walk reached where ptw_walk__skim() left the packets to count, at
+ * @pos, @branches walked: counted from there, the point to skim to, @pos
+ * itself if none is further.  Out of line: once a decode.
+ */
+noinline uint64_t ptw_walk__replan(struct ptw_walk *w, uint64_t pos, uint64_t branches)
+{
+	struct ptw_skim_plan *plan = &w->wd->skim_plan;
+	uint64_t at;
+
+	plan->later = false;
+	at = ptw_skim__point(plan, plan->buf, plan->len, pos, plan->need, plan->anchors != 0);
+	ptw_walk__skim_learn(w, pos);
+	plan->branches = branches;
+	w->skim_at = at > pos ? at : pos;
+	return w->skim_at;
 }
 
 /*
@@ -221,7 +374,8 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 static bool ptw_walk__skim_further(struct ptw_walk *w)
 {
 	struct ptw_skim_plan *plan = &w->wd->skim_plan;
-	uint64_t shown = plan->points[plan->at].taken, walked, need;
+	struct ptw_skim_point was = plan->point;
+	uint64_t shown = was.taken, walked, need;
 	unsigned int at;
 
 	if (plan->again)
@@ -233,11 +387,17 @@ static bool ptw_walk__skim_further(struct ptw_walk *w)
 	need = plan->need;
 	if (w->stop_at != UINT64_MAX)
 		need += need / 4;
-	at = ptw_skim__choose(plan, (need * shown + walked - 1) / walked);
-	if (at <= plan->at)
+	need = (need * shown + walked - 1) / walked;
+	at = ptw_skim__choose(plan, need);
+	if (at < plan->at)
 		return false;
+	ptw_skim__refine(plan, at, need);
+	if (plan->point.pos <= was.pos) {
+		plan->point = was;
+		return false;
+	}
 	plan->at = at;
-	w->skim_at = plan->points[at].pos;
+	w->skim_at = plan->point.pos;
 	return true;
 }
 
@@ -253,8 +413,14 @@ static bool ptw_walk__skim_further(struct ptw_walk *w)
  */
 void ptw_walk__unskim(struct ptw_walk *w)
 {
+	struct ptw_skim_plan *plan = &w->wd->skim_plan;
 	unsigned int bits = w->nr_bits;
 
+	/* Where the packets are counted: on to the point, if any is further. */
+	if (plan->later &&
+	    ptw_walk__replan(w, w->have ? w->pos - w->pkt.size : w->pos,
+			     auxsample__stats(w->dec)->branches) > w->pos)
+		return;
 	if (ptw_walk__skim_further(w))
 		return;
 
@@ -276,6 +442,7 @@ void ptw_walk__unskim(struct ptw_walk *w)
 bool ptw_walk__skimmed(struct ptw_walk *w)
 {
 	/* The point was never reached: the timing as it was. */
+	w->wd->skim_plan.later = false;
 	if (w->skim_at != UINT64_MAX) {
 		w->timed = w->skim_timed;
 		w->skim_at = UINT64_MAX;

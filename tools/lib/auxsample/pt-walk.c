@@ -634,8 +634,13 @@ int ptw_walk__run(struct ptw_walk *w)
 			continue;
 		}
 		/* Skimming, most blocks are the skim loop's (pt-walk-skim-fast.c). */
-		if (w->skim_at != UINT64_MAX && !w->timed && !w->have)
+		if (w->skim_at != UINT64_MAX && !w->timed && !w->have) {
 			ptw_walk__skim_fast(w);
+			/* Where the packets are counted (pt-walk-skim.c): on to the point. */
+			if (w->wd->skim_plan.later && w->pos >= w->skim_at && !w->have &&
+			    ptw_walk__replan(w, w->pos, auxsample__stats(w->dec)->branches) > w->pos)
+				ptw_walk__skim_fast(w);
+		}
 		ptw_walk__fast(w);
 		/* A TNT next is no FUP: no need to parse it twice. */
 		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {

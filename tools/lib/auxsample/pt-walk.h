@@ -29,11 +29,14 @@ struct ptw_stream;
 
 /* Offsets a skim may end at (pt-walk-skim.c: at least 16 bytes apart). */
 #define PTW_SKIM_POINTS		128
+/* Packets between two of them, read again to choose among (pt-walk-skim.c). */
+#define PTW_SKIM_FINE		64
 
 struct ptw_skim_point {
 	uint64_t	pos;
 	uint64_t	taken;		/* branches the packets before it show */
 	uint64_t	anchors;	/* before it */
+	bool		exact;		/* the flow packet before it went with its branch */
 };
 
 /*
@@ -44,12 +47,19 @@ struct ptw_skim_plan {
 	struct ptw_skim_point	points[PTW_SKIM_POINTS];
 	unsigned int		nr;
 	unsigned int		at;		/* the point chosen */
+	struct ptw_skim_point	point;		/* ... and the packet after it chosen */
+	const uint8_t		*buf;		/* the packets counted */
+	size_t			len;
 	uint64_t		taken;		/* the branches all the packets show */
 	uint64_t		need;		/* after the point */
 	unsigned int		anchors;	/* between it and the last branches */
-	uint64_t		branches;	/* the decode's, when the skim began */
+	uint64_t		branches;	/* the decode's, when the count began */
 	bool			again;		/* chosen again, from the walk's count */
+	bool			later;		/* counted when the walk gets to it */
 };
+
+/* ptw_decoder's skim_bytes: bytes a shown branch took, in 16ths. */
+#define PTW_SKIM_BYTES_SHIFT	4
 
 struct ptw_decoder {
 	struct auxsample_decoder	*dec;
@@ -61,6 +71,7 @@ struct ptw_decoder {
 	bool				attached;	/* to config->image */
 	struct ptw_stream		*stream;	/* pt-walk-stream.c's */
 	struct ptw_skim_plan		skim_plan;	/* the walk's skim */
+	uint64_t			skim_bytes;	/* in its last count */
 };
 
 struct ptw_walk {
@@ -160,6 +171,11 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
  * goes on from there.
  */
 void ptw_walk__skim_fast(struct ptw_walk *w);
+/*
+ * The walk reached where ptw_walk__skim() left the packets to count: the
+ * point to skim to, counted from @pos, @branches walked.
+ */
+uint64_t ptw_walk__replan(struct ptw_walk *w, uint64_t pos, uint64_t branches);
 /* The walk reached the point (out of line: once a skim). */
 void ptw_walk__unskim(struct ptw_walk *w);
 bool ptw_walk__skimmed(struct ptw_walk *w);
