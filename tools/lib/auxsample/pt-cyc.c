@@ -96,6 +96,9 @@ static int pt_cyc__psb(struct pt_cyc *c)
 	return -1;
 }
 
+/* The IP bytes of each IP compression (0 for the reserved ones, 5 and 7). */
+static const uint8_t pt_cyc_ip_bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+
 /*
  * A packet with an IP (TIP, TIP.PGE, TIP.PGD, FUP) or an MTC at @at,
  * whole in the @left bytes: its type and size, without ptw_parse() (the
@@ -104,7 +107,7 @@ static int pt_cyc__psb(struct pt_cyc *c)
  */
 static inline int pt_cyc__quick(const uint8_t *at, size_t left, struct ptw_packet *p)
 {
-	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+	const uint8_t *bytes = pt_cyc_ip_bytes;
 	unsigned int ipc = at[0] >> 5, size;
 
 	switch (at[0] & 0x1f) {
@@ -153,10 +156,15 @@ static int pt_cyc__next(struct pt_cyc *c, unsigned int want, struct ptw_packet *
 		const uint8_t *at = buf + pos;
 		int n;
 
-		/* The common cases without ptw_parse(): a one-byte CYC, a TNT-8 */
+		/* The common cases without ptw_parse(): a CYC of one or two bytes, a TNT-8 */
 		if ((at[0] & 7) == 3) {
 			cycles += at[0] >> 3;
 			pos++;
+			continue;
+		}
+		if ((at[0] & 7) == 7 && len - pos >= 2 && !(at[1] & 1)) {
+			cycles += pt_cyc__value(at, 2);
+			pos += 2;
 			continue;
 		}
 		if (!(at[0] & 1) && at[0] >= 4 && (want & PT_CYC_WANT_TNT)) {
@@ -232,14 +240,42 @@ static void pt_cyc__ip(struct pt_cyc *c, struct auxsample_decoder *dec, unsigned
 		auxsample_timing__packet(dec, c->time, c->stretch, true);
 }
 
-/* A compressed return is a TNT bit: libipt looks for one first. */
+/*
+ * A compressed return is a TNT bit: libipt looks for one first.  The
+ * commonest packets before it looked at in place (a CYC of one or two
+ * bytes, an MTC), the flow's packet after them told by its first byte
+ * (TNT-8, TIP); anything else looked for as pt_cyc__next() would, on a
+ * copy.
+ */
 static bool pt_cyc__tnt_next(struct pt_cyc *c)
 {
-	struct pt_cyc ahead = *c;
+	uint64_t pos = c->pos;
+	struct pt_cyc ahead;
 	struct ptw_packet p;
 
 	if (c->nr_bits)
 		return true;
+	if (c->lost)
+		return false;
+	while (pos < c->len) {
+		const uint8_t *at = c->buf + pos;
+
+		if ((at[0] & 7) == 3) {
+			pos++;
+		} else if ((at[0] & 7) == 7 && c->len - pos >= 2 && !(at[1] & 1)) {
+			pos += 2;	/* a CYC of two bytes */
+		} else if (at[0] == 0x59 && c->len - pos >= 2) {
+			pos += 2;	/* an MTC */
+		} else if (!(at[0] & 1) && at[0] >= 4) {
+			return true;
+		} else if ((at[0] & 0x1f) == 0x0d && at[0] >> 5 != 5 && at[0] >> 5 != 7 &&
+			   pos + 1 + pt_cyc_ip_bytes[at[0] >> 5] <= c->len) {
+			return false;	/* a TIP, whole */
+		} else {
+			break;
+		}
+	}
+	ahead = *c;
 	return !pt_cyc__next(&ahead, PT_CYC_WANT_TNT, &p);
 }
 
