@@ -188,7 +188,13 @@ static void differ(struct auxsample_config *config, const uint8_t *trace, size_t
 	if (mode)
 		pair__set_sample_ip(&pr, mode == 1 ? 0x401000 + (h[2] << 8 | h[3]) :
 					    0xffffffff81000000ULL);
-	if (pair__compare(&pr, trace, len, max))
+	/*
+	 * The second half first: the walker chooses where to count a
+	 * snippet's packets from what it learnt in the decode before
+	 * (pt-walk-skim.c).
+	 */
+	if (pair__compare(&pr, trace + len / 2, len - len / 2, max) ||
+	    pair__compare(&pr, trace, len, max))
 		abort();
 	pair__exit(&pr);
 }
