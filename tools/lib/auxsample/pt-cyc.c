@@ -96,9 +96,6 @@ static int pt_cyc__psb(struct pt_cyc *c)
 	return -1;
 }
 
-/* The IP bytes of each IP compression (0 for the reserved ones, 5 and 7). */
-static const uint8_t pt_cyc_ip_bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
-
 /*
  * A packet with an IP (TIP, TIP.PGE, TIP.PGD, FUP) or an MTC at @at,
  * whole in the @left bytes: its type and size, without ptw_parse() (the
@@ -107,7 +104,7 @@ static const uint8_t pt_cyc_ip_bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
  */
 static inline int pt_cyc__quick(const uint8_t *at, size_t left, struct ptw_packet *p)
 {
-	const uint8_t *bytes = pt_cyc_ip_bytes;
+	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
 	unsigned int ipc = at[0] >> 5, size;
 
 	switch (at[0] & 0x1f) {
@@ -242,39 +239,28 @@ static void pt_cyc__ip(struct pt_cyc *c, struct auxsample_decoder *dec, unsigned
 
 /*
  * A compressed return is a TNT bit: libipt looks for one first.  The
- * commonest packets before it looked at in place (a CYC of one or two
- * bytes, an MTC), the flow's packet after them told by its first byte
- * (TNT-8, TIP); anything else looked for as pt_cyc__next() would, on a
- * copy.
+ * commonest packets looked at in place (pt-parse.h's sizes: CYC and MTC
+ * skipped, a TNT-8 or a whole TIP next), anything else as pt_cyc__next()
+ * would, on a copy.
  */
 static bool pt_cyc__tnt_next(struct pt_cyc *c)
 {
 	uint64_t pos = c->pos;
 	struct pt_cyc ahead;
 	struct ptw_packet p;
+	unsigned int n;
 
 	if (c->nr_bits)
 		return true;
 	if (c->lost)
 		return false;
-	while (pos < c->len) {
-		const uint8_t *at = c->buf + pos;
-
-		if ((at[0] & 7) == 3) {
-			pos++;
-		} else if ((at[0] & 7) == 7 && c->len - pos >= 2 && !(at[1] & 1)) {
-			pos += 2;	/* a CYC of two bytes */
-		} else if (at[0] == 0x59 && c->len - pos >= 2) {
-			pos += 2;	/* an MTC */
-		} else if (!(at[0] & 1) && at[0] >= 4) {
-			return true;
-		} else if ((at[0] & 0x1f) == 0x0d && at[0] >> 5 != 5 && at[0] >> 5 != 7 &&
-			   pos + 1 + pt_cyc_ip_bytes[at[0] >> 5] <= c->len) {
-			return false;	/* a TIP, whole */
-		} else {
-			break;
-		}
-	}
+	while (pos < c->len && (n = ptw_timing_size(c->buf + pos, c->len - pos)))
+		pos += n;
+	if (ptw_is_tnt8(c->buf + pos, c->len - pos))
+		return true;
+	if (pos < c->len && (c->buf[pos] & 0x1f) == 0x0d &&
+	    ptw_ip_packet_size(c->buf + pos, c->len - pos))
+		return false;
 	ahead = *c;
 	return !pt_cyc__next(&ahead, PT_CYC_WANT_TNT, &p);
 }

@@ -205,13 +205,27 @@ static void ptw_skim__refine(struct ptw_skim_plan *plan, unsigned int at, uint64
 }
 
 /*
- * The offset at which to stop skimming, in the @len bytes at @buf,
- * packets from @from on, for @need branches after it (@timed: with
- * cycles); 0 for none: too few branches after @from to skim any.
+ * A plan to count the @len bytes at @buf for @need branches after the
+ * point (@timed: with cycles), now or when the walk gets there.
  */
-uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t len,
-			 size_t from, uint64_t need, bool timed)
+static void ptw_skim__plan(struct ptw_skim_plan *plan, const uint8_t *buf, size_t len,
+			   uint64_t need, bool timed)
 {
+	plan->buf = buf;
+	plan->len = len;
+	plan->need = need;
+	plan->anchors = timed ? PTW_SKIM_ANCHORS : 0;
+	plan->later = false;
+}
+
+/*
+ * The offset at which to stop skimming, @plan's packets counted from
+ * @from on; 0 for none: too few branches after @from to skim any.
+ */
+static uint64_t ptw_skim__point(struct ptw_skim_plan *plan, size_t from)
+{
+	const uint8_t *buf = plan->buf;
+	size_t len = plan->len;
 	/* Here, not in @plan: stores to it might be to @buf, for the compiler. */
 	struct ptw_skim_point points[PTW_SKIM_POINTS];
 	uint64_t taken = 0, anchors = 0;
@@ -239,17 +253,13 @@ uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t 
 		pos += n;
 	}
 	memcpy(plan->points, points, nr * sizeof(*points));
-	plan->buf = buf;
-	plan->len = len;
 	plan->nr = nr;
 	plan->taken = taken;
-	plan->need = need;
-	plan->anchors = timed ? PTW_SKIM_ANCHORS : 0;
 	plan->again = false;
-	plan->at = ptw_skim__choose(plan, need);
+	plan->at = ptw_skim__choose(plan, plan->need);
 	if (!plan->at)
 		return 0;
-	ptw_skim__refine(plan, plan->at, need);
+	ptw_skim__refine(plan, plan->at, plan->need);
 	return plan->point.pos;
 }
 
@@ -316,17 +326,12 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 	if (!depth)
 		goto out;
 	need = ptw_walk__skim_need(w, depth);
-	plan->later = false;
+	ptw_skim__plan(plan, w->buf, end, need, w->timed);
 	w->skim_at = ptw_walk__skim_from(w, from, end, need);
 	if (w->skim_at > from) {
-		/* Counted later: the plan's scan, as ptw_skim__point() leaves it. */
-		plan->buf = w->buf;
-		plan->len = end;
-		plan->need = need;
-		plan->anchors = w->timed ? PTW_SKIM_ANCHORS : 0;
-		plan->later = true;
+		plan->later = true;	/* counted when the walk gets there */
 	} else {
-		w->skim_at = ptw_skim__point(plan, w->buf, end, from, need, w->timed);
+		w->skim_at = ptw_skim__point(plan, from);
 		ptw_walk__skim_learn(w, from);
 	}
 out:
@@ -352,7 +357,7 @@ noinline uint64_t ptw_walk__replan(struct ptw_walk *w, uint64_t pos, uint64_t br
 	uint64_t at;
 
 	plan->later = false;
-	at = ptw_skim__point(plan, plan->buf, plan->len, pos, plan->need, plan->anchors != 0);
+	at = ptw_skim__point(plan, pos);
 	ptw_walk__skim_learn(w, pos);
 	plan->branches = branches;
 	w->skim_at = at > pos ? at : pos;

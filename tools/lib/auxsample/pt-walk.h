@@ -158,12 +158,9 @@ int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at);
 /* An OVF peeked (pt-walk-ovf.c): 0, the flow on after it, or PTW_FALLBACK. */
 int ptw_walk__overflow(struct ptw_walk *w);
 /*
- * Skimming (skim.c, pt-walk-skim.c): where it may end, 0 for nowhere;
- * skim from @from if it may before @end; at the end, whether the walk
- * gave what a whole one gives.
+ * Skimming (skim.c, pt-walk-skim.c): skim from @from if it may before
+ * @end; at the end, whether the walk gave what a whole one gives.
  */
-uint64_t ptw_skim__point(struct ptw_skim_plan *plan, const uint8_t *buf, size_t len,
-			 size_t from, uint64_t need, bool timed);
 bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
 /*
  * Skimming, the commonest blocks walked with only what a skim keeps
