@@ -111,7 +111,7 @@ struct stream_cpu {
 };
 
 struct auxsample_streams {
-	int			fd;		/* of the file, to read runs */
+	struct perf_session	*session;	/* of the file, to read runs */
 	struct stream_run	*runs;
 	size_t			nr_runs;
 	size_t			cap_runs;
@@ -223,23 +223,100 @@ static void stream_run__trim(struct stream_run *run, size_t n)
 	}
 }
 
-/* The run's bytes from the file, before its first sample is decoded. */
-static int stream_run__read(struct stream_run *run, int fd)
+/*
+ * Pieces read at once when they lie at most this far apart: a dense
+ * file's run has a piece of a few dozen bytes in each 4 KiB sample, and a
+ * read each cost more than the run's decode (one system call a sample).
+ */
+#define STREAM_READ_SPAN	(1 << 20)
+
+/* The pieces from @i on that one read of at most STREAM_READ_SPAN bytes holds. */
+static size_t stream_run__span(const struct stream_run *run, size_t i, u64 *len)
 {
-	size_t pos = 0;
+	u64 start = run->pieces[i].offset;
+	size_t j = i + 1;
+
+	while (j < run->nr_pieces && run->pieces[j].offset >= start &&
+	       run->pieces[j].offset + run->pieces[j].len - start <= STREAM_READ_SPAN)
+		j++;
+	*len = run->pieces[j - 1].offset + run->pieces[j - 1].len - start;
+	return j - i;
+}
+
+/* The run's pieces from @fd into its trace, neighbours by one read. */
+static int stream_run__pread(struct stream_run *run, int fd)
+{
+	size_t pos = 0, i = 0;
+	u8 *buf = NULL;
+	int err = 0;
+
+	while (i < run->nr_pieces) {
+		const struct stream_piece *first = &run->pieces[i];
+		u64 len;
+		size_t n = stream_run__span(run, i, &len);
+
+		if (n == 1) {
+			if (preadn(fd, run->trace + pos, first->len, first->offset) !=
+			    (ssize_t)first->len)
+				goto out_eio;
+			pos += first->len;
+			i++;
+			continue;
+		}
+		if (!buf) {
+			buf = malloc(STREAM_READ_SPAN);
+			if (!buf) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		if (preadn(fd, buf, len, first->offset) != (ssize_t)len)
+			goto out_eio;
+		for (; n--; i++) {
+			const struct stream_piece *piece = &run->pieces[i];
+
+			memcpy(run->trace + pos, buf + (piece->offset - first->offset), piece->len);
+			pos += piece->len;
+		}
+	}
+out:
+	free(buf);
+	return err;
+out_eio:
+	err = -EIO;
+	goto out;
+}
+
+/*
+ * The run's bytes, before its first sample is decoded: from perf's
+ * reader's mapping of the whole file while it has one, as
+ * auxtrace_queues__add_buffer() takes an AUXTRACE buffer's (the first
+ * look read every piece's page through it), else read from the file.
+ */
+static int stream_run__read(struct stream_run *run, struct perf_session *session)
+{
+	int err = 0;
 
 	run->trace = malloc(run->len ?: 1);
 	if (!run->trace)
 		return -ENOMEM;
-	for (size_t i = 0; i < run->nr_pieces; i++) {
-		const struct stream_piece *piece = &run->pieces[i];
-		ssize_t n = preadn(fd, run->trace + pos, piece->len, piece->offset);
+	if (session->one_mmap) {
+		const u8 *map = session->one_mmap_addr;
+		size_t pos = 0;
 
-		if (n != (ssize_t)piece->len) {
-			zfree(&run->trace);
-			return -EIO;
+		for (size_t i = 0; i < run->nr_pieces; i++) {
+			const struct stream_piece *piece = &run->pieces[i];
+
+			memcpy(run->trace + pos, map + (piece->offset - session->one_mmap_offset),
+			       piece->len);
+			pos += piece->len;
 		}
-		pos += piece->len;
+	} else {
+		err = stream_run__pread(run, perf_data__fd(session->data));
+	}
+	if (err) {
+		zfree(&run->trace);
+		return err;
 	}
 	zfree(&run->pieces);
 	run->nr_pieces = run->cap_pieces = 0;
@@ -543,7 +620,7 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
 	ss = zalloc(sizeof(*ss));
 	if (!ss)
 		return NULL;
-	ss->fd = perf_data__fd(session->data);
+	ss->session = session;
 	err = streams__scan(ss, session);
 	if (err || !ss->samples) {
 		if (err)
@@ -571,7 +648,7 @@ static int stream_run__load(struct auxsample_streams *ss, struct stream_run *run
 
 	if (run->trace)
 		return 0;
-	err = run->in_file ? stream_run__read(run, ss->fd) : -EINVAL;
+	err = run->in_file ? stream_run__read(run, ss->session) : -EINVAL;
 	if (err) {
 		pr_debug("auxsample streams: a stream's trace: %s\n", strerror(-err));
 		stream_run__end(run);
