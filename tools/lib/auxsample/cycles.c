@@ -114,11 +114,8 @@ void auxsample_timing__converge(struct auxsample_decoder *dec)
 	tm->exact_from = UINT64_MAX;
 }
 
-/*
- * The taken branch about to be added waits for its time, by its number:
- * the late-sample rule (late.c) may keep it a while before the ring.
- */
-void auxsample_timing__branch(struct auxsample_decoder *dec)
+/* auxsample_timing__branch() with the list full: it grows, or drops its oldest. */
+void auxsample_timing__branch_slow(struct auxsample_decoder *dec)
 {
 	struct auxsample_timing *tm = &dec->timing;
 

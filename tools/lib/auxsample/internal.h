@@ -179,11 +179,47 @@ auxsample__branch_nr(struct auxsample_decoder *dec, uint64_t nr)
 
 void auxsample_late__reset(struct auxsample_decoder *dec);
 void auxsample_late__exit(struct auxsample_decoder *dec);
-void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
-			 unsigned int kind, unsigned int flags);
+void auxsample_late__add_slow(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
+			      unsigned int kind, unsigned int flags);
 void auxsample_late__stack_op(struct auxsample_decoder *dec, bool call, uint64_t seq_after);
 void auxsample_late__stack_moved(struct auxsample_decoder *dec);
 unsigned int auxsample_late__chain(struct auxsample_decoder *dec);
+static inline bool auxsample_late__user(const struct auxsample_decoder *dec, uint64_t addr)
+{
+	return addr && addr < dec->config.kernel_start;
+}
+
+/* Upstream's us_start() and the from/to half of ks_start(). */
+static inline bool auxsample_late__starts_at(const struct auxsample_decoder *dec,
+					     uint64_t from, uint64_t to)
+{
+	if (!auxsample_late__user(dec, dec->sample_ip))
+		return from < dec->config.kernel_start || auxsample_late__user(dec, to);
+	return auxsample_late__user(dec, to);
+}
+
+/*
+ * A taken branch, the rule active.  Nothing waits, nothing is to undo,
+ * and the rule starts at it: what the rest would leave (into the ring,
+ * committed), without the copies.  Most branches of user-space samples
+ * take this way, once per taken branch: inline, no struct built.
+ */
+static inline void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from,
+				       uint64_t to, unsigned int kind, unsigned int flags)
+{
+	struct auxsample_late *late = &dec->late;
+
+	if (late->nr || late->nr_ops || !auxsample_late__starts_at(dec, from, to)) {
+		auxsample_late__add_slow(dec, from, to, kind, flags);
+		return;
+	}
+	auxsample__ring_put(dec, from, to, kind, flags);
+	late->committed = ++late->seq;
+	late->prev_to = to;
+	late->have_prev = true;
+	late->located = false;
+}
+
 /* What skim.c asks of the rule. */
 bool auxsample_late__would_be_active(const struct auxsample_decoder *dec);
 bool auxsample_late__keeps(const struct auxsample_decoder *dec);
@@ -216,7 +252,27 @@ static inline void auxsample__skim_gap(struct auxsample_decoder *dec)
 void auxsample_timing__reset(struct auxsample_decoder *dec);
 void auxsample_timing__converge(struct auxsample_decoder *dec);
 void auxsample_timing__exit(struct auxsample_decoder *dec);
-void auxsample_timing__branch(struct auxsample_decoder *dec);
+void auxsample_timing__branch_slow(struct auxsample_decoder *dec);
+
+/*
+ * The taken branch about to be added waits for its time, by its number
+ * (the late-sample rule may keep it a while before the ring): once per
+ * taken branch, inline while the list has room.
+ */
+static inline void auxsample_timing__branch(struct auxsample_decoder *dec)
+{
+	struct auxsample_timing *tm = &dec->timing;
+
+	if (!tm->enabled || !dec->max)
+		return;
+	if (tm->nr_untimed == tm->untimed_cap) {
+		auxsample_timing__branch_slow(dec);
+		return;
+	}
+	tm->untimed[tm->nr_untimed++] = (struct auxsample_untimed){
+		.idx = tm->insns, .nr = dec->ring_pushed + dec->late.nr + 1,
+	};
+}
 
 /* Once per block: inline, as backends call it from their hot loops. */
 static inline void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n)

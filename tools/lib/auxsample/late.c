@@ -92,20 +92,6 @@ static void auxsample_late__commit(struct auxsample_decoder *dec, unsigned int n
 	auxsample_late__drop_ops(late);
 }
 
-static bool auxsample_late__user(const struct auxsample_decoder *dec, uint64_t addr)
-{
-	return addr && addr < dec->config.kernel_start;
-}
-
-/* Upstream's us_start() and the from/to half of ks_start(). */
-static inline bool auxsample_late__starts_at(const struct auxsample_decoder *dec,
-					     uint64_t from, uint64_t to)
-{
-	if (!auxsample_late__user(dec, dec->sample_ip))
-		return from < dec->config.kernel_start || auxsample_late__user(dec, to);
-	return auxsample_late__user(dec, to);
-}
-
 /* Whether the rule holds branches back once the ring is there (skim.c). */
 bool auxsample_late__would_be_active(const struct auxsample_decoder *dec)
 {
@@ -159,36 +145,30 @@ static bool auxsample_late__starts(const struct auxsample_decoder *dec,
 	return auxsample_late__starts_at(dec, br->from, br->to);
 }
 
-static noinline void
-auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branch *br);
+static void auxsample_late__wait(struct auxsample_decoder *dec,
+				 const struct auxsample_branch *br);
 
-void auxsample_late__add(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
-			 unsigned int kind, unsigned int flags)
+/* auxsample_late__add() of a branch that waits, or with something to undo. */
+void auxsample_late__add_slow(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
+			      unsigned int kind, unsigned int flags)
 {
 	struct auxsample_late *late = &dec->late;
 
-	/*
-	 * Nothing waits, and the rule starts at it: what the rest would
-	 * leave (into the ring, committed), without the copies.  Most
-	 * branches of user-space samples take this way, once per taken
-	 * branch: no struct is built for it.
-	 */
+	/* Nothing waits, and the rule starts at it: the ops before are history. */
 	if (!late->nr && auxsample_late__starts_at(dec, from, to)) {
 		auxsample__ring_put(dec, from, to, kind, flags);
 		late->committed = ++late->seq;
 		late->prev_to = to;
 		late->have_prev = true;
 		late->located = false;
-		if (late->nr_ops)
-			auxsample_late__drop_ops(late);
+		auxsample_late__drop_ops(late);
 		return;
 	}
 	auxsample_late__wait(dec, &(struct auxsample_branch){ from, to, kind, flags });
 }
 
 /* @br may come after the sample point: it waits, unless the rule starts at it. */
-static noinline void
-auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branch *br)
+static void auxsample_late__wait(struct auxsample_decoder *dec, const struct auxsample_branch *br)
 {
 	struct auxsample_late *late = &dec->late;
 	uint64_t ip = dec->sample_ip;

@@ -58,7 +58,7 @@ void auxsample__ring_push(struct auxsample_decoder *dec, const struct auxsample_
 	slot->cycles = br->cycles;
 }
 
-/* A taken branch with flow records or timing to feed, or no ring. */
+/* A taken branch with flow records to feed, or no ring. */
 static noinline void
 auxsample__add_branch_slow(struct auxsample_decoder *dec, uint64_t from, uint64_t to,
 			   unsigned int kind, unsigned int flags)
@@ -77,8 +77,7 @@ auxsample__add_branch_slow(struct auxsample_decoder *dec, uint64_t from, uint64_
 	dec->stats.branches++;
 	if (!dec->max)
 		return;
-	if (dec->timing.enabled)
-		auxsample_timing__branch(dec);
+	auxsample_timing__branch(dec);
 	if (auxsample_late__active(dec))
 		auxsample_late__add(dec, from, to, kind, flags);
 	else
@@ -98,11 +97,12 @@ void auxsample__add_branch(struct auxsample_decoder *dec, uint64_t from,
 		auxsample__skim_branch(dec, from, to);
 		return;
 	}
-	if (dec->config.flow || dec->timing.enabled || !dec->max) {
+	if (dec->config.flow || !dec->max) {
 		auxsample__add_branch_slow(dec, from, to, kind, flags);
 		return;
 	}
 	dec->stats.branches++;
+	auxsample_timing__branch(dec);
 	if (auxsample_late__active(dec))
 		auxsample_late__add(dec, from, to, kind, flags);
 	else
