@@ -8,8 +8,8 @@
  * pt-image.c) is set associative, PTW_CACHE_WAYS blocks a set, with a
  * lock for every PTW_CACHE_SETS / PTW_CACHE_LOCKS sets: decoders take
  * it only where their own cache misses, so threads do not queue on it.
- * Code is read through the decoder's read_memory callback, one
- * instruction at a time, only when a block is built.
+ * Code is read through the decoder's read_memory callback, a chunk at a
+ * time, only when a block is built or an instruction counted in it.
  *
  * Blocks hold the code as it was read when they were built.  They are
  * dropped when a file is mapped over their range (the image's add) or
@@ -44,9 +44,39 @@ void ptw_blocks__clear(struct ptw_blocks *blocks)
 	memset(blocks->slots, 0, sizeof(blocks->slots));
 }
 
-static int ptw_read(struct auxsample_decoder *dec, uint8_t *raw, uint64_t ip)
+/*
+ * Code read a chunk at a time: a call of read_memory goes through the
+ * program's maps (perf's thread__find_map()), and one an instruction was
+ * most of ptw_blocks__count_to()'s cost, once a decode (its async FUP).
+ */
+#define PTW_CODE_CHUNK		256
+
+struct ptw_code {
+	uint8_t		raw[PTW_CODE_CHUNK];
+	uint64_t	base;		/* the address of raw[0] */
+	int		have;		/* bytes read there, 0 before the first read */
+};
+
+/*
+ * The bytes of the instruction at @at into *@raw: as many as one read of
+ * PTW_INSN_MAX bytes there gives (fewer at the end of a mapping), or 0
+ * or less where nothing is read.  Read again only where the chunk may
+ * end inside the instruction.
+ */
+static int ptw_code__at(struct ptw_code *code, struct auxsample_decoder *dec, uint64_t at,
+			const uint8_t **raw)
 {
-	return auxsample__read_memory(dec, raw, PTW_INSN_MAX, ip);
+	uint64_t off = at - code->base;
+
+	if (at < code->base || code->have <= 0 || off + PTW_INSN_MAX > (uint64_t)code->have) {
+		code->have = auxsample__read_memory(dec, code->raw, sizeof(code->raw), at);
+		code->base = at;
+		off = 0;
+		if (code->have <= 0)
+			return code->have;
+	}
+	*raw = code->raw + off;
+	return code->have - off < PTW_INSN_MAX ? code->have - off : PTW_INSN_MAX;
 }
 
 static bool ptw_is_prefix(uint8_t b)
@@ -75,12 +105,13 @@ static int64_t ptw_rel(const uint8_t *raw, unsigned int len)
 
 int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip)
 {
-	uint8_t raw[PTW_INSN_MAX];
+	struct ptw_code code = { .have = 0 };
 	struct x86_branch br;
+	const uint8_t *raw;
 	uint64_t at = ip;
 
 	for (uint32_t n = 1; n <= PTW_BLOCK_MAX_INSNS; n++) {
-		int size = ptw_read(dec, raw, at), len;
+		int size = ptw_code__at(&code, dec, at, &raw), len;
 
 		if (size <= 0)
 			return -1;
@@ -108,8 +139,9 @@ int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_
 int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *b,
 			 uint64_t ip, uint64_t *last)
 {
-	uint8_t raw[PTW_INSN_MAX];
+	struct ptw_code code = { .have = 0 };
 	uint64_t at = b->start;
+	const uint8_t *raw;
 
 	for (uint32_t n = 0; n < b->ninsn; n++) {
 		int size, len;
@@ -119,7 +151,7 @@ int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *
 		*last = at;
 		if (at >= b->end)
 			return -1;
-		size = ptw_read(dec, raw, at);
+		size = ptw_code__at(&code, dec, at, &raw);
 		if (size <= 0)
 			return -1;
 		len = x86_insn__length(raw, size, X86_MODE_64);
