@@ -19,6 +19,8 @@ CPU of its own), one sample every 5000.  Then, on the same files, times
 
   ours      perf auxsample script --depth 64 -j T > /dev/null
   upstream  perf script --itrace=L64 -F ip,brstack > /dev/null
+  upstream  perf script --itrace=L64 -F ip,brstacksym > /dev/null
+            (what ours prints: each address with its symbol; no ratio)
   ours      perf auxsample report --depth 64 -j T   (hot paths)
   upstream  perf report --stdio --itrace=L64
   ours      perf report --stdio                  (virtual LBR, depth 64)
@@ -183,6 +185,8 @@ def bench(args, perf, threads, name, recorded, small):
     timed first), the slope between the two."""
     data, samples, branches = recorded
     upstream_script = [PERF, 'script', '--itrace=L64', '-F', 'ip,brstack', '-i', data]
+    # what ours prints: each address with its symbol and offset
+    upstream_script_sym = [PERF, 'script', '--itrace=L64', '-F', 'ip,brstacksym', '-i', data]
     upstream_report = [PERF, 'report', '--stdio', '--itrace=L64', '-i', data]
     # (label suffix, --decoder option, environment) of each decoder of ours
     decoders = [('', [], None)]
@@ -198,23 +202,25 @@ def bench(args, perf, threads, name, recorded, small):
                     [perf, 'auxsample', 'report', '--depth', '64'] + opt + jobs(t) +
                     ['-i', data], None) for t in threads]
         perf_report.append(('perf report' + sfx, [perf, 'report', '--stdio', '-i', data], env))
+    # (what, upstream's commands, the first the ratios' reference; ours)
     groups = (
-        ('script', upstream_script, script),
-        ('report', upstream_report, report + perf_report),
+        ('script', [('upstream script', upstream_script, None),
+                    ('upstream script, symbols', upstream_script_sym, None)], script),
+        ('report', [('upstream report', upstream_report, None)], report + perf_report),
     )
-    for what, upstream, ours in groups:
-        cmds = [('upstream', upstream, None)] + ours
+    for what, upstreams, ours in groups:
+        cmds = upstreams + ours
         runs = {who: [] for who, _, _ in cmds}
         for _ in range(args.runs):
             for who, cmd, env in cmds:
                 runs[who].append(run(cmd, env))
         res = {who: [statistics.median(x) for x in zip(*r)] for who, r in runs.items()}
-        up = res['upstream']
-        for who, _, _ in ours + [('upstream', None, None)]:
+        up = res[upstreams[0][0]]
+        for who, _, _ in ours + upstreams:
             wall, cpu, rss = res[who]
-            label = 'upstream %s' % what if who == 'upstream' else 'ours ' + who
-            ratios = ('%.2f | %.2f' % (up[0] / wall, up[1] / cpu)
-                      if who != 'upstream' else ' | ')
+            is_up = who.startswith('upstream')
+            label = who if is_up else 'ours ' + who
+            ratios = ('%.2f | %.2f' % (up[0] / wall, up[1] / cpu) if not is_up else ' | ')
             slope = ''
             key = (name, label)
             if small is None:
