@@ -32,7 +32,6 @@ void auxsample_timing__reset(struct auxsample_decoder *dec)
 {
 	struct auxsample_timing *tm = &dec->timing;
 
-	tm->insns = 0;
 	tm->nr_untimed = 0;
 	tm->pkt_timed = false;
 	tm->have_anchor = false;
@@ -138,7 +137,7 @@ void auxsample_timing__branch_slow(struct auxsample_decoder *dec)
 		tm->untimed_cap = cap;
 	}
 	tm->untimed[tm->nr_untimed++] = (struct auxsample_untimed){
-		.idx = tm->insns, .nr = dec->ring_pushed + dec->late.nr + 1,
+		.idx = dec->stats.insns, .nr = dec->ring_pushed + dec->late.nr + 1,
 	};
 }
 
@@ -226,7 +225,7 @@ void auxsample_timing__packet(struct auxsample_decoder *dec, uint64_t time, uint
 	if (tm->pkt_timed && time != tm->pkt_time && tm->pkt_exact)
 		auxsample_timing__anchor(dec, tm->pkt_idx, tm->pkt_time);
 	tm->pkt_time = time;
-	tm->pkt_idx = tm->insns;
+	tm->pkt_idx = dec->stats.insns;
 	tm->pkt_exact = exact;
 	tm->pkt_timed = true;
 }

@@ -24,8 +24,13 @@ struct auxsample_untimed {
 };
 
 /* Cycles of the branches from timed packets (cycles.c). */
+/*
+ * The timing indexes instructions by the decode's count (stats.insns):
+ * only differences within a decode or a stream's stretch matter, and the
+ * count starts again with the timing at each (auxsample__restart(),
+ * auxsample__stretch()).  Backends add to it in their hot loops.
+ */
 struct auxsample_timing {
-	uint64_t			insns;		/* instructions of the flow so far */
 	struct auxsample_untimed	*untimed;	/* oldest first */
 	unsigned int			nr_untimed;
 	unsigned int			untimed_cap;
@@ -270,14 +275,8 @@ static inline void auxsample_timing__branch(struct auxsample_decoder *dec)
 		return;
 	}
 	tm->untimed[tm->nr_untimed++] = (struct auxsample_untimed){
-		.idx = tm->insns, .nr = dec->ring_pushed + dec->late.nr + 1,
+		.idx = dec->stats.insns, .nr = dec->ring_pushed + dec->late.nr + 1,
 	};
-}
-
-/* Once per block: inline, as backends call it from their hot loops. */
-static inline void auxsample_timing__insns(struct auxsample_decoder *dec, uint64_t n)
-{
-	dec->timing.insns += n;
 }
 
 #endif /* __AUXSAMPLE_INTERNAL_H */

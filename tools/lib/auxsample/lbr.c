@@ -237,7 +237,6 @@ uint64_t auxsample__stack_top(const struct auxsample_decoder *dec)
 void auxsample__insns(struct auxsample_decoder *dec, uint64_t n)
 {
 	dec->stats.insns += n;
-	auxsample_timing__insns(dec, n);
 }
 
 void auxsample__set_source(struct auxsample_decoder *dec, uint8_t trace_id)

@@ -65,7 +65,8 @@ static int ptw_walk__psb(void *ctx, int64_t offset, uint64_t first)
 static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t len)
 {
 	struct ptw_walk w = {
-		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
+		.wd = wd, .dec = wd->dec, .stats = auxsample__stats(wd->dec),
+		.blocks = wd->blocks, .buf = buf, .len = len,
 		.timed = wd->config->pt.cyc, .stop_at = UINT64_MAX, .skim_at = UINT64_MAX,
 	};
 

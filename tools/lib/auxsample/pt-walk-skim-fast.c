@@ -270,7 +270,7 @@ tip:
 	w->no_progress = no_progress;
 	if (run.nr_frames || run.nr_rets)
 		ptw_skim_run__flush(&run, w);
-	auxsample__insns(w->dec, run.insns);
+	ptw_walk__insns(w, run.insns);
 	if (run.n)
 		auxsample__skim_taken(w->dec, run.n, run.last->end, run.last_to);
 }

@@ -208,7 +208,8 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 	if (!s)
 		return -AUXSAMPLE_ERR_NOMEM;
 	s->w = (struct ptw_walk){
-		.wd = wd, .dec = wd->dec, .blocks = wd->blocks, .buf = buf, .len = len,
+		.wd = wd, .dec = wd->dec, .stats = auxsample__stats(wd->dec),
+		.blocks = wd->blocks, .buf = buf, .len = len,
 		.timed = wd->config->pt.cyc, .skim_at = UINT64_MAX,
 	};
 	s->stops.len = len;

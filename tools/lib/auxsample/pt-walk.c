@@ -278,7 +278,7 @@ static int ptw_walk__block(struct ptw_walk *w)
 	if (++w->no_progress >= PTW_MAX_LOOPS)
 		return PTW_FALLBACK;
 	ptw_walk__resolve(w, w->ip, 0);
-	auxsample__insns(w->dec, b->ninsn);
+	ptw_walk__insns(w, b->ninsn);
 	w->pending = true;
 	w->from = b->end;
 	w->cls = b->cls;
@@ -357,7 +357,7 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 		return -1;
 
 	ptw_walk__resolve(w, ip, 0);
-	auxsample__insns(w->dec, b->ninsn);
+	ptw_walk__insns(w, b->ninsn);
 	w->pending = true;
 	w->from = b->end;
 	w->cls = b->cls;
@@ -417,7 +417,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
 			break;
 		if (w->pos >= w->skim_at) {
-			auxsample__insns(w->dec, insns);
+			ptw_walk__insns(w, insns);
 			insns = 0;
 			ptw_walk__skim_flush(w, &sk);
 			w->nr_bits = nr_bits;
@@ -445,7 +445,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 				tip = ptw_walk__at_tip(w, &to);
 				if (!tip) {
 					/* As ptw_walk__block() counts them: before. */
-					auxsample__insns(w->dec, insns);
+					ptw_walk__insns(w, insns);
 					insns = 0;
 					ptw_walk__skim_flush(w, &sk);
 					if (ptw_walk__pgd_pge(w, b, ip))
@@ -508,7 +508,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		w->length = b->length;
 		/* Cycles count instructions at each branch (cycles.c). */
 		if (timed)
-			auxsample__insns(w->dec, b->ninsn);
+			ptw_walk__insns(w, b->ninsn);
 		else
 			insns += b->ninsn;
 		if (tip) {
@@ -536,7 +536,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	w->tnt = tnt;
 	w->nr_bits = nr_bits;
 	w->no_progress = no_progress;
-	auxsample__insns(w->dec, insns);
+	ptw_walk__insns(w, insns);
 	ptw_walk__skim_flush(w, &sk);
 }
 
@@ -565,7 +565,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 			ptw_walk__resolve(w, w->ip, 0);
 			/* libipt's block ends there: an OVF's gap would start there. */
 			w->from = last;
-			auxsample__insns(w->dec, n);
+			ptw_walk__insns(w, n);
 			w->ip = at;
 			break;
 		}

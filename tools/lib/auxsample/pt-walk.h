@@ -77,6 +77,7 @@ struct ptw_decoder {
 struct ptw_walk {
 	struct ptw_decoder		*wd;
 	struct auxsample_decoder	*dec;
+	struct auxsample_stats		*stats;		/* dec's, counted in place */
 	struct ptw_blocks		*blocks;
 	const uint8_t			*buf;
 	size_t				len;
@@ -114,6 +115,15 @@ struct ptw_walk {
 	unsigned int			nr_rets;
 	unsigned int			no_progress;
 };
+
+/*
+ * @n instructions walked: what auxsample__insns() does, without a call
+ * (once a block of a whole walk, with CYC: the timing counts them).
+ */
+static inline void ptw_walk__insns(struct ptw_walk *w, uint64_t n)
+{
+	w->stats->insns += n;
+}
 
 /*
  * The return compression stack: a call's return address pushed, popped
