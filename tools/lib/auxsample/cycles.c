@@ -127,7 +127,12 @@ void auxsample_timing__branch_slow(struct auxsample_decoder *dec)
 	}
 	if (tm->nr_untimed == tm->untimed_cap) {
 		unsigned int cap = tm->untimed_cap ? tm->untimed_cap * 2 : 64;
-		struct auxsample_untimed *u = realloc(tm->untimed, cap * sizeof(*u));
+		struct auxsample_untimed *u;
+
+		/* Never past the most: the inline append sees a full list as full. */
+		if (cap > TIMING_MAX_UNTIMED)
+			cap = TIMING_MAX_UNTIMED;
+		u = realloc(tm->untimed, cap * sizeof(*u));
 
 		if (!u) {
 			auxsample_timing__break(dec);

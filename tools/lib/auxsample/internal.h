@@ -262,7 +262,8 @@ void auxsample_timing__branch_slow(struct auxsample_decoder *dec);
 /*
  * The taken branch about to be added waits for its time, by its number
  * (the late-sample rule may keep it a while before the ring): once per
- * taken branch, inline while the list has room.
+ * taken branch, inline while the list has room (it never grows past the
+ * most that may wait: full, the slow path drops the oldest).
  */
 static inline void auxsample_timing__branch(struct auxsample_decoder *dec)
 {
