@@ -12,6 +12,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -728,6 +729,37 @@ static int lingering_socket(int *listener)
 	return fd;
 }
 
+/* Whether @fd has something to read within @ms milliseconds. */
+static bool readable_within(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, ms) > 0;
+}
+
+struct lingering_close {
+	int	fd;
+	int	done;	/* written to once the close returned */
+};
+
+/*
+ * The attacker's own close of its lingering socket.  Where the holder
+ * let go of the copies it was sent first, this close is the last and
+ * waits out the linger, an hour: in a thread of its own, so that it
+ * never holds the test up (under load it did).  The holder's closes
+ * are what is tested.
+ */
+static void *lingering_close(void *arg)
+{
+	struct lingering_close *lc = arg;
+	char c = 1;
+
+	close(lc->fd);
+	if (write(lc->done, &c, 1) != 1)
+		pr_debug("the lingering socket's close could not say so\n");
+	return NULL;
+}
+
 /*
  * Files whose close() waits, sent with a message and left unread in a
  * socket the holder closes: root's LIST answers all the same.
@@ -737,7 +769,9 @@ static int test__hostile_close(struct test_suite *test __maybe_unused,
 {
 	struct hostile t = { .holder = 0 };
 	struct persistent_msg msg = { .op = PERSISTENT_OP_LIST };
-	int ret = hostile__setup(&t), listener, fd, a, b, ready[2];
+	int ret = hostile__setup(&t), listener, fd, a, b, ready[2], closed[2];
+	struct lingering_close lc;
+	pthread_t closer;
 	pid_t pid;
 	char c;
 	u64 ms;
@@ -761,8 +795,18 @@ static int test__hostile_close(struct test_suite *test __maybe_unused,
 		if (send(b, "junk!", 5, 0) != 5)
 			_exit(1);
 		persistent_msg__send(b, &msg, fd);
-		/* The holder has the last references: the listener never reads. */
-		close(fd);
+		/*
+		 * The holder has the last references: the listener never
+		 * reads.  The close returns at once, unless the holder was
+		 * quicker (see lingering_close()).
+		 */
+		lc = (struct lingering_close){ .fd = fd };
+		if (pipe(closed))
+			_exit(1);
+		lc.done = closed[1];
+		if (pthread_create(&closer, NULL, lingering_close, &lc))
+			_exit(1);
+		readable_within(closed[0], 1000);
 		close(a);
 		close(b);
 		c = 1;
@@ -772,7 +816,7 @@ static int test__hostile_close(struct test_suite *test __maybe_unused,
 		_exit(0);
 	}
 	close(ready[1]);
-	if (pid < 0 || read(ready[0], &c, 1) != 1) {
+	if (pid < 0 || !readable_within(ready[0], 30000) || read(ready[0], &c, 1) != 1) {
 		pr_debug("the attacker could not set up its lingering socket\n");
 		ret = TEST_FAIL;
 	} else {
