@@ -243,6 +243,21 @@ static size_t stream_run__span(const struct stream_run *run, size_t i, u64 *len)
 	return j - i;
 }
 
+/*
+ * @n of the run's pieces from @i on into its trace at *@pos, from @src,
+ * which holds the file's bytes from offset @base.
+ */
+static void stream_run__copy(struct stream_run *run, size_t i, size_t n, const u8 *src,
+			     u64 base, size_t *pos)
+{
+	for (; n--; i++) {
+		const struct stream_piece *piece = &run->pieces[i];
+
+		memcpy(run->trace + *pos, src + (piece->offset - base), piece->len);
+		*pos += piece->len;
+	}
+}
+
 /* The run's pieces from @fd into its trace, neighbours by one read. */
 static int stream_run__pread(struct stream_run *run, int fd)
 {
@@ -272,12 +287,8 @@ static int stream_run__pread(struct stream_run *run, int fd)
 		}
 		if (preadn(fd, buf, len, first->offset) != (ssize_t)len)
 			goto out_eio;
-		for (; n--; i++) {
-			const struct stream_piece *piece = &run->pieces[i];
-
-			memcpy(run->trace + pos, buf + (piece->offset - first->offset), piece->len);
-			pos += piece->len;
-		}
+		stream_run__copy(run, i, n, buf, first->offset, &pos);
+		i += n;
 	}
 out:
 	free(buf);
@@ -301,16 +312,10 @@ static int stream_run__read(struct stream_run *run, struct perf_session *session
 	if (!run->trace)
 		return -ENOMEM;
 	if (session->one_mmap) {
-		const u8 *map = session->one_mmap_addr;
 		size_t pos = 0;
 
-		for (size_t i = 0; i < run->nr_pieces; i++) {
-			const struct stream_piece *piece = &run->pieces[i];
-
-			memcpy(run->trace + pos, map + (piece->offset - session->one_mmap_offset),
-			       piece->len);
-			pos += piece->len;
-		}
+		stream_run__copy(run, 0, run->nr_pieces, session->one_mmap_addr,
+				 session->one_mmap_offset, &pos);
 	} else {
 		err = stream_run__pread(run, perf_data__fd(session->data));
 	}
