@@ -6,6 +6,7 @@
  * auxsample stat: what those samples hold, and what decodes and why not.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <linux/kernel.h>
 #include <subcmd/parse-options.h>
@@ -23,6 +24,7 @@
 #include "util/auxsample-stat.h"
 #include "util/auxsample-walk.h"
 #include "util/sample.h"
+#include "util/session.h"
 #include "util/strbuf.h"
 #endif
 
@@ -177,6 +179,28 @@ static int script__done(struct auxsample_walk *w)
 	return 0;
 }
 
+/*
+ * ^C or SIGTERM stops reading events, as in perf script: the samples
+ * read are printed whole and the output flushed, then perf dies of the
+ * signal, as perf record does, so that a shell or a script sees it.
+ */
+static volatile sig_atomic_t script_signal;
+
+static void script__sig_handler(int sig)
+{
+	script_signal = sig;
+	session_done = 1;
+}
+
+static void script__die_of_signal(void)
+{
+	if (!script_signal)
+		return;
+	fflush(NULL);
+	signal(script_signal, SIG_DFL);
+	raise(script_signal);
+}
+
 static int script__run(const struct script_opts *opts)
 {
 	struct script s = {
@@ -197,10 +221,14 @@ static int script__run(const struct script_opts *opts)
 		.opts = opts,
 		.line = STRBUF_INIT,
 	};
-	int err = auxsample_walk__run(&s.walk);
+	int err;
 
+	signal(SIGINT, script__sig_handler);
+	signal(SIGTERM, script__sig_handler);
+	err = auxsample_walk__run(&s.walk);
 	strbuf_release(&s.line);
 	auxsample_stat__exit(&s.stat);
+	script__die_of_signal();
 	return err;
 }
 #else

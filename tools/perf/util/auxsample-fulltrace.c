@@ -463,7 +463,8 @@ static int fulltrace__decode_queue(struct auxsample_fulltrace *ft, struct perf_s
 		pr_debug("CPU %d: %zu bytes of trace at %#" PRIx64 "\n", ft->cpu,
 			 buffer->size, (u64)buffer->data_offset);
 		err = fulltrace__decode_buffer(ft, dec, buffer, fd);
-		if (err)
+		/* ^C: what is decoded is printed, as after the last buffer */
+		if (err || session_done())
 			break;
 	}
 	auxsample_decoder__delete(dec);

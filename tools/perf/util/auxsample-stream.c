@@ -543,6 +543,9 @@ static int streams__peek(struct perf_session *session, union perf_event *event,
 {
 	struct streams_scan *scan = data;
 
+	/* ^C (perf auxsample script): the main pass stops at once too. */
+	if (session_done())
+		return 1;
 	if (event->header.type == PERF_RECORD_COMPRESSED)
 		return streams_scan__compressed(scan, session, event);
 	scan->err = streams__add_event(scan->ss, session, event, offset);
@@ -568,7 +571,7 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 		return -ENOMEM;
 	if (pos + sizeof(struct perf_event_header) <= end &&
 	    perf_session__peek_events(session, pos, end - pos, streams__peek, &scan) &&
-	    !scan.err)
+	    !scan.err && !session_done())
 		pr_debug("auxsample streams: the first look stopped at a bad event\n");
 	zstd_fini(&scan.zstd);
 	free(scan.buf);

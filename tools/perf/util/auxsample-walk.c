@@ -611,7 +611,8 @@ int auxsample_walk__run(struct auxsample_walk *w)
 			goto out_delete;
 		err = 0;
 	}
-	if (!err && !w->samples) {
+	/* Stopped by the user: no message that there were no samples. */
+	if (!err && !w->samples && !session_done()) {
 		pr_err("perf auxsample %s: %s has no samples with AUX area data; record them with perf record -A\n",
 		       w->cmd, w->input);
 		err = -ENODATA;
