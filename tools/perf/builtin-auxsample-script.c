@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <linux/kernel.h>
 #include <subcmd/parse-options.h>
 
@@ -180,6 +181,23 @@ static int script__done(struct auxsample_walk *w)
 }
 
 /*
+ * Output a block at a time where it goes to a file or a pipe: stdio
+ * buffers those by their block size (4 KiB), and a sample prints some 65
+ * lines (3 to 5 KiB), so each cost a write(), which on the bench VM was
+ * a quarter of a dense file's time a sample (bench/README.md).  A
+ * terminal's stays line by line.  Static: stdio flushes it at exit.
+ */
+#define SCRIPT_OUTPUT_BUF	(128 << 10)
+
+static void script__buffer_output(void)
+{
+	static char buf[SCRIPT_OUTPUT_BUF];
+
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+}
+
+/*
  * ^C or SIGTERM stops reading events, as in perf script: the samples
  * read are printed whole and the output flushed, then perf dies of the
  * signal, as perf record does, so that a shell or a script sees it.
@@ -223,6 +241,7 @@ static int script__run(const struct script_opts *opts)
 	};
 	int err;
 
+	script__buffer_output();
 	signal(SIGINT, script__sig_handler);
 	signal(SIGTERM, script__sig_handler);
 	err = auxsample_walk__run(&s.walk);
