@@ -200,7 +200,8 @@ static void script__buffer_output(void)
 /*
  * ^C or SIGTERM stops reading events, as in perf script: the samples
  * read are printed whole and the output flushed, then perf dies of the
- * signal, as perf record does, so that a shell or a script sees it.
+ * signal, as perf record does, so that a shell or a script sees it.  A
+ * second one kills at once, should a decode not end.
  */
 static volatile sig_atomic_t script_signal;
 
@@ -208,6 +209,7 @@ static void script__sig_handler(int sig)
 {
 	script_signal = sig;
 	session_done = 1;
+	signal(sig, SIG_DFL);
 }
 
 static void script__die_of_signal(void)
