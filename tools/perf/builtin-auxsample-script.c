@@ -212,15 +212,6 @@ static void script__sig_handler(int sig)
 	signal(sig, SIG_DFL);
 }
 
-static void script__die_of_signal(void)
-{
-	if (!script_signal)
-		return;
-	fflush(NULL);
-	signal(script_signal, SIG_DFL);
-	raise(script_signal);
-}
-
 static int script__run(const struct script_opts *opts)
 {
 	struct script s = {
@@ -249,7 +240,8 @@ static int script__run(const struct script_opts *opts)
 	err = auxsample_walk__run(&s.walk);
 	strbuf_release(&s.line);
 	auxsample_stat__exit(&s.stat);
-	script__die_of_signal();
+	if (script_signal)
+		auxsample__die_of_signal(script_signal);
 	return err;
 }
 #else

@@ -95,6 +95,13 @@ int auxsample__check_depth(const char *cmd, unsigned int depth)
 	return -1;
 }
 
+void auxsample__die_of_signal(int sig)
+{
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* One output: a perf.data, with call chains or not, or one of the profiles. */
 static int inject__check_outputs(const struct auxsample_inject *inject)
 {
@@ -286,12 +293,8 @@ static int simulate__run(struct sim_opts *opts __maybe_unused, int argc __maybe_
 #ifdef HAVE_AUXSAMPLE_SIM
 	int ret = auxsample_sim__run(opts, argc, argv);
 
-	if (ret > 0) {
-		/* Stopped by a signal: die of it once the files are whole, as perf record does. */
-		fflush(NULL);
-		signal(ret, SIG_DFL);
-		raise(ret);
-	}
+	if (ret > 0)
+		auxsample__die_of_signal(ret);	/* its files are whole */
 	return ret ? -1 : 0;
 #else
 	pr_err("perf auxsample simulate needs x86-64 and perf built with libipt (perf check feature libipt)\n");

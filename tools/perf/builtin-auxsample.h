@@ -18,6 +18,8 @@ int auxsample__parse_size(const struct option *opt, const char *str, int unset);
 int auxsample__check_window(u64 size);
 /* -1, said why, for --depth 0. */
 int auxsample__check_depth(const char *cmd, unsigned int depth);
+/* Stopped by @sig: die of it once the output is flushed, as perf record does. */
+void auxsample__die_of_signal(int sig);
 
 /* builtin-auxsample-script.c: perf auxsample script, and stat when @stat. */
 int cmd_auxsample_script(int argc, const char **argv, bool stat);
