@@ -203,6 +203,23 @@ AUXSAMPLE_API int auxsample_decoder__set_sample_ip(struct auxsample_decoder *dec
 	return 0;
 }
 
+AUXSAMPLE_API int auxsample_decoder__set_stream_fetch(struct auxsample_decoder *dec,
+						      auxsample_fetch_fn *fetch, void *context)
+{
+	if (!dec)
+		return -AUXSAMPLE_ERR_INVALID;
+	dec->fetch = fetch;
+	dec->fetch_context = context;
+	return 0;
+}
+
+int auxsample__fetch(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
+{
+	if (!dec->fetch || from >= to)
+		return 0;
+	return dec->fetch(from, to, dec->fetch_context) ? -AUXSAMPLE_ERR_FETCH : 0;
+}
+
 AUXSAMPLE_API int auxsample_decoder__set_thread(struct auxsample_decoder *dec, int64_t tid)
 {
 	if (!dec)
@@ -265,6 +282,7 @@ AUXSAMPLE_API const char *auxsample_strerror(int error)
 		"the hardware lost trace (overflow)",	/* AUXSAMPLE_ERR_OVERFLOW */
 		"decoder not built in",			/* AUXSAMPLE_ERR_NOT_BUILT */
 		"not in the stream: decode alone",	/* AUXSAMPLE_ERR_NOT_IN_STREAM */
+		"the stream's trace could not be had",	/* AUXSAMPLE_ERR_FETCH */
 	};
 	_Static_assert(ARRAY_SIZE(msgs) == AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE,
 		       "a message for each error, in enum order");

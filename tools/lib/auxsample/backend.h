@@ -151,6 +151,12 @@ void auxsample__restart(struct auxsample_decoder *dec);
  * no timing, and @stats; the ring and the call stack go on.
  */
 void auxsample__stretch(struct auxsample_decoder *dec, const struct auxsample_stats *stats);
+/*
+ * A stream's bytes [@from, @to) into memory, and none before @from needed
+ * any more (auxsample_decoder__set_stream_fetch()): 0 or
+ * -AUXSAMPLE_ERR_FETCH.
+ */
+int auxsample__fetch(struct auxsample_decoder *dec, uint64_t from, uint64_t to);
 /* The thread to decode for (auxsample_decoder__set_thread()), -1: any. */
 int64_t auxsample__thread(const struct auxsample_decoder *dec);
 int auxsample__read_memory(struct auxsample_decoder *dec, uint8_t *buf, size_t size,

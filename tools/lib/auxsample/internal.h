@@ -131,6 +131,9 @@ struct auxsample_decoder {
 	const struct auxsample_backend	*backend;
 	void				*priv;		/* the backend's state */
 	bool				streaming;	/* from __stream_begin() to a __decode() */
+	/* The trace of the streams begun, brought in as needed: NULL, all there. */
+	auxsample_fetch_fn		*fetch;
+	void				*fetch_context;
 };
 
 /*

@@ -110,6 +110,10 @@ int pt_stream__begin(void *priv, const uint8_t *buf, size_t len)
 	int status;
 
 	pt_stream__end(pd);
+	/* libipt reads its buffer anywhere: the whole, from the start. */
+	status = auxsample__fetch(pd->dec, 0, len);
+	if (status)
+		return status;
 	status = pt_image__update(pd);
 	if (status)
 		return status;

@@ -28,8 +28,12 @@
 #include "pt-walk.h"
 
 struct ptw_stream {
-	struct ptw_walk		w;
+	struct ptw_walk		w;	/* .len: the bytes fetched so far */
+	size_t			len;	/* the stream's */
 	struct pt_stops		stops;
+	size_t			scanned;	/* for stops, up to here */
+	bool			scan_open;	/* a stop's timing goes on: pt_stops.h */
+	bool			scan_failed;	/* a packet the walker does not know */
 	/* the ends decoded to, for libipt to pause at them again */
 	uint64_t		*ends;
 	size_t			nr_ends;
@@ -77,34 +81,75 @@ static int ptw_stream__packet(const uint8_t *at, size_t left, bool *idle, bool *
 }
 
 /*
- * Where the trace stops after the first PSB, at @pos, and until where
- * nothing but timing follows: 0, PTW_FALLBACK for a packet the walker
- * does not know (libipt's scan syncs on at the next PSB, which the walker
- * would not know to do alike), or -AUXSAMPLE_ERR_NOMEM.
+ * Where the trace stops, from the first PSB on, and until where nothing
+ * but timing follows, in the bytes fetched and not yet scanned: 0,
+ * PTW_FALLBACK for a packet the walker does not know (libipt's scan syncs
+ * on at the next PSB, which the walker would not know to do alike), or
+ * -AUXSAMPLE_ERR_NOMEM.  A packet cut by the end of what was fetched
+ * waits for the next fetch; one cut by the stream's end ends the scan,
+ * where libipt's stops too.
  */
-static int ptw_stream__scan(struct ptw_stream *s, size_t pos)
+static int ptw_stream__scan(struct ptw_stream *s)
 {
 	const uint8_t *buf = s->w.buf;
-	size_t len = s->w.len;
-	bool open = false;	/* a stop's timing goes on: pt_stops.h */
+	size_t pos = s->scanned, len = s->w.len;
 
+	if (s->scan_failed)
+		return PTW_FALLBACK;
 	while (pos < len) {
 		bool idle, pgd;
 		int n = ptw_stream__packet(buf + pos, len - pos, &idle, &pgd);
 
 		if (n == PTW_EOS)
-			break;		/* cut in the middle: libipt stops there too */
-		if (n < 0)
+			break;
+		if (n < 0) {
+			s->scan_failed = true;
 			return PTW_FALLBACK;
+		}
 		/* Only a TIP.PGD, or the first packet of the flow after it, changes them. */
-		if (pgd || (open && !idle)) {
+		if (pgd || (s->scan_open && !idle)) {
 			if (pt_stops__packet(&s->stops, pos, n, idle, pgd))
 				return -AUXSAMPLE_ERR_NOMEM;
-			open = pgd;
+			s->scan_open = pgd;
 		}
 		pos += n;
 	}
-	pt_stops__lost(&s->stops, pos);
+	s->scanned = pos;
+	if (len == s->len)
+		pt_stops__lost(&s->stops, pos);
+	return 0;
+}
+
+/*
+ * The bytes a packet starting before a stretch's end may take after it:
+ * the scan must see a packet of the flow that begins there (the PSB is
+ * the longest, 16 bytes).
+ */
+#define PTW_STREAM_SLACK	32
+/* Fetched at the start: where the first PSB and what follows it lie. */
+#define PTW_STREAM_FIRST	(64 << 10)
+
+/*
+ * The stream's bytes up to @to fetched, those before the walk's position
+ * (and its CYC packets', which the walk's may be ahead of) let go: the
+ * walk sees no more than were fetched.
+ */
+static int ptw_stream__fetch(struct ptw_decoder *wd, struct ptw_stream *s, size_t to)
+{
+	struct ptw_walk *w = &s->w;
+	uint64_t keep = w->pos;
+	int err;
+
+	to = to < s->len ? to : s->len;
+	if (to <= w->len)
+		return 0;
+	if (w->timed && w->cyc.buf && w->cyc.pos < keep)
+		keep = w->cyc.pos;
+	err = auxsample__fetch(wd->dec, keep, to);
+	if (err)
+		return err;
+	w->len = to;
+	w->cyc.len = w->cyc.buf ? to : w->cyc.len;
 	return 0;
 }
 
@@ -171,11 +216,19 @@ static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
 
 	if (wd->config->flow)
 		return PTW_FALLBACK;	/* flow records are libipt's */
+	err = ptw_stream__fetch(wd, s, PTW_STREAM_FIRST);
 	first = ptw_stream__first_psb(w->buf, w->len);
+	if (!err && first == w->len && w->len < s->len) {
+		err = ptw_stream__fetch(wd, s, s->len);
+		first = ptw_stream__first_psb(w->buf, w->len);
+	}
+	if (err)
+		return err;
 	if (first == w->len)
 		return -AUXSAMPLE_ERR_NOSYNC;
 	/* What comes before is no packet to count, as for pt.c. */
-	err = ptw_stream__scan(s, first);
+	s->scanned = first;
+	err = ptw_stream__scan(s);
 	if (!err)
 		err = ptw_walk__sync(w, first);
 	if (!err)
@@ -209,9 +262,10 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 		return -AUXSAMPLE_ERR_NOMEM;
 	s->w = (struct ptw_walk){
 		.wd = wd, .dec = wd->dec, .stats = auxsample__stats(wd->dec),
-		.blocks = wd->blocks, .buf = buf, .len = len,
+		.blocks = wd->blocks, .buf = buf,
 		.timed = wd->config->pt.cyc, .skim_at = UINT64_MAX,
 	};
+	s->len = len;
 	s->stops.len = len;
 	ptw_decoder__update(wd);
 	err = ptw_stream__start(wd, s);
@@ -244,7 +298,7 @@ static int ptw_stream__handover(struct ptw_decoder *wd, struct ptw_stream *s, ui
 
 	s->libipt = true;
 	auxsample__restart(dec);
-	err = auxsample_pt_backend.stream_begin(wd->libipt, s->w.buf, s->w.len);
+	err = auxsample_pt_backend.stream_begin(wd->libipt, s->w.buf, s->len);
 	/* The last end is @end's, still to come. */
 	for (size_t i = 0; !err && i + 1 < s->nr_ends; i++) {
 		auxsample__stretch(dec, &stretch);
@@ -281,11 +335,22 @@ static int ptw_stream__decoded_to(struct ptw_stream *s, uint64_t end)
 static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t end)
 {
 	struct ptw_walk *w = &s->w;
-	uint64_t target = pt_stops__of(&s->stops, end);
+	uint64_t target;
 	bool skimmed;
 	int err;
 
+	err = ptw_stream__fetch(wd, s, end + PTW_STREAM_SLACK);
+	if (!err)
+		err = ptw_stream__scan(s);
+	if (err == PTW_FALLBACK) {
+		/* As where the whole stream's scan found it first. */
+		err = ptw_stream__decoded_to(s, end);
+		return err ? err : ptw_stream__handover(wd, s, end);
+	}
+	if (err)
+		return err;
 	/* The snippet must end at a trace stop: the stop's branches are its. */
+	target = pt_stops__of(&s->stops, end);
 	if (!target || w->stops > target)
 		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
 	err = ptw_stream__decoded_to(s, end);
@@ -300,6 +365,12 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	 */
 	skimmed = ptw_walk__skim(w, w->pos, s->stops.stops[target - 1].end);
 	err = ptw_walk__run(w);
+	/*
+	 * It read to the end of what was fetched, not the stream's: no
+	 * stretch should, and the trace goes on there; libipt decides.
+	 */
+	if (!err && w->eos && w->len < s->len)
+		err = PTW_FALLBACK;
 	if (skimmed) {
 		auxsample__stats(wd->dec)->pt_skims++;
 		if (!ptw_walk__skimmed(w) && !err) {

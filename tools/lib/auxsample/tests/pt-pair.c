@@ -27,6 +27,50 @@ void pair__exit(struct pair *pr)
 {
 	auxsample_decoder__delete(pr->ref);
 	auxsample_decoder__delete(pr->walker);
+	free(pr->views[0].buf);
+	free(pr->views[1].buf);
+}
+
+/* Not a packet: a decoder that reads it decodes other than from the trace. */
+#define PAIR_POISON	0xff
+
+/*
+ * auxsample_decoder__set_stream_fetch()'s callback: [@from, @to) become
+ * the trace's bytes, those before @from poison.  Fetches outside the
+ * stream break the contract: a test fails by the abort.
+ */
+static int pair_view__fetch(uint64_t from, uint64_t to, void *arg)
+{
+	struct pair_view *v = arg;
+	size_t hi = to > v->hi ? to : v->hi, at = from > v->hi ? from : v->hi;
+
+	if (from >= to || to > v->len) {
+		fprintf(stderr, "  fetch [%llu, %llu) of a %zu-byte stream\n",
+			(unsigned long long)from, (unsigned long long)to, v->len);
+		abort();
+	}
+	if (from > v->lo)
+		memset(v->buf + v->lo, PAIR_POISON, (from < v->hi ? from : v->hi) - v->lo);
+	if (from < v->lo)
+		memcpy(v->buf + from, v->trace + from, v->lo - from);
+	memcpy(v->buf + at, v->trace + at, hi - at);
+	v->lo = from;
+	v->hi = hi;
+	return 0;
+}
+
+/* @dec's stream of the @len bytes at @trace, through @v. */
+static int pair_view__begin(struct pair_view *v, struct auxsample_decoder *dec,
+			    const uint8_t *trace, size_t len, unsigned int max)
+{
+	uint8_t *buf = realloc(v->buf, len ?: 1);
+
+	if (!buf)
+		return -AUXSAMPLE_ERR_NOMEM;
+	memset(buf, PAIR_POISON, len);
+	*v = (struct pair_view){ .trace = trace, .buf = buf, .len = len };
+	auxsample_decoder__set_stream_fetch(dec, pair_view__fetch, v);
+	return auxsample_decoder__stream_begin(dec, buf, len, max);
 }
 
 void pair__set_sample_ip(struct pair *pr, uint64_t ip)
@@ -129,8 +173,8 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 /* Both backends begin the stream of @len bytes at @buf: 0 when alike. */
 int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
 {
-	int rn = auxsample_decoder__stream_begin(pr->ref, buf, len, max);
-	int wn = auxsample_decoder__stream_begin(pr->walker, buf, len, max);
+	int rn = pair_view__begin(&pr->views[0], pr->ref, buf, len, max);
+	int wn = pair_view__begin(&pr->views[1], pr->walker, buf, len, max);
 
 	pr->result = rn;
 	if (rn == wn)

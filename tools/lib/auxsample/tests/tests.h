@@ -60,9 +60,21 @@ extern const struct test tests_etm_real[];
 struct auxsample_config;
 struct auxsample_decoder;
 
+/*
+ * A stream's trace as a decoder sees it through its fetch callback: the
+ * bytes fetched and not let go are the trace's, all others poison.
+ */
+struct pair_view {
+	const uint8_t			*trace;
+	uint8_t				*buf;
+	size_t				len;
+	size_t				lo, hi;		/* the bytes there */
+};
+
 struct pair {
 	struct auxsample_decoder	*ref;		/* libipt */
 	struct auxsample_decoder	*walker;
+	struct pair_view		views[2];	/* ref's, walker's streams */
 	unsigned int			decodes;
 	unsigned int			walked;		/* without falling back */
 	unsigned int			timed;		/* branches with cycles */
@@ -77,7 +89,10 @@ void pair__exit(struct pair *pr);
 void pair__set_sample_ip(struct pair *pr, uint64_t ip);
 /* 0 when both decode the @len bytes at @buf alike, in everything public. */
 int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max);
-/* The same for a stream (auxsample_decoder__stream_begin(), _to()). */
+/*
+ * The same for a stream (auxsample_decoder__stream_begin(), _to()), each
+ * decoder reading it through a pair_view.
+ */
 int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max);
 int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end);
 /* Snippets cut and flipped at random out of @trace: 0 when all agree (pt-pair.c). */

@@ -40,6 +40,7 @@ enum auxsample_error {
 	AUXSAMPLE_ERR_OVERFLOW,		/* the hardware lost trace (OVF) */
 	AUXSAMPLE_ERR_NOT_BUILT,	/* the trace type's decoder library was not found */
 	AUXSAMPLE_ERR_NOT_IN_STREAM,	/* a stream cannot serve it: decode the snippet alone */
+	AUXSAMPLE_ERR_FETCH,		/* a stream's fetch callback failed */
 	AUXSAMPLE_ERR_END,		/* one past the last */
 };
 
@@ -298,6 +299,28 @@ AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
 						  unsigned int max_branches);
 AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 					       uint64_t start, uint64_t end);
+
+/*
+ * Make bytes [@from, @to) of a stream's trace readable where
+ * __stream_begin() was told the trace is; the decoder will not read the
+ * bytes before @from again without fetching them again.  Return 0, or
+ * anything else where the bytes cannot be had.  Called from the decoding
+ * thread, within __stream_begin() and __stream_to().
+ */
+typedef int (auxsample_fetch_fn)(uint64_t from, uint64_t to, void *context);
+
+/*
+ * For the streams begun after it (NULL, the default: the whole trace is
+ * there from the start): the decoder asks @fetch for the stretches of the
+ * trace it needs, in turn, so that a long stream need not be in memory
+ * whole.  The Intel PT walker fetches what each __stream_to() reads
+ * and lets go of what is behind it; libipt, which reads its buffer
+ * anywhere, fetches the whole trace, as does the walker where it hands a
+ * stream to libipt.  A failed fetch fails the call with
+ * -AUXSAMPLE_ERR_FETCH.
+ */
+AUXSAMPLE_API int auxsample_decoder__set_stream_fetch(struct auxsample_decoder *dec,
+						      auxsample_fetch_fn *fetch, void *context);
 
 /*
  * The IP of the sample the next __decode()s are for (perf's sample->ip),
