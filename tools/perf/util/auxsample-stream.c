@@ -15,11 +15,15 @@
  * sample, and any the stream cannot serve, is decoded on its own.
  *
  * The first look keeps where each run's bytes lie in the file, not the
- * bytes: a run is read when its first sample is decoded and freed after
- * its last, so memory holds the runs being decoded, each at most
- * STREAM_MAX_RUN bytes, not every run of the file.  Only a file that perf
- * record -z compressed, whose events have no place in the file, has its
- * runs copied in the first look.
+ * bytes.  A run's decoder fetches them as it goes (auxsample_decoder__
+ * set_stream_fetch()), into a mapping of the run's size whose pages cost
+ * memory only once written, and lets go of those behind it: memory holds
+ * what the runs being decoded read now, some STREAM_FETCH_AHEAD bytes
+ * each, not the runs (up to STREAM_MAX_RUN bytes each), as upstream's
+ * decoder holds the buffer it decodes.  Only libipt (--decoder=libipt,
+ * or where the walker hands a stream over to it) fetches a run whole.
+ * A file that perf record -z compressed, whose events have no place in
+ * the file, has its runs copied in the first look.
  *
  * An overlap is taken only when the bytes say so without doubt: the
  * snippet's first bytes must occur once in the previous snippet such
@@ -33,6 +37,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/kernel.h>
@@ -57,6 +62,12 @@
 #define STREAM_MAX_CANDIDATES	16	/* more: periodic trace, not told apart */
 /* A longer run ends, and the next sample begins another: bounded memory. */
 #define STREAM_MAX_RUN		(16 << 20)
+/*
+ * Read ahead of what a run's decoder asks for, and let go of behind it,
+ * at least this much at a time: a copy or read and an madvise() every so
+ * many bytes, not every sample.
+ */
+#define STREAM_FETCH_AHEAD	(64 << 10)
 
 /* Where a snippet's bytes are not in the file (perf record -z). */
 #define STREAM_NOT_IN_FILE	((u64)-1)
@@ -69,15 +80,20 @@ struct stream_piece {
 
 /* One run of overlapping snippets. */
 struct stream_run {
-	u8				*trace;		/* once read, or as copied */
+	u8				*trace;		/* mapped, or as copied */
 	size_t				len;
 	size_t				cap;
 	size_t				last;		/* the last snippet's size */
-	/* in the file: read when the run's first sample is decoded */
+	/* in the file: fetched into the mapping as the decoder asks */
 	struct stream_piece		*pieces;
 	size_t				nr_pieces;
 	size_t				cap_pieces;
 	bool				in_file;
+	bool				mapped;		/* @trace: mmap()ed, @len bytes */
+	struct perf_session		*session;	/* of the file, to read it */
+	u64				lo;		/* bytes before let go, page aligned */
+	u64				hi;		/* ... from here on not read */
+	size_t				next_piece;	/* the first not read */
 	bool				done;		/* decoded, or unreadable */
 	u32				cpu;
 	u32				pid;
@@ -92,9 +108,10 @@ struct stream_run {
 /* Where one sample's snippet lies in its run, its padding left out. */
 struct stream_cut {
 	u64		time;
-	u64		start;
-	u64		end;
-	u64		size;		/* the sample's, padding included */
+	u64		file;		/* its offset in the file, or STREAM_NOT_IN_FILE */
+	u32		start;		/* in the run: at most STREAM_MAX_RUN */
+	u32		end;
+	u32		size;		/* the sample's, padding included */
 	unsigned int	run;
 	bool		last;		/* of its run */
 };
@@ -230,17 +247,17 @@ static void stream_run__trim(struct stream_run *run, size_t n)
  */
 #define STREAM_READ_SPAN	(1 << 20)
 
-/* The pieces from @i on that one read of at most STREAM_READ_SPAN bytes holds. */
-static size_t stream_run__span(const struct stream_run *run, size_t i, u64 *len)
+/* How many of the pieces from @i on, up to @j, one read of at most STREAM_READ_SPAN holds. */
+static size_t stream_run__span(const struct stream_run *run, size_t i, size_t j, u64 *len)
 {
 	u64 start = run->pieces[i].offset;
-	size_t j = i + 1;
+	size_t k = i + 1;
 
-	while (j < run->nr_pieces && run->pieces[j].offset >= start &&
-	       run->pieces[j].offset + run->pieces[j].len - start <= STREAM_READ_SPAN)
-		j++;
-	*len = run->pieces[j - 1].offset + run->pieces[j - 1].len - start;
-	return j - i;
+	while (k < j && run->pieces[k].offset >= start &&
+	       run->pieces[k].offset + run->pieces[k].len - start <= STREAM_READ_SPAN)
+		k++;
+	*len = run->pieces[k - 1].offset + run->pieces[k - 1].len - start;
+	return k - i;
 }
 
 /*
@@ -248,7 +265,7 @@ static size_t stream_run__span(const struct stream_run *run, size_t i, u64 *len)
  * which holds the file's bytes from offset @base.
  */
 static void stream_run__copy(struct stream_run *run, size_t i, size_t n, const u8 *src,
-			     u64 base, size_t *pos)
+			     u64 base, u64 *pos)
 {
 	for (; n--; i++) {
 		const struct stream_piece *piece = &run->pieces[i];
@@ -258,17 +275,16 @@ static void stream_run__copy(struct stream_run *run, size_t i, size_t n, const u
 	}
 }
 
-/* The run's pieces from @fd into its trace, neighbours by one read. */
-static int stream_run__pread(struct stream_run *run, int fd)
+/* The run's pieces [@i, @j) from @fd into its trace at @pos, neighbours by one read. */
+static int stream_run__pread(struct stream_run *run, int fd, size_t i, size_t j, u64 pos)
 {
-	size_t pos = 0, i = 0;
 	u8 *buf = NULL;
 	int err = 0;
 
-	while (i < run->nr_pieces) {
+	while (i < j) {
 		const struct stream_piece *first = &run->pieces[i];
 		u64 len;
-		size_t n = stream_run__span(run, i, &len);
+		size_t n = stream_run__span(run, i, j, &len);
 
 		if (n == 1) {
 			if (preadn(fd, run->trace + pos, first->len, first->offset) !=
@@ -299,34 +315,105 @@ out_eio:
 }
 
 /*
- * The run's bytes, before its first sample is decoded: from perf's
- * reader's mapping of the whole file while it has one, as
+ * The run's pieces [@i, @j) into its trace at @pos: from perf's reader's
+ * mapping of the whole file while it has one, as
  * auxtrace_queues__add_buffer() takes an AUXTRACE buffer's (the first
  * look read every piece's page through it), else read from the file.
  */
-static int stream_run__read(struct stream_run *run, struct perf_session *session)
+static int stream_run__read(struct stream_run *run, size_t i, size_t j, u64 pos)
 {
-	int err = 0;
+	struct perf_session *session = run->session;
 
-	run->trace = malloc(run->len ?: 1);
-	if (!run->trace)
-		return -ENOMEM;
-	if (session->one_mmap) {
-		size_t pos = 0;
-
-		stream_run__copy(run, 0, run->nr_pieces, session->one_mmap_addr,
-				 session->one_mmap_offset, &pos);
-	} else {
-		err = stream_run__pread(run, perf_data__fd(session->data));
-	}
-	if (err) {
-		zfree(&run->trace);
-		return err;
-	}
-	zfree(&run->pieces);
-	run->nr_pieces = run->cap_pieces = 0;
+	if (!session->one_mmap)
+		return stream_run__pread(run, perf_data__fd(session->data), i, j, pos);
+	stream_run__copy(run, i, j - i, session->one_mmap_addr, session->one_mmap_offset, &pos);
 	return 0;
 }
+
+/* The piece that holds the run's byte @at, and where it begins in the run. */
+static size_t stream_run__piece_at(const struct stream_run *run, u64 at, u64 *pos)
+{
+	size_t i = 0;
+
+	for (*pos = 0; i < run->nr_pieces && *pos + run->pieces[i].len <= at; i++)
+		*pos += run->pieces[i].len;
+	return i;
+}
+
+/*
+ * auxsample_decoder__set_stream_fetch()'s callback: the run's bytes
+ * [@from, @to) into its mapping, and those before @from let go.  A
+ * forward walk asks for a little more each sample: it reads and lets go
+ * STREAM_FETCH_AHEAD bytes at a time.
+ */
+static int stream_run__fetch(u64 from, u64 to, void *arg)
+{
+	struct stream_run *run = arg;
+	u64 pos, last, want, keep = round_down(from, page_size);
+	size_t i, j;
+	int err;
+
+	if (from > to || to > run->len)
+		return -EINVAL;
+	/* Let go before: libipt, taking the stream over, reads it again whole. */
+	if (keep < run->lo) {
+		i = stream_run__piece_at(run, keep, &pos);
+		j = stream_run__piece_at(run, run->lo - 1, &last) + 1;
+		err = stream_run__read(run, i, j, pos);
+		if (err)
+			return err;
+		run->lo = keep;
+	}
+	if (to > run->hi) {
+		pos = run->hi;
+		want = min_t(u64, run->len, max_t(u64, to, pos + STREAM_FETCH_AHEAD));
+		for (j = run->next_piece; j < run->nr_pieces && run->hi < want; j++)
+			run->hi += run->pieces[j].len;
+		err = stream_run__read(run, run->next_piece, j, pos);
+		if (err) {
+			run->hi = pos;
+			return err;
+		}
+		run->next_piece = j;
+	}
+	if (keep >= run->lo + STREAM_FETCH_AHEAD) {
+		/* Its pages are the mapping's: they cost nothing until written again. */
+		madvise(run->trace + run->lo, keep - run->lo, MADV_DONTNEED);
+		run->lo = keep;
+	}
+	return 0;
+}
+
+/*
+ * The run's trace, before its first sample is decoded: for one in the
+ * file, a mapping of its size, where the decoder fetches its bytes; its
+ * pages cost memory only once written.
+ */
+static int stream_run__map(struct stream_run *run, struct perf_session *session)
+{
+	void *trace = mmap(NULL, run->len ?: 1, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (trace == MAP_FAILED)
+		return -errno;
+	run->trace = trace;
+	run->mapped = true;
+	run->session = session;
+	run->lo = run->hi = 0;
+	run->next_piece = 0;
+	return 0;
+}
+
+static void stream_run__unmap(struct stream_run *run)
+{
+	if (run->mapped)
+		munmap(run->trace, run->len ?: 1);
+	else
+		free(run->trace);
+	run->trace = NULL;
+	run->mapped = false;
+}
+
 
 static int stream_run__append(struct stream_run *run, const u8 *data, size_t size)
 {
@@ -462,7 +549,7 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 		c->cap_cuts = cap;
 	}
 	c->cuts[c->nr_cuts++] = (struct stream_cut){
-		.time = sample->time, .start = run->len - slen, .end = run->len,
+		.time = sample->time, .file = offset, .start = run->len - slen, .end = run->len,
 		.size = sample->aux_sample.size, .run = c->open,
 	};
 	return 0;
@@ -590,7 +677,7 @@ static void stream_run__end(struct stream_run *run)
 	auxsample_image__put(run->image);
 	run->image = NULL;
 	thread__zput(run->mem.thread);
-	zfree(&run->trace);
+	stream_run__unmap(run);
 }
 
 void auxsample_streams__delete(struct auxsample_streams *ss)
@@ -649,20 +736,44 @@ struct auxsample_streams *auxsample_streams__new(struct perf_session *session)
  */
 #define STREAM_CHECK_BYTES	256
 
-/* The run's bytes, read at its first sample: 0, or -1 when it cannot serve. */
+/* The run's trace, mapped at its first sample: 0, or -1 when it cannot serve. */
 static int stream_run__load(struct auxsample_streams *ss, struct stream_run *run)
 {
 	int err;
 
 	if (run->trace)
 		return 0;
-	err = run->in_file ? stream_run__read(run, ss->session) : -EINVAL;
+	err = run->in_file ? stream_run__map(run, ss->session) : -EINVAL;
 	if (err) {
 		pr_debug("auxsample streams: a stream's trace: %s\n", strerror(-err));
 		stream_run__end(run);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Whether @cut's newest bytes are @sample's: where the snippet lies in
+ * the file, or in its run's copy.
+ */
+static bool stream_cut__matches(struct auxsample_streams *ss, const struct stream_run *run,
+				const struct stream_cut *cut, const struct perf_sample *sample)
+{
+	struct perf_session *session = ss->session;
+	size_t len = cut->end - cut->start;
+	size_t check = min_t(size_t, len, STREAM_CHECK_BYTES);
+	const u8 *want = (const u8 *)sample->aux_sample.data + len - check;
+	u8 buf[STREAM_CHECK_BYTES];
+	u64 at;
+
+	if (cut->file == STREAM_NOT_IN_FILE)
+		return !memcmp(run->trace + cut->end - check, want, check);
+	at = cut->file + len - check;
+	if (session->one_mmap)
+		return !memcmp((const u8 *)session->one_mmap_addr + (at - session->one_mmap_offset),
+			       want, check);
+	return preadn(perf_data__fd(session->data), buf, check, at) == (ssize_t)check &&
+	       !memcmp(buf, want, check);
 }
 
 /* @sample's cut, the next of its CPU with its time and its bytes. */
@@ -682,14 +793,10 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 	for (size_t i = c->next; i < c->nr_cuts && c->cuts[i].time <= sample->time; i++) {
 		struct stream_cut *cut = &c->cuts[i];
 		struct stream_run *run = &ss->runs[cut->run];
-		size_t len = cut->end - cut->start;
-		size_t check = min_t(size_t, len, STREAM_CHECK_BYTES);
 
 		if (run->done || cut->time != sample->time ||
 		    cut->size != sample->aux_sample.size || run->pid != sample->pid ||
-		    stream_run__load(ss, run) ||
-		    memcmp(run->trace + cut->end - check,
-			   (const u8 *)sample->aux_sample.data + len - check, check))
+		    stream_run__load(ss, run) || !stream_cut__matches(ss, run, cut, sample))
 			continue;
 		/* The runs whose last samples never came (filtered) are done. */
 		for (size_t j = c->next; j < i; j++) {
@@ -717,6 +824,8 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	if (!run->dec)
 		return err;
 	run->image = auxsample_image__get(image);
+	if (run->mapped)
+		auxsample_decoder__set_stream_fetch(run->dec, stream_run__fetch, run);
 	err = auxsample_decoder__stream_begin(run->dec, run->trace, run->len, depth);
 	return err < 0 ? err : 0;
 }
