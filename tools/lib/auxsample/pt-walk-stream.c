@@ -127,17 +127,20 @@ static int ptw_stream__scan(struct ptw_stream *s)
  */
 #define PTW_STREAM_SLACK	32
 /* Fetched at the start: where the first PSB and what follows it lie. */
-#define PTW_STREAM_FIRST	(64 << 10)
+#ifndef PTW_STREAM_FIRST
+#define PTW_STREAM_FIRST	(64 << 10)	/* -DPTW_STREAM_FIRST=64: fetches from the first */
+#endif
 
 /*
  * The stream's bytes up to @to fetched, those before the walk's position
- * (and its CYC packets', which the walk's may be ahead of) let go: the
- * walk sees no more than were fetched.
+ * let go: the walk sees no more than were fetched.  Its position is past
+ * a packet it holds (ptw_walk__skim() counts from it), and its CYC
+ * packets' may be behind.
  */
-static int ptw_stream__fetch(struct ptw_decoder *wd, struct ptw_stream *s, size_t to)
+static int ptw_stream__fetch(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t to)
 {
 	struct ptw_walk *w = &s->w;
-	uint64_t keep = w->pos;
+	uint64_t keep = w->have ? w->pos - w->pkt.size : w->pos;
 	int err;
 
 	to = to < s->len ? to : s->len;
@@ -339,7 +342,8 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	bool skimmed;
 	int err;
 
-	err = ptw_stream__fetch(wd, s, end + PTW_STREAM_SLACK);
+	err = ptw_stream__fetch(wd, s, end < s->len - PTW_STREAM_SLACK ? end + PTW_STREAM_SLACK :
+								 s->len);
 	if (!err)
 		err = ptw_stream__scan(s);
 	if (err == PTW_FALLBACK) {
