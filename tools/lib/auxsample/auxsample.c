@@ -144,6 +144,8 @@ AUXSAMPLE_API int auxsample_decoder__stream_begin(struct auxsample_decoder *dec,
 	err = auxsample_decoder__reset(dec, len, max_branches);
 	if (err)
 		return err;
+	dec->stream_fetch = dec->fetch;
+	dec->stream_fetch_context = dec->fetch_context;
 	err = dec->backend->stream_begin(dec->priv, trace, len);
 	dec->streaming = !err;
 	return err;
@@ -215,9 +217,9 @@ AUXSAMPLE_API int auxsample_decoder__set_stream_fetch(struct auxsample_decoder *
 
 int auxsample__fetch(struct auxsample_decoder *dec, uint64_t from, uint64_t to)
 {
-	if (!dec->fetch || from >= to)
+	if (!dec->stream_fetch || from >= to)
 		return 0;
-	return dec->fetch(from, to, dec->fetch_context) ? -AUXSAMPLE_ERR_FETCH : 0;
+	return dec->stream_fetch(from, to, dec->stream_fetch_context) ? -AUXSAMPLE_ERR_FETCH : 0;
 }
 
 AUXSAMPLE_API int auxsample_decoder__set_thread(struct auxsample_decoder *dec, int64_t tid)
@@ -282,7 +284,7 @@ AUXSAMPLE_API const char *auxsample_strerror(int error)
 		"the hardware lost trace (overflow)",	/* AUXSAMPLE_ERR_OVERFLOW */
 		"decoder not built in",			/* AUXSAMPLE_ERR_NOT_BUILT */
 		"not in the stream: decode alone",	/* AUXSAMPLE_ERR_NOT_IN_STREAM */
-		"the stream's trace could not be had",	/* AUXSAMPLE_ERR_FETCH */
+		"the stream's fetch callback failed",	/* AUXSAMPLE_ERR_FETCH */
 	};
 	_Static_assert(ARRAY_SIZE(msgs) == AUXSAMPLE_ERR_END - AUXSAMPLE_ERR_BASE,
 		       "a message for each error, in enum order");

@@ -131,9 +131,12 @@ struct auxsample_decoder {
 	const struct auxsample_backend	*backend;
 	void				*priv;		/* the backend's state */
 	bool				streaming;	/* from __stream_begin() to a __decode() */
-	/* The trace of the streams begun, brought in as needed: NULL, all there. */
+	/* For the streams begun after: the trace brought in as needed; NULL, all there. */
 	auxsample_fetch_fn		*fetch;
 	void				*fetch_context;
+	/* ... the stream's, set when it began */
+	auxsample_fetch_fn		*stream_fetch;
+	void				*stream_fetch_context;
 };
 
 /*
