@@ -109,7 +109,7 @@ struct stream_run {
 struct stream_cut {
 	u64		time;
 	u64		file;		/* its offset in the file, or STREAM_NOT_IN_FILE */
-	u32		start;		/* in the run: at most STREAM_MAX_RUN */
+	u32		start;		/* in the run: at most STREAM_MAX_RUN and a snippet */
 	u32		end;
 	u32		size;		/* the sample's, padding included */
 	unsigned int	run;
@@ -135,6 +135,7 @@ struct auxsample_streams {
 	struct stream_cpu	*cpus;
 	size_t			nr_cpus;
 	u64			samples;	/* in streams */
+	u64			end;		/* of the events in the file */
 };
 
 static struct stream_cpu *streams__cpu(struct auxsample_streams *ss, u32 cpu)
@@ -361,7 +362,7 @@ static int stream_run__fetch(u64 from, u64 to, void *arg)
 		j = stream_run__piece_at(run, run->lo - 1, &last) + 1;
 		err = stream_run__read(run, i, j, pos);
 		if (err)
-			return err;
+			goto out_err;
 		run->lo = keep;
 	}
 	if (to > run->hi) {
@@ -372,7 +373,7 @@ static int stream_run__fetch(u64 from, u64 to, void *arg)
 		err = stream_run__read(run, run->next_piece, j, pos);
 		if (err) {
 			run->hi = pos;
-			return err;
+			goto out_err;
 		}
 		run->next_piece = j;
 	}
@@ -382,6 +383,9 @@ static int stream_run__fetch(u64 from, u64 to, void *arg)
 		run->lo = keep;
 	}
 	return 0;
+out_err:
+	pr_debug("auxsample streams: a stream's trace: %s\n", strerror(-err));
+	return err;
 }
 
 /*
@@ -413,7 +417,6 @@ static void stream_run__unmap(struct stream_run *run)
 	run->trace = NULL;
 	run->mapped = false;
 }
-
 
 static int stream_run__append(struct stream_run *run, const u8 *data, size_t size)
 {
@@ -564,6 +567,12 @@ static int streams__add_event(struct auxsample_streams *ss, struct perf_session 
 {
 	struct perf_sample sample;
 
+	/*
+	 * perf_session__peek_events() gives the event that crosses the end of
+	 * the data (a corrupt file): its bytes may not be in perf's mapping of it.
+	 */
+	if (offset != STREAM_NOT_IN_FILE && offset + event->header.size > ss->end)
+		return 0;
 	if (event->header.type != PERF_RECORD_SAMPLE ||
 	    evlist__parse_sample(session->evlist, event, &sample) ||
 	    !sample.aux_sample.size)
@@ -654,6 +663,7 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 	if (fstat(perf_data__fd(session->data), &st))
 		return -errno;
 	end = min_t(u64, end, st.st_size);
+	ss->end = end;
 	if (zstd_init(&scan.zstd, 0))
 		return -ENOMEM;
 	if (pos + sizeof(struct perf_event_header) <= end &&
