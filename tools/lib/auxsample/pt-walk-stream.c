@@ -342,8 +342,8 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	bool skimmed;
 	int err;
 
-	err = ptw_stream__fetch(wd, s, end < s->len - PTW_STREAM_SLACK ? end + PTW_STREAM_SLACK :
-								 s->len);
+	/* ptw_stream__fetch() takes no more than the stream: only the sum may wrap. */
+	err = ptw_stream__fetch(wd, s, end < s->len ? end + PTW_STREAM_SLACK : s->len);
 	if (!err)
 		err = ptw_stream__scan(s);
 	if (err == PTW_FALLBACK) {
