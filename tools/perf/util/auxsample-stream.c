@@ -15,15 +15,9 @@
  * sample, and any the stream cannot serve, is decoded on its own.
  *
  * The first look keeps where each run's bytes lie in the file, not the
- * bytes.  A run's decoder fetches them as it goes (auxsample_decoder__
- * set_stream_fetch()), into a mapping of the run's size whose pages cost
- * memory only once written, and lets go of those behind it: memory holds
- * what the runs being decoded read now, some STREAM_FETCH_AHEAD bytes
- * each, not the runs (up to STREAM_MAX_RUN bytes each), as upstream's
- * decoder holds the buffer it decodes.  Only libipt (--decoder=libipt,
- * or where the walker hands a stream over to it) fetches a run whole.
- * A file that perf record -z compressed, whose events have no place in
- * the file, has its runs copied in the first look.
+ * bytes: its decoder fetches them as it goes and lets go of those behind
+ * (auxsample-stream-trace.c), so memory holds a little of each run being
+ * decoded, not the runs (up to STREAM_MAX_RUN bytes each).
  *
  * An overlap is taken only when the bytes say so without doubt: the
  * snippet's first bytes must occur once in the previous snippet such
@@ -37,7 +31,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/kernel.h>
@@ -47,6 +40,7 @@
 #include <internal/lib.h>
 
 #include "auxsample.h"
+#include "auxsample-stream-trace.h"
 #include "compress.h"
 #include "data.h"
 #include "debug.h"
@@ -62,38 +56,15 @@
 #define STREAM_MAX_CANDIDATES	16	/* more: periodic trace, not told apart */
 /* A longer run ends, and the next sample begins another: bounded memory. */
 #define STREAM_MAX_RUN		(16 << 20)
-/*
- * Read ahead of what a run's decoder asks for, and let go of behind it,
- * at least this much at a time: a copy or read and an madvise() every so
- * many bytes, not every sample.
- */
-#define STREAM_FETCH_AHEAD	(64 << 10)
 
 /* Where a snippet's bytes are not in the file (perf record -z). */
 #define STREAM_NOT_IN_FILE	((u64)-1)
 
-/* Bytes of a run, where they lie in the file. */
-struct stream_piece {
-	u64		offset;
-	u64		len;
-};
-
 /* One run of overlapping snippets. */
 struct stream_run {
-	u8				*trace;		/* mapped, or as copied */
-	size_t				len;
-	size_t				cap;
+	struct stream_trace		t;
 	size_t				last;		/* the last snippet's size */
-	/* in the file: fetched into the mapping as the decoder asks */
-	struct stream_piece		*pieces;
-	size_t				nr_pieces;
-	size_t				cap_pieces;
 	bool				in_file;
-	bool				mapped;		/* @trace: mmap()ed, @len bytes */
-	struct perf_session		*session;	/* of the file, to read it */
-	u64				lo;		/* bytes before let go, page aligned */
-	u64				hi;		/* ... from here on not read */
-	size_t				next_piece;	/* the first not read */
 	bool				done;		/* decoded, or unreadable */
 	u32				cpu;
 	u32				pid;
@@ -196,10 +167,7 @@ static void stream_cpu__close(struct auxsample_streams *ss, struct stream_cpu *c
 	run = &ss->runs[c->open];
 	if (run->nr_samples == 1) {
 		/* Its cut is its CPU's last; the run, maybe not the last made, stays empty. */
-		zfree(&run->trace);
-		zfree(&run->pieces);
-		run->len = run->cap = 0;
-		run->nr_pieces = run->cap_pieces = 0;
+		stream_trace__exit(&run->t);
 		run->nr_samples = 0;
 		c->nr_cuts--;
 	} else {
@@ -207,231 +175,6 @@ static void stream_cpu__close(struct auxsample_streams *ss, struct stream_cpu *c
 		c->cuts[c->nr_cuts - 1].last = true;
 	}
 	c->open = -1;
-}
-
-/* @size bytes at @offset in the file onto the run, to be read later. */
-static int stream_run__add_piece(struct stream_run *run, u64 offset, size_t size)
-{
-	if (run->nr_pieces == run->cap_pieces) {
-		size_t cap = run->cap_pieces ? run->cap_pieces * 2 : 64;
-		struct stream_piece *pieces = realloc(run->pieces, cap * sizeof(*pieces));
-
-		if (!pieces)
-			return -ENOMEM;
-		run->pieces = pieces;
-		run->cap_pieces = cap;
-	}
-	run->pieces[run->nr_pieces++] = (struct stream_piece){ .offset = offset, .len = size };
-	run->len += size;
-	return 0;
-}
-
-/* The run's last @n bytes are padding, not trace. */
-static void stream_run__trim(struct stream_run *run, size_t n)
-{
-	run->len -= n;
-	while (run->in_file && n && run->nr_pieces) {
-		struct stream_piece *piece = &run->pieces[run->nr_pieces - 1];
-		size_t k = min_t(size_t, n, piece->len);
-
-		piece->len -= k;
-		n -= k;
-		if (!piece->len)
-			run->nr_pieces--;
-	}
-}
-
-/*
- * Pieces read at once when they lie at most this far apart: a dense
- * file's run has a piece of a few dozen bytes in each 4 KiB sample, and a
- * read each cost more than the run's decode (one system call a sample).
- */
-#define STREAM_READ_SPAN	(1 << 20)
-
-/* How many of the pieces from @i on, up to @j, one read of at most STREAM_READ_SPAN holds. */
-static size_t stream_run__span(const struct stream_run *run, size_t i, size_t j, u64 *len)
-{
-	u64 start = run->pieces[i].offset;
-	size_t k = i + 1;
-
-	while (k < j && run->pieces[k].offset >= start &&
-	       run->pieces[k].offset + run->pieces[k].len - start <= STREAM_READ_SPAN)
-		k++;
-	*len = run->pieces[k - 1].offset + run->pieces[k - 1].len - start;
-	return k - i;
-}
-
-/*
- * @n of the run's pieces from @i on into its trace at *@pos, from @src,
- * which holds the file's bytes from offset @base.
- */
-static void stream_run__copy(struct stream_run *run, size_t i, size_t n, const u8 *src,
-			     u64 base, u64 *pos)
-{
-	for (; n--; i++) {
-		const struct stream_piece *piece = &run->pieces[i];
-
-		memcpy(run->trace + *pos, src + (piece->offset - base), piece->len);
-		*pos += piece->len;
-	}
-}
-
-/* The run's pieces [@i, @j) from @fd into its trace at @pos, neighbours by one read. */
-static int stream_run__pread(struct stream_run *run, int fd, size_t i, size_t j, u64 pos)
-{
-	u8 *buf = NULL;
-	int err = 0;
-
-	while (i < j) {
-		const struct stream_piece *first = &run->pieces[i];
-		u64 len;
-		size_t n = stream_run__span(run, i, j, &len);
-
-		if (n == 1) {
-			if (preadn(fd, run->trace + pos, first->len, first->offset) !=
-			    (ssize_t)first->len)
-				goto out_eio;
-			pos += first->len;
-			i++;
-			continue;
-		}
-		if (!buf) {
-			buf = malloc(STREAM_READ_SPAN);
-			if (!buf) {
-				err = -ENOMEM;
-				goto out;
-			}
-		}
-		if (preadn(fd, buf, len, first->offset) != (ssize_t)len)
-			goto out_eio;
-		stream_run__copy(run, i, n, buf, first->offset, &pos);
-		i += n;
-	}
-out:
-	free(buf);
-	return err;
-out_eio:
-	err = -EIO;
-	goto out;
-}
-
-/*
- * The run's pieces [@i, @j) into its trace at @pos: from perf's reader's
- * mapping of the whole file while it has one, as
- * auxtrace_queues__add_buffer() takes an AUXTRACE buffer's (the first
- * look read every piece's page through it), else read from the file.
- */
-static int stream_run__read(struct stream_run *run, size_t i, size_t j, u64 pos)
-{
-	struct perf_session *session = run->session;
-
-	if (!session->one_mmap)
-		return stream_run__pread(run, perf_data__fd(session->data), i, j, pos);
-	stream_run__copy(run, i, j - i, session->one_mmap_addr, session->one_mmap_offset, &pos);
-	return 0;
-}
-
-/* The piece that holds the run's byte @at, and where it begins in the run. */
-static size_t stream_run__piece_at(const struct stream_run *run, u64 at, u64 *pos)
-{
-	size_t i = 0;
-
-	for (*pos = 0; i < run->nr_pieces && *pos + run->pieces[i].len <= at; i++)
-		*pos += run->pieces[i].len;
-	return i;
-}
-
-/*
- * auxsample_decoder__set_stream_fetch()'s callback: the run's bytes
- * [@from, @to) into its mapping, and those before @from let go.  A
- * forward walk asks for a little more each sample: it reads and lets go
- * STREAM_FETCH_AHEAD bytes at a time.
- */
-static int stream_run__fetch(u64 from, u64 to, void *arg)
-{
-	struct stream_run *run = arg;
-	u64 pos, last, want, keep = round_down(from, page_size);
-	size_t i, j;
-	int err;
-
-	if (from > to || to > run->len)
-		return -EINVAL;
-	/* Let go before: libipt, taking the stream over, reads it again whole. */
-	if (keep < run->lo) {
-		i = stream_run__piece_at(run, keep, &pos);
-		j = stream_run__piece_at(run, run->lo - 1, &last) + 1;
-		err = stream_run__read(run, i, j, pos);
-		if (err)
-			goto out_err;
-		run->lo = keep;
-	}
-	if (to > run->hi) {
-		pos = run->hi;
-		want = min_t(u64, run->len, max_t(u64, to, pos + STREAM_FETCH_AHEAD));
-		for (j = run->next_piece; j < run->nr_pieces && run->hi < want; j++)
-			run->hi += run->pieces[j].len;
-		err = stream_run__read(run, run->next_piece, j, pos);
-		if (err) {
-			run->hi = pos;
-			goto out_err;
-		}
-		run->next_piece = j;
-	}
-	if (keep >= run->lo + STREAM_FETCH_AHEAD) {
-		/* Its pages are the mapping's: they cost nothing until written again. */
-		madvise(run->trace + run->lo, keep - run->lo, MADV_DONTNEED);
-		run->lo = keep;
-	}
-	return 0;
-out_err:
-	pr_debug("auxsample streams: a stream's trace: %s\n", strerror(-err));
-	return err;
-}
-
-/*
- * The run's trace, before its first sample is decoded: for one in the
- * file, a mapping of its size, where the decoder fetches its bytes; its
- * pages cost memory only once written.
- */
-static int stream_run__map(struct stream_run *run, struct perf_session *session)
-{
-	void *trace = mmap(NULL, run->len ?: 1, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (trace == MAP_FAILED)
-		return -errno;
-	run->trace = trace;
-	run->mapped = true;
-	run->session = session;
-	run->lo = run->hi = 0;
-	run->next_piece = 0;
-	return 0;
-}
-
-static void stream_run__unmap(struct stream_run *run)
-{
-	if (run->mapped)
-		munmap(run->trace, run->len ?: 1);
-	else
-		free(run->trace);
-	run->trace = NULL;
-	run->mapped = false;
-}
-
-static int stream_run__append(struct stream_run *run, const u8 *data, size_t size)
-{
-	if (run->len + size > run->cap) {
-		size_t cap = max(run->cap * 2, run->len + size);
-		u8 *trace = realloc(run->trace, cap);
-
-		if (!trace)
-			return -ENOMEM;
-		run->trace = trace;
-		run->cap = cap;
-	}
-	memcpy(run->trace + run->len, data, size);
-	run->len += size;
-	return 0;
 }
 
 static struct stream_run *streams__new_run(struct auxsample_streams *ss, struct stream_cpu *c,
@@ -514,14 +257,14 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 		run = &ss->runs[c->open];
 		if (run->pid == sample->pid && run->in_file == in_file)
 			overlap = stream_run__overlap(run, c->prev, snip, slen, &pad);
-		if (overlap >= 0 && run->len - pad + slen - overlap > STREAM_MAX_RUN)
+		if (overlap >= 0 && run->t.len - pad + slen - overlap > STREAM_MAX_RUN)
 			overlap = -1;
 		if (overlap < 0) {
 			stream_cpu__close(ss, c);
 			run = NULL;
 		} else if (pad) {
 			/* The last snippet's padding: not trace, and its cut ends before. */
-			stream_run__trim(run, pad);
+			stream_trace__trim(&run->t, pad);
 			c->cuts[c->nr_cuts - 1].end -= pad;
 		}
 	}
@@ -533,9 +276,9 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 		overlap = 0;
 	}
 	if (in_file)
-		err = stream_run__add_piece(run, offset + overlap, slen - overlap);
+		err = stream_trace__add_piece(&run->t, offset + overlap, slen - overlap);
 	else
-		err = stream_run__append(run, snip + overlap, slen - overlap);
+		err = stream_trace__append(&run->t, snip + overlap, slen - overlap);
 	if (!err)
 		err = stream_cpu__keep(c, snip, slen);
 	if (err)
@@ -552,7 +295,8 @@ static int streams__add(struct auxsample_streams *ss, const struct perf_sample *
 		c->cap_cuts = cap;
 	}
 	c->cuts[c->nr_cuts++] = (struct stream_cut){
-		.time = sample->time, .file = offset, .start = run->len - slen, .end = run->len,
+		.time = sample->time, .file = offset, .start = run->t.len - slen,
+		.end = run->t.len,
 		.size = sample->aux_sample.size, .run = c->open,
 	};
 	return 0;
@@ -681,13 +425,12 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 static void stream_run__end(struct stream_run *run)
 {
 	run->done = true;
-	zfree(&run->pieces);
 	auxsample_decoder__delete(run->dec);
 	run->dec = NULL;
 	auxsample_image__put(run->image);
 	run->image = NULL;
 	thread__zput(run->mem.thread);
-	stream_run__unmap(run);
+	stream_trace__exit(&run->t);
 }
 
 void auxsample_streams__delete(struct auxsample_streams *ss)
@@ -751,9 +494,9 @@ static int stream_run__load(struct auxsample_streams *ss, struct stream_run *run
 {
 	int err;
 
-	if (run->trace)
+	if (run->t.buf)
 		return 0;
-	err = run->in_file ? stream_run__map(run, ss->session) : -EINVAL;
+	err = run->in_file ? stream_trace__map(&run->t, ss->session) : -EINVAL;
 	if (err) {
 		pr_debug("auxsample streams: a stream's trace: %s\n", strerror(-err));
 		stream_run__end(run);
@@ -777,7 +520,7 @@ static bool stream_cut__matches(struct auxsample_streams *ss, const struct strea
 	u64 at;
 
 	if (cut->file == STREAM_NOT_IN_FILE)
-		return !memcmp(run->trace + cut->end - check, want, check);
+		return !memcmp(run->t.buf + cut->end - check, want, check);
 	at = cut->file + len - check;
 	if (session->one_mmap)
 		return !memcmp((const u8 *)session->one_mmap_addr + (at - session->one_mmap_offset),
@@ -834,9 +577,9 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	if (!run->dec)
 		return err;
 	run->image = auxsample_image__get(image);
-	if (run->mapped)
-		auxsample_decoder__set_stream_fetch(run->dec, stream_run__fetch, run);
-	err = auxsample_decoder__stream_begin(run->dec, run->trace, run->len, depth);
+	if (run->t.mapped)
+		auxsample_decoder__set_stream_fetch(run->dec, stream_trace__fetch, &run->t);
+	err = auxsample_decoder__stream_begin(run->dec, run->t.buf, run->t.len, depth);
 	return err < 0 ? err : 0;
 }
 
