@@ -171,7 +171,7 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 	if (w->pending)
 		pending = ptw_skim__pending(w->cls, w->from + w->length, ip);
 	for (;;) {
-		const struct ptw_block *b = &slots[(ip ^ (ip >> 14)) & (PTW_BLOCKS - 1)];
+		const struct ptw_block *b = &slots[ptw_blocks__index(ip)];
 		unsigned int cls, tip = 0;
 		uint64_t to = 0, next;
 		bool taken = false, read = false;
