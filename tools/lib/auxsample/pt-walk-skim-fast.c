@@ -183,6 +183,20 @@ static inline bool ptw_skim__at_tnt8(struct ptw_walk *w, const uint8_t **p,
 }
 
 /*
+ * ptw_walk__fast() stops before a block walked PTW_MAX_LOOPS blocks
+ * after the trace was last read, and so must this loop, but it tests only
+ * before direct jumps and calls, the only blocks that neither read the
+ * trace nor take a TNT bit held: the others read it or take one of at
+ * most PTW_TNT64_BITS, so that (with one more for the block after the
+ * jump) it never walks a block ptw_walk__fast() would not.  It stops
+ * sooner where it may: ptw_walk__fast() takes over.
+ */
+static inline bool ptw_skim__stuck(unsigned int no_progress)
+{
+	return no_progress + PTW_TNT64_BITS + 2 >= PTW_MAX_LOOPS;
+}
+
+/*
  * ptw_walk__fast()'s blocks again, skimming: what it does with them
  * there, and no more (no timing, no ring, no TIP.PGD and TIP.PGE, no
  * packet peeked before), with its state in fewer registers: the TNT bits
@@ -218,6 +232,8 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 	run.nr_rets = 0;
 	if (w->pending)
 		pending = ptw_skim__pending(w->cls, w->from + w->length, ip);
+	if (ptw_skim__stuck(no_progress))
+		goto out;
 	for (;;) {
 		const struct ptw_block *b = &slots[ptw_blocks__index(ip)];
 		uint64_t next, to, t;
@@ -226,7 +242,7 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 
 		if (unlikely(b->start != ip || !b->valid))
 			break;
-		if (unlikely(p >= stop || no_progress + 1 >= PTW_MAX_LOOPS))
+		if (unlikely(p >= stop))
 			break;
 		next = b->end + b->length;
 		/* The packet of the branch, as ptw_walk__fast() takes it. */
@@ -273,6 +289,8 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 			/* Nothing to read; where the trace is read next, a flow packet. */
 			if (tnt == 1 && !ptw_skim__at_tnt8(w, &p, end) &&
 			    !ptw_is_tip_or_pgd(p, end - p))
+				goto out;
+			if (unlikely(ptw_skim__stuck(no_progress)))
 				goto out;
 			ptw_skim_run__resolve(&run, w, pending, pb, ip);
 			ip = b->target;
