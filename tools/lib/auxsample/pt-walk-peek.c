@@ -18,19 +18,24 @@
  * PSB+ before either): only TSC, then TMA, then MTC and CYC are the
  * walker's, as the hardware and the PT writer send them.
  */
-int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at)
+int ptw_timing__order(bool *tsc, bool *tma, const uint8_t *at)
 {
 	if (at[0] == 0x19) {
-		w->tsc = true;
+		*tsc = true;
 	} else if (at[0] == 0x02 && at[1] == 0x73) {
-		if (!w->tsc)
+		if (!*tsc)
 			return PTW_FALLBACK;
-		w->tma = true;
+		*tma = true;
 	} else if (at[0] == 0x59 || (at[0] & 3) == 3) {
-		if (!w->tma)
+		if (!*tma)
 			return PTW_FALLBACK;
 	}
 	return 0;
+}
+
+int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at)
+{
+	return ptw_timing__order(&w->tsc, &w->tma, at);
 }
 
 /* A MODE packet: only 64-bit code outside transactions is the walker's. */

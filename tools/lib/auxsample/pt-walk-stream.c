@@ -190,17 +190,23 @@ void ptw_stream__end(void *priv)
  * does at a FUP: libipt reads on to the packet the FUP binds to, and its
  * sync fails on more than the walker would model (fuzz-pt found a FUP
  * whose IP was suppressed, then one followed by another FUP); an event
- * before the first branch after an enable is rare.
+ * before the first branch after an enable is rare.  Its time keeping
+ * fails there too where the timing packets come in an order the walker
+ * does not take (fuzz-pt found a TMA with no TSC before it).
  */
-static bool ptw_stream__flows_after(const uint8_t *buf, size_t len, size_t pos)
+static bool ptw_stream__flows_after(const struct ptw_walk *w, size_t pos)
 {
+	bool tsc = w->tsc, tma = w->tma;
 	struct ptw_packet p;
 
-	while (pos < len) {
-		int n = ptw_parse(buf + pos, len - pos, &p);
+	while (pos < w->len) {
+		const uint8_t *at = w->buf + pos;
+		int n = ptw_parse(at, w->len - pos, &p);
 
 		if (n <= 0 || p.type == PTW_PSB || p.type == PTW_PSBEND || p.type == PTW_OTHER ||
 		    p.type == PTW_FUP)
+			return false;
+		if (p.type == PTW_TIMING && ptw_timing__order(&tsc, &tma, at))
 			return false;
 		if (p.type != PTW_PAD && p.type != PTW_TIMING && p.type != PTW_MODE_EXEC &&
 		    p.type != PTW_MODE_TSX)
@@ -248,7 +254,7 @@ static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
 	    (!w->enabled && w->pkt.type != PTW_TIP_PGE) ||
 	    (w->enabled && w->pkt.type == PTW_TIP_PGE))
 		return PTW_FALLBACK;
-	if (!w->enabled && !ptw_stream__flows_after(w->buf, w->len, w->pos))
+	if (!w->enabled && !ptw_stream__flows_after(w, w->pos))
 		return PTW_FALLBACK;
 	return 0;
 }

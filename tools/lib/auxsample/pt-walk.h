@@ -165,6 +165,8 @@ int ptw_walk__run(struct ptw_walk *w);
 int ptw_walk__peek(struct ptw_walk *w);
 /* A timing packet at @at, in the order the walker takes: 0 or PTW_FALLBACK. */
 int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at);
+/* ... after a TSC (*@tsc) and a TMA (*@tma) seen or not, both updated. */
+int ptw_timing__order(bool *tsc, bool *tma, const uint8_t *at);
 /* An OVF peeked (pt-walk-ovf.c): 0, the flow on after it, or PTW_FALLBACK. */
 int ptw_walk__overflow(struct ptw_walk *w);
 /*
