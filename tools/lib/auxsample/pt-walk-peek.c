@@ -14,9 +14,10 @@
 
 /*
  * A timing packet at @at: libipt's time keeping refuses some orders
- * (fuzz-pt found a TMA without a TSC before it, and MTC and CYC in a
- * PSB+ before either): only TSC, then TMA, then MTC and CYC are the
- * walker's, as the hardware and the PT writer send them.
+ * (fuzz-pt found a TMA without a TSC before it, a second TMA after one
+ * TSC, and MTC and CYC in a PSB+ before either): only TSC, then one TMA,
+ * then MTC and CYC are the walker's, as the hardware and the PT writer
+ * send them.
  */
 int ptw_timing__order(bool *tsc, bool *tma, const uint8_t *at)
 {
@@ -25,6 +26,7 @@ int ptw_timing__order(bool *tsc, bool *tma, const uint8_t *at)
 	} else if (at[0] == 0x02 && at[1] == 0x73) {
 		if (!*tsc)
 			return PTW_FALLBACK;
+		*tsc = false;
 		*tma = true;
 	} else if (at[0] == 0x59 || (at[0] & 3) == 3) {
 		if (!*tma)

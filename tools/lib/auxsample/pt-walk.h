@@ -97,8 +97,8 @@ struct ptw_walk {
 	bool				ended;		/* ... where the flow needed it */
 	bool				mode;		/* MODE.Exec: 64-bit seen */
 	bool				nomem;		/* libipt's to report */
-	bool				tsc;		/* a TSC seen */
-	bool				tma;		/* a TMA after it */
+	bool				tsc;		/* a TSC since the last TMA */
+	bool				tma;		/* a TMA seen */
 	uint64_t			last_ip;
 	uint64_t			ip;
 	bool				enabled;
@@ -165,7 +165,7 @@ int ptw_walk__run(struct ptw_walk *w);
 int ptw_walk__peek(struct ptw_walk *w);
 /* A timing packet at @at, in the order the walker takes: 0 or PTW_FALLBACK. */
 int ptw_walk__timing(struct ptw_walk *w, const uint8_t *at);
-/* ... after a TSC (*@tsc) and a TMA (*@tma) seen or not, both updated. */
+/* ... after a TSC since the last TMA (*@tsc) and a TMA (*@tma) or not, both updated. */
 int ptw_timing__order(bool *tsc, bool *tma, const uint8_t *at);
 /* An OVF peeked (pt-walk-ovf.c): 0, the flow on after it, or PTW_FALLBACK. */
 int ptw_walk__overflow(struct ptw_walk *w);
