@@ -122,21 +122,35 @@ int ptw_walk__peek(struct ptw_walk *w)
 			break;
 		case PTW_MODE_EXEC:
 		case PTW_MODE_TSX:
-			if (ptw_walk__mode(w, p))
+			if (ptw_walk__mode(w, p) || w->mode_binds)
 				return PTW_FALLBACK;
+			/*
+			 * libipt binds it to the next TIP (MODE.Exec) or FUP
+			 * (MODE.TSX), and fails where another packet of the
+			 * flow comes first (fuzz-pt found a TNT): the walker
+			 * takes it only before its own.
+			 */
+			w->mode_binds = p->type == PTW_MODE_EXEC ?
+					1U << PTW_TIP | 1U << PTW_TIP_PGE : 1U << PTW_FUP;
 			break;
 		case PTW_PSB:
-			if (w->nr_bits || ptw_walk__psb_plus(w, &fup, &ip) || fup != w->enabled)
+			if (w->mode_binds || w->nr_bits || ptw_walk__psb_plus(w, &fup, &ip) ||
+			    fup != w->enabled)
 				return PTW_FALLBACK;
 			break;
 		case PTW_TNT:
 		case PTW_OVF:
+			if (w->mode_binds)
+				return PTW_FALLBACK;
 			w->have = true;
 			break;
 		case PTW_TIP:
 		case PTW_TIP_PGE:
 		case PTW_TIP_PGD:
 		case PTW_FUP:
+			if (w->mode_binds && !(w->mode_binds & 1U << p->type))
+				return PTW_FALLBACK;
+			w->mode_binds = 0;
 			if (p->ip_bytes) {
 				if (ptw_ip(p, w->last_ip, &w->pkt_ip))
 					return PTW_FALLBACK;

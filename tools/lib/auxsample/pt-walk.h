@@ -96,6 +96,7 @@ struct ptw_walk {
 	bool				eos;		/* the trace ended cleanly */
 	bool				ended;		/* ... where the flow needed it */
 	bool				mode;		/* MODE.Exec: 64-bit seen */
+	unsigned int			mode_binds;	/* a MODE's: the packets it may bind to */
 	bool				nomem;		/* libipt's to report */
 	bool				tsc;		/* a TSC since the last TMA */
 	bool				tma;		/* a TMA seen */
