@@ -159,7 +159,7 @@ static int pt_cyc__next(struct pt_cyc *c, unsigned int want, struct ptw_packet *
 			pos++;
 			continue;
 		}
-		if ((at[0] & 7) == 7 && len - pos >= 2 && !(at[1] & 1)) {
+		if (ptw_is_cyc2(at, len - pos)) {
 			cycles += pt_cyc__value(at, 2);
 			pos += 2;
 			continue;

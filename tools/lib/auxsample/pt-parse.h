@@ -73,6 +73,15 @@ static inline unsigned int ptw_timing_size(const uint8_t *at, size_t left)
 }
 
 /*
+ * A CYC of two bytes at @at, of @left (at least one): Exp set in the
+ * first, not in the second.
+ */
+static inline bool ptw_is_cyc2(const uint8_t *at, size_t left)
+{
+	return (at[0] & 7) == 7 && left >= 2 && !(at[1] & 1);
+}
+
+/*
  * The commonest packets sized without ptw_parse(), for the scans that
  * only count them (a skim's pre-scan, a stream's stops), 0 for anything
  * else (ptw_parse() reads it, errors included): a CYC, PAD or MTC,
