@@ -29,16 +29,22 @@ static bool x86_is_legacy_prefix(uint8_t b)
 static unsigned int x86_prefixes__scan(const uint8_t *buf, size_t size,
 				       enum x86_mode mode, struct x86_prefixes *p)
 {
-	unsigned int i = 0;
+	unsigned int i;
 
-	while (i < size && i < X86_MAX_INSN && x86_is_legacy_prefix(buf[i])) {
+	/*
+	 * In 64-bit mode a REX may come anywhere among the legacy prefixes,
+	 * more than once: the CPU ignores all but one right before the
+	 * opcode (the caller's rex_w test), but each is a byte of the
+	 * instruction, as libipt's decoder counts it.
+	 */
+	for (i = 0; i < size && i < X86_MAX_INSN; i++) {
+		if (mode == X86_MODE_64 && (buf[i] & 0xf0) == 0x40)
+			continue;
+		if (!x86_is_legacy_prefix(buf[i]))
+			break;
 		p->opsize |= buf[i] == 0x66;
 		p->addrsize |= buf[i] == 0x67;
-		i++;
 	}
-	/* REX must come right before the opcode, and only in 64-bit mode. */
-	if (mode == X86_MODE_64 && i < size && (buf[i] & 0xf0) == 0x40)
-		i++;
 	p->count = i;
 	return i;
 }

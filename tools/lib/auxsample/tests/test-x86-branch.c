@@ -35,6 +35,8 @@ static const struct enc encodings[] = {
 	{ "call *0x1000(%rsp)",	X86_MODE_64, 7, { 0xff, 0x94, 0x24, 0, 0x10, 0, 0 },
 	  X86_BR_IND_CALL, 7 },
 	{ "rex call *%r11",	X86_MODE_64, 3, { 0x41, 0xff, 0xd3 }, X86_BR_IND_CALL, 3 },
+	{ "rex.w rex jmp *%r11 (the first REX ignored)", X86_MODE_64, 4,
+	  { 0x48, 0x41, 0xff, 0xe3 }, X86_BR_IND_JUMP, 4 },
 	{ "notrack jmp *%rax",	X86_MODE_64, 3, { 0x3e, 0xff, 0xe0 }, X86_BR_IND_JUMP, 3 },
 	{ "jmp *0x8(%rax,%rcx,8)", X86_MODE_64, 4, { 0xff, 0x64, 0xc8, 0x08 },
 	  X86_BR_IND_JUMP, 4 },
@@ -62,6 +64,42 @@ static const struct enc not_branches[] = {
 	{ "call rel32 cut short", X86_MODE_64, 3, { 0xe8, 0, 0 } },
 	{ "prefixes only",	X86_MODE_64, 3, { 0x66, 0x66, 0x66 } },
 };
+
+/*
+ * A REX anywhere among the prefixes is a byte of the instruction, and only
+ * one right before the opcode has effect: so the CPU and libipt's decoder
+ * (pt_ild.c) take them.  objdump prints an ignored REX on a line of its
+ * own; these lengths are objdump's two lines together.
+ */
+struct len_enc {
+	const char	*what;
+	unsigned int	size;
+	uint8_t		bytes[15];
+	int		length;		/* -1: refused */
+};
+
+/* 64-bit mode: the walker hands other modes to libipt. */
+static const struct len_enc lengths[] = {
+	{ "rex.wb rex sub %eax,%r8d", 4, { 0x49, 0x41, 0x29, 0xc0 }, 4 },
+	{ "rex.w 66 mov $imm16,%ax (REX ignored)", 5, { 0x48, 0x66, 0xb8, 0x34, 0x12 }, 5 },
+	{ "66 rex.w movabs $imm64,%rax", 11, { 0x66, 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 }, 11 },
+	{ "rex.w 66 rex mov %eax,%ebx", 5, { 0x48, 0x66, 0x40, 0x89, 0xc3 }, 5 },
+	{ "rex.w 66 mov $imm16,%ax cut short", 4, { 0x48, 0x66, 0xb8, 0x34 }, -1 },
+};
+
+static int test_lengths(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(lengths); i++) {
+		const struct len_enc *e = &lengths[i];
+		int len = x86_insn__length(e->bytes, e->size, X86_MODE_64);
+
+		if (len != e->length) {
+			fprintf(stderr, "  %s: length %d, want %d\n", e->what, len, e->length);
+			return TEST_FAIL;
+		}
+	}
+	return TEST_OK;
+}
 
 static int test_branches(void)
 {
@@ -95,5 +133,6 @@ static int test_not_branches(void)
 const struct test tests_x86_branch[] = {
 	{ "x86 branch lengths and classes", test_branches },
 	{ "x86 non-branches and short input refused", test_not_branches },
+	{ "x86 lengths with REX among the prefixes", test_lengths },
 	{ NULL, NULL },
 };
