@@ -5,9 +5,10 @@
  * without eviction lists, and read without locks; a block that loses
  * its slot is taken again from the image's shared cache, or decoded
  * again.  The shared cache (one per image, and its clones: see
- * pt-image.c) is set associative, PTW_CACHE_WAYS blocks a set, with a
- * lock for every PTW_CACHE_SETS / PTW_CACHE_LOCKS sets: decoders take
- * it only where their own cache misses, so threads do not queue on it.
+ * pt-image.c) is set associative, PTW_CACHE_WAYS blocks a set, its sets
+ * growing with what it evicts, with a lock for every PTW_CACHE_LOCKS-th
+ * set: decoders take it only where their own cache misses, so threads
+ * do not queue on it.
  * Code is read through the decoder's read_memory callback, a chunk at a
  * time, only when a block is built or an instruction counted in it.
  *
@@ -29,19 +30,52 @@
 
 struct ptw_blocks *ptw_blocks__new(void)
 {
-	return calloc(1, sizeof(struct ptw_blocks));
+	struct ptw_blocks *blocks = calloc(1, sizeof(*blocks));
+
+	if (!blocks)
+		return NULL;
+	blocks->slots = calloc(PTW_BLOCKS_MIN, sizeof(*blocks->slots));
+	if (!blocks->slots) {
+		free(blocks);
+		return NULL;
+	}
+	blocks->mask = PTW_BLOCKS_MIN - 1;
+	return blocks;
 }
 
 void ptw_blocks__delete(struct ptw_blocks *blocks)
 {
-	if (blocks)
-		ptw_block_cache__put(blocks->shared);
+	if (!blocks)
+		return;
+	ptw_block_cache__put(blocks->shared);
+	free(blocks->slots);
 	free(blocks);
 }
 
 void ptw_blocks__clear(struct ptw_blocks *blocks)
 {
-	memset(blocks->slots, 0, sizeof(blocks->slots));
+	memset(blocks->slots, 0, (blocks->mask + 1) * sizeof(*blocks->slots));
+}
+
+void ptw_blocks__grow(struct ptw_blocks *blocks)
+{
+	uint64_t nr = blocks->mask + 1, mask = 2 * nr - 1;
+	struct ptw_block *slots;
+
+	if (blocks->conflicts < nr || nr >= PTW_BLOCKS)
+		return;
+	slots = calloc(2 * nr, sizeof(*slots));
+	if (!slots)
+		return;
+	/* The blocks held keep their place: each has one in the larger table. */
+	for (uint64_t i = 0; i < nr; i++) {
+		if (blocks->slots[i].valid)
+			slots[ptw_blocks__index(mask, blocks->slots[i].start)] = blocks->slots[i];
+	}
+	free(blocks->slots);
+	blocks->slots = slots;
+	blocks->mask = mask;
+	blocks->conflicts = 0;
 }
 
 /*
@@ -186,11 +220,19 @@ struct ptw_block_set {
 	unsigned int		victim;		/* the next to evict, round robin */
 };
 
+/*
+ * The sets are read and written under their lock, one for every
+ * PTW_CACHE_LOCKS-th set, and under @resize taken to read: growing them
+ * (or dropping blocks) takes it to write, while no set is in use.
+ */
 struct ptw_block_cache {
 	int			refcnt;
 	unsigned int		generation;
+	pthread_rwlock_t	resize;
+	struct ptw_block_set	*sets;
+	unsigned int		nr_sets;
+	unsigned int		evicted;	/* since the sets last grew */
 	pthread_mutex_t		locks[PTW_CACHE_LOCKS];
-	struct ptw_block_set	sets[PTW_CACHE_SETS];
 };
 
 struct ptw_block_cache *ptw_block_cache__new(void)
@@ -199,7 +241,14 @@ struct ptw_block_cache *ptw_block_cache__new(void)
 
 	if (!cache)
 		return NULL;
+	cache->sets = calloc(PTW_CACHE_SETS_MIN, sizeof(*cache->sets));
+	if (!cache->sets) {
+		free(cache);
+		return NULL;
+	}
+	cache->nr_sets = PTW_CACHE_SETS_MIN;
 	cache->refcnt = 1;
+	pthread_rwlock_init(&cache->resize, NULL);
 	for (unsigned int i = 0; i < PTW_CACHE_LOCKS; i++)
 		pthread_mutex_init(&cache->locks[i], NULL);
 	return cache;
@@ -218,6 +267,8 @@ void ptw_block_cache__put(struct ptw_block_cache *cache)
 		return;
 	for (unsigned int i = 0; i < PTW_CACHE_LOCKS; i++)
 		pthread_mutex_destroy(&cache->locks[i]);
+	pthread_rwlock_destroy(&cache->resize);
+	free(cache->sets);
 	free(cache);
 }
 
@@ -233,24 +284,34 @@ unsigned int ptw_block_cache__generation(struct ptw_block_cache *cache)
  * 136 bytes apart).  Peak RSS of perf auxsample script on the mix bench
  * file -1.3 MiB, decode time no worse.
  */
-static unsigned int ptw_block_cache__set(uint64_t ip)
+static unsigned int ptw_block_cache__set(uint64_t ip, unsigned int nr_sets)
 {
-	return ((ip >> 3) ^ (ip >> 16) ^ (ip >> 29)) & (PTW_CACHE_SETS - 1);
+	return ((ip >> 3) ^ (ip >> 16) ^ (ip >> 29)) & (nr_sets - 1);
 }
 
-static pthread_mutex_t *ptw_block_cache__lock(struct ptw_block_cache *cache, unsigned int set)
+/* The set of @ip, its lock taken, and the sets' to read. */
+static struct ptw_block_set *ptw_block_cache__lock(struct ptw_block_cache *cache, uint64_t ip,
+						   pthread_mutex_t **lock)
 {
-	pthread_mutex_t *lock = &cache->locks[set & (PTW_CACHE_LOCKS - 1)];
+	unsigned int set;
 
-	pthread_mutex_lock(lock);
-	return lock;
+	pthread_rwlock_rdlock(&cache->resize);
+	set = ptw_block_cache__set(ip, cache->nr_sets);
+	*lock = &cache->locks[set & (PTW_CACHE_LOCKS - 1)];
+	pthread_mutex_lock(*lock);
+	return &cache->sets[set];
+}
+
+static void ptw_block_cache__unlock(struct ptw_block_cache *cache, pthread_mutex_t *lock)
+{
+	pthread_mutex_unlock(lock);
+	pthread_rwlock_unlock(&cache->resize);
 }
 
 bool ptw_block_cache__lookup(struct ptw_block_cache *cache, uint64_t ip, struct ptw_block *b)
 {
-	unsigned int set = ptw_block_cache__set(ip);
-	struct ptw_block_set *s = &cache->sets[set];
-	pthread_mutex_t *lock = ptw_block_cache__lock(cache, set);
+	pthread_mutex_t *lock;
+	struct ptw_block_set *s = ptw_block_cache__lock(cache, ip, &lock);
 	bool found = false;
 
 	for (unsigned int i = 0; i < PTW_CACHE_WAYS && !found; i++) {
@@ -259,22 +320,64 @@ bool ptw_block_cache__lookup(struct ptw_block_cache *cache, uint64_t ip, struct 
 			found = true;
 		}
 	}
-	pthread_mutex_unlock(lock);
+	ptw_block_cache__unlock(cache, lock);
 	return found;
+}
+
+/* @b into @s, a set with room for it. */
+static void ptw_block_set__add(struct ptw_block_set *s, const struct ptw_block *b)
+{
+	for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
+		if (!s->ways[i].valid) {
+			s->ways[i] = *b;
+			return;
+		}
+	}
+}
+
+/*
+ * Twice the sets, if none has grown them since @nr_sets: each set's
+ * blocks go to one of the two that take its index, so all stay.
+ */
+static void ptw_block_cache__grow(struct ptw_block_cache *cache, unsigned int nr_sets)
+{
+	struct ptw_block_set *sets;
+
+	pthread_rwlock_wrlock(&cache->resize);
+	if (cache->nr_sets != nr_sets)
+		goto out;
+	sets = calloc(2 * nr_sets, sizeof(*sets));
+	if (!sets)
+		goto out;
+	for (unsigned int set = 0; set < nr_sets; set++) {
+		for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
+			const struct ptw_block *b = &cache->sets[set].ways[i];
+
+			if (b->valid)
+				ptw_block_set__add(&sets[ptw_block_cache__set(b->start, 2 * nr_sets)], b);
+		}
+	}
+	free(cache->sets);
+	cache->sets = sets;
+	cache->nr_sets = 2 * nr_sets;
+	cache->evicted = 0;
+out:
+	pthread_rwlock_unlock(&cache->resize);
 }
 
 bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_block *b,
 			     unsigned int generation)
 {
-	unsigned int set = ptw_block_cache__set(b->start), way = PTW_CACHE_WAYS;
-	struct ptw_block_set *s = &cache->sets[set];
-	pthread_mutex_t *lock = ptw_block_cache__lock(cache, set);
+	unsigned int way = PTW_CACHE_WAYS, nr_sets = 0;
+	pthread_mutex_t *lock;
+	struct ptw_block_set *s = ptw_block_cache__lock(cache, b->start, &lock);
 	bool evicted = false;
 
 	/*
 	 * Blocks dropped since @b was built: its code may be the old one.
-	 * Read under the set's lock, which the dropping takes after the
-	 * bump: a block put in before that is dropped with the rest.
+	 * Read under the sets' lock, which the dropping takes to write
+	 * after the bump: a block put in before that is dropped with the
+	 * rest.
 	 */
 	if (ptw_block_cache__generation(cache) != generation)
 		goto out;
@@ -288,10 +391,16 @@ bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_blo
 	if (way == PTW_CACHE_WAYS) {
 		way = s->victim++ % PTW_CACHE_WAYS;
 		evicted = true;
+		nr_sets = cache->nr_sets;
+		if (__atomic_add_fetch(&cache->evicted, 1, __ATOMIC_RELAXED) < nr_sets ||
+		    nr_sets >= PTW_CACHE_SETS)
+			nr_sets = 0;
 	}
 	s->ways[way] = *b;
 out:
-	pthread_mutex_unlock(lock);
+	ptw_block_cache__unlock(cache, lock);
+	if (nr_sets)
+		ptw_block_cache__grow(cache, nr_sets);
 	return evicted;
 }
 
@@ -300,32 +409,38 @@ void ptw_block_cache__invalidate(struct ptw_block_cache *cache, uint64_t vaddr, 
 	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
 
 	__atomic_add_fetch(&cache->generation, 1, __ATOMIC_ACQ_REL);
-	for (unsigned int l = 0; l < PTW_CACHE_LOCKS; l++) {
-		pthread_mutex_lock(&cache->locks[l]);
-		for (unsigned int set = l; set < PTW_CACHE_SETS; set += PTW_CACHE_LOCKS) {
-			for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
-				struct ptw_block *b = &cache->sets[set].ways[i];
+	pthread_rwlock_wrlock(&cache->resize);
+	for (unsigned int set = 0; set < cache->nr_sets; set++) {
+		for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
+			struct ptw_block *b = &cache->sets[set].ways[i];
 
-				/* The block's code, its branch included. */
-				if (b->valid && b->start < end && b->end + b->length > vaddr)
-					b->valid = 0;
-			}
+			/* The block's code, its branch included. */
+			if (b->valid && b->start < end && b->end + b->length > vaddr)
+				b->valid = 0;
 		}
-		pthread_mutex_unlock(&cache->locks[l]);
 	}
+	pthread_rwlock_unlock(&cache->resize);
 }
 
 unsigned int ptw_block_cache__count(struct ptw_block_cache *cache)
 {
 	unsigned int n = 0;
 
-	for (unsigned int l = 0; l < PTW_CACHE_LOCKS; l++) {
-		pthread_mutex_lock(&cache->locks[l]);
-		for (unsigned int set = l; set < PTW_CACHE_SETS; set += PTW_CACHE_LOCKS) {
-			for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++)
-				n += cache->sets[set].ways[i].valid;
-		}
-		pthread_mutex_unlock(&cache->locks[l]);
+	pthread_rwlock_wrlock(&cache->resize);
+	for (unsigned int set = 0; set < cache->nr_sets; set++) {
+		for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++)
+			n += cache->sets[set].ways[i].valid;
 	}
+	pthread_rwlock_unlock(&cache->resize);
+	return n;
+}
+
+unsigned int ptw_block_cache__capacity(struct ptw_block_cache *cache)
+{
+	unsigned int n;
+
+	pthread_rwlock_rdlock(&cache->resize);
+	n = cache->nr_sets * PTW_CACHE_WAYS;
+	pthread_rwlock_unlock(&cache->resize);
 	return n;
 }

@@ -23,10 +23,15 @@ struct ptw_block {
 };
 
 /*
- * A decoder's own blocks, a power of two: 256 KiB, of which only the pages
- * the code in use maps to are touched; the image's shared cache holds
- * four times as many.
+ * A decoder's own blocks, a power of two: from PTW_BLOCKS_MIN (32 KiB),
+ * doubled at the start of a decode while blocks keep taking each other's
+ * slots, up to PTW_BLOCKS (256 KiB); the image's shared cache holds four
+ * times as many.  A stream has a decoder of its own: most programs'
+ * code in use fits the smallest, and the pages of a larger one are all
+ * touched by code spread wider than its span (the index is the address's
+ * low bits).
  */
+#define PTW_BLOCKS_MIN		1024
 #define PTW_BLOCKS		8192
 
 /*
@@ -40,17 +45,26 @@ struct ptw_block_cache;
  * cache (@shared, if any), read without locks by the walk.
  */
 struct ptw_blocks {
-	struct ptw_block	slots[PTW_BLOCKS];
+	struct ptw_block	*slots;
+	uint64_t		mask;		/* the slots less one */
 	struct ptw_block_cache	*shared;
 	/* since the walker last took them for its stats */
 	uint64_t		built;
 	uint64_t		evicted;
+	/* blocks that took a slot another held, since the slots last grew */
+	uint64_t		conflicts;
 };
 
 struct ptw_blocks *ptw_blocks__new(void);
 void ptw_blocks__delete(struct ptw_blocks *blocks);
 /* Forget every block: the code may have changed. */
 void ptw_blocks__clear(struct ptw_blocks *blocks);
+/*
+ * Between decodes, where no walk holds a slot: twice the slots where as
+ * many blocks as there are slots took one another held.  Without memory
+ * it stays as it is.
+ */
+void ptw_blocks__grow(struct ptw_blocks *blocks);
 /* Decode the block at @ip into @b: 0, or -1 where the code cannot be read or decoded here. */
 int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip);
 /*
@@ -62,13 +76,17 @@ int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
 
 /*
  * The shared cache holds at most PTW_CACHE_SETS * PTW_CACHE_WAYS blocks
- * (32 bytes each: 1.1 MiB an image with the sets' counters, allocated
- * when a walker first asks for it); a full set evicts its oldest block, counted in the stats of
- * the decode that evicted it (pt_blocks_evicted).
+ * (32 bytes each: 1.1 MiB an image with the sets' counters); a full set
+ * evicts its oldest block, counted in the stats of the decode that
+ * evicted it (pt_blocks_evicted).  It starts with PTW_CACHE_SETS_MIN sets
+ * (33 KiB) and doubles them each time it has evicted as many blocks as
+ * it has sets: a process has one (its image), and any program's code
+ * spread over more than the sets' span touches every page of them.
  */
+#define PTW_CACHE_SETS_MIN	256		/* a power of two, at least the locks */
 #define PTW_CACHE_SETS		8192		/* a power of two */
 #define PTW_CACHE_WAYS		4
-#define PTW_CACHE_LOCKS		256		/* a power of two, at most the sets */
+#define PTW_CACHE_LOCKS		256		/* a power of two */
 
 struct ptw_block_cache *ptw_block_cache__new(void);
 struct ptw_block_cache *ptw_block_cache__get(struct ptw_block_cache *cache);
@@ -85,8 +103,9 @@ bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_blo
 			     unsigned int generation);
 /* The code at [@vaddr, @vaddr + @size) changed: its blocks are dropped. */
 void ptw_block_cache__invalidate(struct ptw_block_cache *cache, uint64_t vaddr, uint64_t size);
-/* The blocks held (for tests). */
+/* The blocks held, and how many it can hold now (for tests). */
 unsigned int ptw_block_cache__count(struct ptw_block_cache *cache);
+unsigned int ptw_block_cache__capacity(struct ptw_block_cache *cache);
 
 /*
  * Direct-mapped by the address's low bits, as a CPU's caches are: code
@@ -95,14 +114,14 @@ unsigned int ptw_block_cache__count(struct ptw_block_cache *cache);
  * hashing the higher bits in too made the sparse bench file's decode 2%
  * slower, for no fewer misses there or on bench/pt-decode's programs.
  */
-static inline unsigned int ptw_blocks__index(uint64_t ip)
+static inline uint64_t ptw_blocks__index(uint64_t mask, uint64_t ip)
 {
-	return ip & (PTW_BLOCKS - 1);
+	return ip & mask;
 }
 
 static inline struct ptw_block *ptw_blocks__slot(struct ptw_blocks *blocks, uint64_t ip)
 {
-	return &blocks->slots[ptw_blocks__index(ip)];
+	return &blocks->slots[ptw_blocks__index(blocks->mask, ip)];
 }
 
 /* The block at @ip, NULL where the code cannot be read or decoded here. */
@@ -112,9 +131,12 @@ static inline const struct ptw_block *ptw_blocks__get(struct ptw_blocks *blocks,
 {
 	struct ptw_block *b = ptw_blocks__slot(blocks, ip);
 
-	if (b->valid && b->start == ip)
-		return b;
-	b->valid = 0;
+	if (b->valid) {
+		if (b->start == ip)
+			return b;
+		blocks->conflicts++;
+		b->valid = 0;
+	}
 	return ptw_blocks__fill(blocks, b, dec, ip) ? NULL : b;
 }
 /*

@@ -94,8 +94,9 @@ static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *
 }
 
 /*
- * The code may have changed with the image's files, or blocks of the
- * shared cache were dropped: the decoder's own copies are forgotten.
+ * Before a decode: the decoder's own blocks grow if they are too few for
+ * the code in use.  The code may have changed with the image's files, or
+ * blocks of the shared cache were dropped: its copies are forgotten.
  */
 void ptw_decoder__update(struct ptw_decoder *wd)
 {
@@ -103,6 +104,7 @@ void ptw_decoder__update(struct ptw_decoder *wd)
 	struct ptw_block_cache *shared;
 	bool changed = false;
 
+	ptw_blocks__grow(wd->blocks);
 	if (!image)
 		return;
 	if (!wd->attached || auxsample_image__generation(image) != wd->image_generation) {

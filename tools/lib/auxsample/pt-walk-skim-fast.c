@@ -213,6 +213,7 @@ static inline bool ptw_skim__stuck(unsigned int no_progress)
 void ptw_walk__skim_fast(struct ptw_walk *w)
 {
 	struct ptw_block *slots = w->blocks->slots;
+	uint64_t mask = w->blocks->mask;
 	const uint8_t *p = w->buf + w->pos, *end = w->buf + w->len;
 	/* ptw_walk__fast() goes on past the end with the bits it holds */
 	const uint8_t *stop = w->buf + (w->skim_at < w->len ? w->skim_at : w->len);
@@ -236,7 +237,7 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 	if (ptw_skim__stuck(no_progress))
 		goto out;
 	for (;;) {
-		const struct ptw_block *b = &slots[ptw_blocks__index(ip)];
+		const struct ptw_block *b = &slots[ptw_blocks__index(mask, ip)];
 		uint64_t next, to, t;
 		unsigned int tip;
 		bool read = false;

@@ -401,7 +401,9 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
  */
 static void ptw_walk__fast(struct ptw_walk *w)
 {
-	struct ptw_blocks *blocks = w->blocks;
+	/* The slots stay where they are for the decode (ptw_blocks__grow()). */
+	const struct ptw_block *slots = w->blocks->slots;
+	uint64_t mask = w->blocks->mask;
 	unsigned int nr_bits = w->nr_bits, no_progress = w->no_progress;
 	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
 	bool timed = w->timed;	/* not read again after each call */
@@ -409,7 +411,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	struct ptw_skimmed sk = { 0 };
 
 	for (;;) {
-		const struct ptw_block *b = ptw_blocks__slot(blocks, ip);
+		const struct ptw_block *b = &slots[ptw_blocks__index(mask, ip)];
 		uint64_t next = b->end + b->length, to = 0;
 		bool taken = false, read = false;
 		int tip = 0;

@@ -349,8 +349,8 @@ static void *cache_thread__run(void *arg)
 
 /*
  * The shared cache holds PTW_CACHE_SETS * PTW_CACHE_WAYS blocks at most,
- * counting what it evicts for more; blocks built before a range was
- * dropped do not come back.
+ * counting what it evicts for more, and grows to that only as it evicts;
+ * blocks built before a range was dropped do not come back.
  */
 static int test_blocks_cap(void)
 {
@@ -363,6 +363,21 @@ static int test_blocks_cap(void)
 	if (!T_CHECK(cache))
 		goto out;
 	generation = ptw_block_cache__generation(cache);
+	/* A small program's blocks, as many as the smallest cache holds: no growth. */
+	for (unsigned int i = 0; i < PTW_CACHE_SETS_MIN; i++) {
+		b = (struct ptw_block){
+			.start = CODE_BASE + 24 * i, .end = CODE_BASE + 24 * i + 1,
+			.ninsn = 2, .cls = X86_BR_RET, .length = 1, .valid = 1,
+		};
+		evicted += ptw_block_cache__insert(cache, &b, generation);
+	}
+	if (!T_CHECK(ptw_block_cache__capacity(cache) == PTW_CACHE_SETS_MIN * PTW_CACHE_WAYS))
+		goto out;
+	if (!T_CHECK(ptw_block_cache__count(cache) + evicted == PTW_CACHE_SETS_MIN))
+		goto out;
+	ptw_block_cache__invalidate(cache, 0, UINT64_MAX);
+	generation = ptw_block_cache__generation(cache);
+	evicted = 0;
 	for (unsigned int i = 0; i < n; i++) {
 		b = (struct ptw_block){
 			.start = CODE_BASE + 3 * i, .end = CODE_BASE + 3 * i + 1,
@@ -370,9 +385,11 @@ static int test_blocks_cap(void)
 		};
 		evicted += ptw_block_cache__insert(cache, &b, generation);
 	}
-	pr_test("%u blocks put in, %u held, %u evicted\n", n, ptw_block_cache__count(cache),
-		evicted);
+	pr_test("%u blocks put in, %u held, %u evicted, room for %u\n", n,
+		ptw_block_cache__count(cache), evicted, ptw_block_cache__capacity(cache));
 	if (!T_CHECK(ptw_block_cache__count(cache) <= cap))
+		goto out;
+	if (!T_CHECK(ptw_block_cache__capacity(cache) == cap))
 		goto out;
 	if (!T_CHECK(ptw_block_cache__count(cache) + evicted == n))
 		goto out;
@@ -416,9 +433,55 @@ out:
 	return ret;
 }
 
+/*
+ * A decoder's own blocks start few and double only where blocks took
+ * each other's slots as often as there are slots; the blocks held stay.
+ */
+static int test_blocks_grow(void)
+{
+	struct ptw_blocks *blocks = ptw_blocks__new();
+	struct ptw_block *b;
+	int ret = TEST_FAIL;
+
+	if (!T_CHECK(blocks && blocks->mask + 1 == PTW_BLOCKS_MIN))
+		goto out;
+	for (uint64_t i = 0; i < 2 * PTW_BLOCKS_MIN; i += 7) {
+		b = ptw_blocks__slot(blocks, CODE_BASE + i);
+		*b = (struct ptw_block){ .start = CODE_BASE + i, .end = CODE_BASE + i + 1,
+					 .cls = X86_BR_RET, .length = 1, .valid = 1 };
+	}
+	blocks->conflicts = PTW_BLOCKS_MIN - 1;
+	ptw_blocks__grow(blocks);
+	if (!T_CHECK(blocks->mask + 1 == PTW_BLOCKS_MIN))
+		goto out;
+	while (blocks->mask + 1 < PTW_BLOCKS) {
+		uint64_t nr = blocks->mask + 1;
+
+		blocks->conflicts = nr;
+		ptw_blocks__grow(blocks);
+		if (!T_CHECK(blocks->mask + 1 == 2 * nr && !blocks->conflicts))
+			goto out;
+	}
+	blocks->conflicts = UINT64_MAX;
+	ptw_blocks__grow(blocks);
+	if (!T_CHECK(blocks->mask + 1 == PTW_BLOCKS))
+		goto out;
+	/* Seven bytes apart, none shared a slot: all are found where they now belong. */
+	for (uint64_t i = 0; i < 2 * PTW_BLOCKS_MIN; i += 7) {
+		b = ptw_blocks__slot(blocks, CODE_BASE + i);
+		if (!T_CHECK(b->valid && b->start == CODE_BASE + i && b->end == CODE_BASE + i + 1))
+			goto out;
+	}
+	ret = TEST_OK;
+out:
+	ptw_blocks__delete(blocks);
+	return ret;
+}
+
 const struct test tests_pt_blocks[] = {
 	{ "walker's blocks are decoded once an image, shared by threads", test_blocks_shared },
 	{ "walker's blocks of a range mapped again are the new code's", test_blocks_remapped },
 	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
+	{ "walker's own blocks grow with the code in use, keeping theirs", test_blocks_grow },
 	{ NULL, NULL },
 };
