@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/kernel.h>
+#include <linux/string.h>
 #include <auxsample/auxsample.h>
 
 #include "auxsample.h"
@@ -69,37 +70,76 @@ static char *addr_text(char *p, const struct auxsample_symcache_entry *e, u64 ad
 	return p + n;
 }
 
-/* One line of @prefix, the addresses and their symbols, and @suffix. */
+/* A line's parts after an address: " -> ", or the suffix and its NUL. */
+#define LINE_TAIL	16
+
+/* Room for @len bytes at the end of @sb, and LINE_TAIL more. */
+static int auxsample_print__room(struct strbuf *sb, size_t len)
+{
+	/* strbuf_grow() is a call a part of each line, where most need none. */
+	if (sb->alloc - sb->len > len + LINE_TAIL)
+		return 0;
+	return strbuf_grow(sb, len + LINE_TAIL);
+}
+
+/*
+ * The text of @addr at the end of @sb, from its entry in @cache where it
+ * was made before (loops print the same branches in sample after sample),
+ * with room for LINE_TAIL bytes after it.  Not NUL-terminated.
+ */
+static int auxsample_print__add_addr(struct auxsample_symcache *cache, struct strbuf *sb,
+				     struct thread *thread, u64 addr)
+{
+	struct auxsample_symcache_entry tmp;
+	struct auxsample_symcache_entry *e = auxsample_symcache__find(cache, thread, addr, &tmp);
+	size_t len = e->text ? e->text_len : ADDR_TEXT_MAX + e->name_len;
+	int err = auxsample_print__room(sb, len);
+	char *p;
+
+	if (err)
+		return err;
+	p = sb->buf + sb->len;
+	if (e->text) {
+		memcpy(p, e->text, len);
+	} else {
+		len = addr_text(p, e, addr) - p;
+		/* Without memory for it, made again next time. */
+		if (e != &tmp) {
+			e->text = memdup(p, len);
+			e->text_len = len;
+		}
+	}
+	sb->len += len;
+	return 0;
+}
+
+/*
+ * One line of @prefix, the addresses and their symbols, and @suffix (each
+ * at most LINE_TAIL - 1 bytes).  An address's entry in the cache holds
+ * until the next lookup, which may take its slot: each is looked up as
+ * its text is added.
+ */
 static int auxsample_print__add_line(struct auxsample_symcache *cache, struct strbuf *sb,
 				     struct thread *thread, const char *prefix,
 				     u64 from, const u64 *to, const char *suffix)
 {
-	struct auxsample_symcache_entry tmp_from, tmp_to, et;
-	const struct auxsample_symcache_entry *ef;
 	size_t plen = strlen(prefix), slen = strlen(suffix);
-	size_t max;
-	char *p;
-	int err;
+	int err = auxsample_print__room(sb, plen);
 
-	/* The cache may put both in one slot: @to's first, copied. */
-	if (to)
-		et = *auxsample_symcache__find(cache, thread, *to, &tmp_to);
-	ef = auxsample_symcache__find(cache, thread, from, &tmp_from);
-	max = plen + ADDR_TEXT_MAX + ef->name_len + slen + 1;
-	if (to)
-		max += 4 + ADDR_TEXT_MAX + et.name_len;
-	err = strbuf_grow(sb, max);
+	if (!err) {
+		memcpy(sb->buf + sb->len, prefix, plen);
+		sb->len += plen;
+		err = auxsample_print__add_addr(cache, sb, thread, from);
+	}
+	if (!err && to) {
+		memcpy(sb->buf + sb->len, " -> ", 4);
+		sb->len += 4;
+		err = auxsample_print__add_addr(cache, sb, thread, *to);
+	}
 	if (err)
 		return err;
-	p = sb->buf + sb->len;
-	memcpy(p, prefix, plen);
-	p = addr_text(p + plen, ef, from);
-	if (to) {
-		memcpy(p, " -> ", 4);
-		p = addr_text(p + 4, &et, *to);
-	}
-	memcpy(p, suffix, slen);
-	return strbuf_setlen(sb, p + slen - sb->buf);
+	memcpy(sb->buf + sb->len, suffix, slen);
+	return strbuf_setlen(sb, sb->len + slen);
 }
 
 void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcache *cache,

@@ -112,6 +112,9 @@ struct auxsample_symcache_entry *auxsample_symcache__find(struct auxsample_symca
 			return e;
 	}
 	auxsample_symcache__resolve_uncached(cache, &e->a, thread, ip);
+	if (e != tmp)
+		zfree(&e->text);
+	e->text = NULL;
 	e->maps = maps;
 	e->pid = pid;
 	e->generation = generation;
@@ -133,6 +136,8 @@ void auxsample_symcache__exit(struct auxsample_symcache *cache)
 	struct hashmap_entry *cur;
 	size_t bkt;
 
+	for (int i = 0; cache->entries && i < SYMCACHE_SIZE; i++)
+		free(cache->entries[i].text);
 	zfree(&cache->entries);
 	if (!cache->held_dsos)
 		return;

@@ -36,9 +36,12 @@ struct auxsample_symcache_entry {
 	 */
 	const struct maps	*maps;
 	pid_t			pid;
+	u32			text_len;
 	u64			generation;	/* 0: empty */
 	struct auxsample_addr	a;
-	size_t			name_len;	/* of a.sym's name, 0 without one */
+	/* perf auxsample script's text of it, made on first use (auxsample-print.c) */
+	char			*text;
+	u32			name_len;	/* of a.sym's name, 0 without one */
 	/* a return address: the call before it, decoded once (by its user) */
 	bool			site_known;
 	u64			site;
