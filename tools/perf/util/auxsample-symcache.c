@@ -94,32 +94,41 @@ static void auxsample_symcache__resolve_uncached(struct auxsample_symcache *cach
 	addr_location__exit(&al);
 }
 
+/*
+ * @e, a slot of @cache or the caller's @tmp, resolved for @ip of @thread.
+ * Out of line: the lookups that hit (most) need none of its stack.
+ */
+static noinline void auxsample_symcache__fill(struct auxsample_symcache *cache,
+					      struct auxsample_symcache_entry *e,
+					      const struct auxsample_symcache_entry *tmp,
+					      struct thread *thread, u64 ip)
+{
+	auxsample_symcache__resolve_uncached(cache, &e->a, thread, ip);
+	if (e != tmp)
+		zfree(&e->text);
+	e->text = NULL;
+	e->maps = thread__maps(thread);
+	e->pid = thread__pid(thread);
+	e->generation = cache->generation + 1;
+	e->name_len = e->a.sym ? strlen(e->a.sym->name) : 0;
+	e->site_known = false;
+}
+
 struct auxsample_symcache_entry *auxsample_symcache__find(struct auxsample_symcache *cache,
 							  struct thread *thread, u64 ip,
 							  struct auxsample_symcache_entry *tmp)
 {
-	const struct maps *maps = thread__maps(thread);
-	u64 generation = cache->generation + 1;
-	pid_t pid = thread__pid(thread);
 	struct auxsample_symcache_entry *e = tmp;
 
 	if (!cache->entries)
 		cache->entries = calloc(SYMCACHE_SIZE, sizeof(*cache->entries));
 	if (cache->entries) {
 		e = &cache->entries[(ip ^ (ip >> 12)) & (SYMCACHE_SIZE - 1)];
-		if (e->generation == generation && e->maps == maps && e->pid == pid &&
-		    e->a.ip == ip)
+		if (e->generation == cache->generation + 1 && e->maps == thread__maps(thread) &&
+		    e->pid == thread__pid(thread) && e->a.ip == ip)
 			return e;
 	}
-	auxsample_symcache__resolve_uncached(cache, &e->a, thread, ip);
-	if (e != tmp)
-		zfree(&e->text);
-	e->text = NULL;
-	e->maps = maps;
-	e->pid = pid;
-	e->generation = generation;
-	e->name_len = e->a.sym ? strlen(e->a.sym->name) : 0;
-	e->site_known = false;
+	auxsample_symcache__fill(cache, e, tmp, thread, ip);
 	return e;
 }
 
