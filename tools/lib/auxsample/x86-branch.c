@@ -12,6 +12,7 @@ struct x86_prefixes {
 	unsigned int	count;
 	bool		opsize;		/* 0x66 */
 	bool		addrsize;	/* 0x67 */
+	uint8_t		rep;		/* the last of 0xf2 and 0xf3, or 0 */
 };
 
 static bool x86_is_legacy_prefix(uint8_t b)
@@ -44,6 +45,8 @@ static unsigned int x86_prefixes__scan(const uint8_t *buf, size_t size,
 			break;
 		p->opsize |= buf[i] == 0x66;
 		p->addrsize |= buf[i] == 0x67;
+		if (buf[i] == 0xf2 || buf[i] == 0xf3)
+			p->rep = buf[i];
 	}
 	p->count = i;
 	return i;
@@ -119,7 +122,6 @@ static int x86_branch__decode_0f(const uint8_t *buf, size_t size, unsigned int n
 	case 0x07:	/* SYSRET */
 	case 0x34:	/* SYSENTER */
 	case 0x35:	/* SYSEXIT */
-	case 0x0b:	/* UD2: raises #UD */
 		return x86_branch__set(br, X86_BR_FAR, n + 2, size);
 	default:
 		return -1;
@@ -199,7 +201,9 @@ int x86_branch__decode(const uint8_t *buf, size_t size, enum x86_mode mode,
  * Instruction lengths, for the Intel PT walker's blocks (pt-blocks.c):
  * what follows the opcode of each one-byte and 0F opcode.  X86_BAD: not
  * decoded here (invalid in 64-bit mode, 3DNow!, ...): the walker leaves
- * that trace to libipt.
+ * that trace to libipt.  Where the CPU raises #UD, the length is libipt's
+ * (UD0 and UD1 without ModRM), as the walker must decode what libipt does:
+ * tests/test-x86-libipt.c holds the two to each other.
  */
 enum {
 	X86_NONE	= 0,
@@ -211,6 +215,8 @@ enum {
 	X86_MOFFS	= 1 << 5,	/* address size */
 	X86_GRP3	= 1 << 6,	/* F6/F7: an immediate for /0 and /1 */
 	X86_BAD		= 1 << 7,
+	/* C7: an immediate for /0, a displacement for /7 (XBEGIN) */
+	X86_GRP11	= 1 << 8,
 };
 
 #define M	X86_MODRM
@@ -218,7 +224,7 @@ enum {
 #define IZ	X86_IMMZ
 #define BAD	X86_BAD
 
-static const uint8_t x86_map1[256] = {
+static const uint16_t x86_map1[256] = {
 	/* 00 */ M, M, M, M, I8, IZ, BAD, BAD, M, M, M, M, I8, IZ, BAD, BAD,
 	/* 10 */ M, M, M, M, I8, IZ, BAD, BAD, M, M, M, M, I8, IZ, BAD, BAD,
 	/* 20 */ M, M, M, M, I8, IZ, 0, BAD, M, M, M, M, I8, IZ, 0, BAD,
@@ -233,14 +239,14 @@ static const uint8_t x86_map1[256] = {
 		 I8, IZ, 0, 0, 0, 0, 0, 0,
 	/* b0 */ I8, I8, I8, I8, I8, I8, I8, I8,
 		 X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV, X86_IMMV,
-	/* c0 */ M | I8, M | I8, X86_IMM16, 0, BAD, BAD, M | I8, M | IZ,
+	/* c0 */ M | I8, M | I8, X86_IMM16, 0, BAD, BAD, M | I8, M | X86_GRP11,
 		 X86_IMM16 | I8, 0, X86_IMM16, 0, 0, I8, BAD, 0,
 	/* d0 */ M, M, M, M, BAD, BAD, BAD, 0, M, M, M, M, M, M, M, M,
 	/* e0 */ I8, I8, I8, I8, I8, I8, I8, I8, IZ, IZ, BAD, I8, 0, 0, 0, 0,
 	/* f0 */ 0, 0, 0, 0, 0, 0, M | X86_GRP3, M | X86_GRP3, 0, 0, 0, 0, 0, 0, M, M,
 };
 
-static const uint8_t x86_map2[256] = {
+static const uint16_t x86_map2[256] = {
 	/* 00 */ M, M, M, M, BAD, 0, 0, 0, 0, 0, BAD, 0, BAD, M, 0, BAD,
 	/* 10 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
 	/* 20 */ M, M, M, M, BAD, BAD, BAD, BAD, M, M, M, M, M, M, M, M,
@@ -252,17 +258,34 @@ static const uint8_t x86_map2[256] = {
 	/* 80 */ IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ,
 	/* 90 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
 	/* a0 */ 0, 0, 0, M, M | I8, M, BAD, BAD, 0, 0, 0, M, M | I8, M, M, M,
-	/* b0 */ M, M, M, M, M, M, M, M, M, M, M | I8, M, M, M, M, M,
+	/* b0 */ M, M, M, M, M, M, M, M, M, 0, M | I8, M, M, M, M, M,
 	/* c0 */ M, M, M | I8, M, M | I8, M | I8, M | I8, M, 0, 0, 0, 0, 0, 0, 0, 0,
 	/* d0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
 	/* e0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
-	/* f0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+	/* f0 */ M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, 0,
 };
 
 #undef M
 #undef I8
 #undef IZ
 #undef BAD
+
+/*
+ * VEX and EVEX map 1 opcodes the walker decodes: those of AVX to AVX-512
+ * (and the mask registers'), ModRM always but for VZEROUPPER/ALL; not 78
+ * and 79, whose length libipt takes from the prefixes of 0F 78.  libipt's
+ * tables give the others lengths of their own, which would not matter
+ * (the CPU raises #UD) but that the walker must decode as libipt does:
+ * it leaves them to libipt.
+ */
+static bool x86_vex_map1__known(uint8_t op)
+{
+	return (op >= 0x10 && op <= 0x17) || (op >= 0x28 && op <= 0x2f) ||
+	       (op >= 0x41 && op <= 0x4b) || (op >= 0x50 && op <= 0x77) ||
+	       (op >= 0x7a && op <= 0x7f) ||
+	       (op >= 0x90 && op <= 0x93) || op == 0xae || op == 0xc2 ||
+	       (op >= 0xc4 && op <= 0xc6) || (op >= 0xd0 && op <= 0xfe);
+}
 
 /* VEX and EVEX: ModRM always (but VZEROUPPER/ALL), imm8 in map 3 and a few of map 1. */
 static int x86_insn__vex(const uint8_t *buf, size_t size, unsigned int n,
@@ -276,7 +299,7 @@ static int x86_insn__vex(const uint8_t *buf, size_t size, unsigned int n,
 	op = buf[n];
 	if (map == 1 && op == 0x77)
 		return n + 1;
-	if (map < 1 || map > 3)
+	if (map < 1 || map > 3 || (map == 1 && !x86_vex_map1__known(op)))
 		return -1;
 	modrm = x86_modrm_size(buf + n + 1, size - n - 1, X86_MODE_64, p);
 	if (!modrm)
@@ -288,13 +311,44 @@ static int x86_insn__vex(const uint8_t *buf, size_t size, unsigned int n,
 	return len <= size && len <= X86_MAX_INSN ? (int)len : -1;
 }
 
+/* The displacement's size of the ModRM (and SIB) at @modrm, of @size bytes in all. */
+static unsigned int x86_modrm_disp(const uint8_t *modrm, unsigned int size)
+{
+	bool sib = modrm[0] >> 6 != 3 && (modrm[0] & 7) == 4;
+
+	return size - 1 - sib;
+}
+
+/*
+ * What the tables cannot say of a 0F opcode: -1 where the walker leaves it
+ * to libipt, else the immediate's bytes.  The ModRM is @buf[n].
+ */
+static int x86_insn__0f(uint8_t op, const uint8_t *buf, unsigned int n,
+			const struct x86_prefixes *p)
+{
+	/*
+	 * Far transfers for libipt: VMCALL, VMLAUNCH, VMRESUME (VMX's), UIRET,
+	 * and ERETS and ERETU (0xf2 and 0xf3 before CLAC's opcode).
+	 */
+	if (op == 0x01 && ((buf[n] >= 0xc1 && buf[n] <= 0xc3) || buf[n] == 0xec ||
+			   (buf[n] == 0xca && p->rep)))
+		return -1;
+	/* EXTRQ and INSERTQ (AMD) take two, VMREAD none. */
+	if (op == 0x78 && (p->opsize || p->rep == 0xf2))
+		return 2;
+	return 0;
+}
+
 int x86_insn__length(const uint8_t *buf, size_t size, enum x86_mode mode)
 {
 	struct x86_prefixes p = { 0 };
 	unsigned int n = x86_prefixes__scan(buf, size, mode, &p);
 	bool rex_w = n && mode == X86_MODE_64 && (buf[n - 1] & 0xf8) == 0x48;
+	/* REX.W makes the operands 64 bits whatever 0x66 says: immediates of 32. */
+	bool opsize16 = p.opsize && !rex_w, map0f = false;
 	unsigned int len, imm = 0, modrm = 0;
-	uint8_t op, attr;
+	uint16_t attr;
+	uint8_t op;
 
 	/* Only 64-bit code: the walker hands other modes to libipt. */
 	if (mode != X86_MODE_64 || n >= size)
@@ -315,25 +369,41 @@ int x86_insn__length(const uint8_t *buf, size_t size, enum x86_mode mode)
 			n++;	/* the third opcode byte */
 		} else {
 			attr = x86_map2[op];
+			map0f = true;
 		}
 	} else {
 		attr = x86_map1[op];
 	}
 	if (attr & X86_BAD || n > size)
 		return -1;
-	if (attr & X86_MODRM) {
+	if (map0f && op >= 0x20 && op <= 0x23) {
+		/* MOV to and from control and debug registers: registers only, whatever mod says. */
+		modrm = n < size;
+	} else if (attr & X86_MODRM) {
 		modrm = x86_modrm_size(buf + n, size - n, mode, &p);
-		if (!modrm)
+		if (modrm && attr & X86_GRP3 && ((buf[n] >> 3) & 7) < 2)
+			imm += op == 0xf6 ? 1 : opsize16 ? 2 : 4;
+		if (modrm && attr & X86_GRP11 && ((buf[n] >> 3) & 7) == 0)
+			imm += opsize16 ? 2 : 4;
+		if (modrm && attr & X86_GRP11 && ((buf[n] >> 3) & 7) == 7 &&
+		    !x86_modrm_disp(buf + n, modrm))
+			imm += opsize16 ? 2 : 4;
+	}
+	if (attr & X86_MODRM && !modrm)
+		return -1;
+	if (map0f && modrm) {
+		int more = x86_insn__0f(op, buf, n, &p);
+
+		if (more < 0)
 			return -1;
-		if (attr & X86_GRP3 && ((buf[n] >> 3) & 7) < 2)
-			imm += op == 0xf6 ? 1 : p.opsize ? 2 : 4;
+		imm += more;
 	}
 	if (attr & X86_IMM8)
 		imm += 1;
 	if (attr & X86_IMM16)
 		imm += 2;
 	if (attr & X86_IMMZ)
-		imm += p.opsize ? 2 : 4;
+		imm += opsize16 ? 2 : 4;
 	if (attr & X86_IMMV)
 		imm += rex_w ? 8 : p.opsize ? 2 : 4;
 	if (attr & X86_MOFFS)

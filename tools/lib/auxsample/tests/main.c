@@ -57,6 +57,7 @@ static const struct test *suites[] = {
 	tests_backends,
 	tests_x86_branch,
 #ifdef AUXSAMPLE_PT
+	tests_x86_libipt,
 	tests_decoder,
 	tests_late,
 	tests_pt_real,

@@ -63,6 +63,7 @@ static const struct enc not_branches[] = {
 	{ "jne cut short",	X86_MODE_64, 1, { 0x75 } },
 	{ "call rel32 cut short", X86_MODE_64, 3, { 0xe8, 0, 0 } },
 	{ "prefixes only",	X86_MODE_64, 3, { 0x66, 0x66, 0x66 } },
+	{ "ud2 (raises #UD: not a branch to libipt)", X86_MODE_64, 2, { 0x0f, 0x0b } },
 };
 
 /*

@@ -47,6 +47,7 @@ struct test {
 
 extern const struct test tests_backends[];
 extern const struct test tests_x86_branch[];
+extern const struct test tests_x86_libipt[];
 extern const struct test tests_decoder[];
 extern const struct test tests_late[];
 extern const struct test tests_pt_real[];
