@@ -134,17 +134,18 @@ static struct stream_cpu *streams__cpu(struct auxsample_streams *ss, u32 cpu)
  */
 static ssize_t snippet__overlap(const u8 *prev, size_t plen, const u8 *snip, size_t slen)
 {
-	const u8 *p = prev, *end = prev + plen;
+	/* The shortest overlap taken: searched for only where it could be. */
+	size_t least = max_t(size_t, STREAM_MIN_OVERLAP, slen / 2);
+	const u8 *p = prev, *end = prev + plen, *last;
 	unsigned int candidates = 0;
 	ssize_t found = -1;
 
-	if (slen < STREAM_MIN_OVERLAP || plen < STREAM_MIN_OVERLAP)
+	if (slen < STREAM_MIN_OVERLAP || plen < least)
 		return -1;
-	while ((p = memmem(p, end - p, snip, STREAM_KEY)) != NULL) {
+	last = end - least;
+	while ((p = memmem(p, last + STREAM_KEY - p, snip, STREAM_KEY)) != NULL) {
 		size_t o = end - p;
 
-		if (o < STREAM_MIN_OVERLAP || o < slen / 2)
-			break;
 		if (++candidates > STREAM_MAX_CANDIDATES)
 			return -1;
 		if (o <= slen && !memcmp(p, snip, o)) {
