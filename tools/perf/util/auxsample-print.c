@@ -73,6 +73,30 @@ static char *addr_text(char *p, const struct auxsample_symcache_entry *e, u64 ad
 /* A line's parts after an address: " -> ", or the suffix and its NUL. */
 #define LINE_TAIL	16
 
+/*
+ * A part of a line that is not an address, copied LINE_TAIL bytes at a
+ * time into the room that each address leaves after it: a copy of fixed
+ * size is two instructions, a call to memcpy() and strlen() some forty.
+ */
+struct line_part {
+	char		text[LINE_TAIL];
+	unsigned int	len;
+};
+
+#define LINE_PART(s)	{ s, sizeof(s) - 1 }
+
+static const struct line_part line_none = LINE_PART("");
+static const struct line_part line_end = LINE_PART("\n");
+static const struct line_part line_arrow = LINE_PART(" -> ");
+static const struct line_part line_branch = LINE_PART("\tbranch ");
+static const struct line_part line_caller = LINE_PART("\tcaller ");
+
+static void line_part__add(struct strbuf *sb, const struct line_part *part)
+{
+	memcpy(sb->buf + sb->len, part->text, LINE_TAIL);
+	sb->len += part->len;
+}
+
 /* Room for @len bytes at the end of @sb, and LINE_TAIL more. */
 static int auxsample_print__room(struct strbuf *sb, size_t len)
 {
@@ -114,49 +138,45 @@ static int auxsample_print__add_addr(struct auxsample_symcache *cache, struct st
 }
 
 /*
- * One line of @prefix, the addresses and their symbols, and @suffix (each
- * at most LINE_TAIL - 1 bytes).  An address's entry in the cache holds
- * until the next lookup, which may take its slot: each is looked up as
- * its text is added.
+ * One line of @prefix, the addresses and their symbols, and @suffix.  An
+ * address's entry in the cache holds until the next lookup, which may
+ * take its slot: each is looked up as its text is added.
  */
 static int auxsample_print__add_line(struct auxsample_symcache *cache, struct strbuf *sb,
-				     struct thread *thread, const char *prefix,
-				     u64 from, const u64 *to, const char *suffix)
+				     struct thread *thread, const struct line_part *prefix,
+				     u64 from, const u64 *to, const struct line_part *suffix)
 {
-	size_t plen = strlen(prefix), slen = strlen(suffix);
-	int err = auxsample_print__room(sb, plen);
+	int err = auxsample_print__room(sb, 0);
 
 	if (!err) {
-		memcpy(sb->buf + sb->len, prefix, plen);
-		sb->len += plen;
+		line_part__add(sb, prefix);
 		err = auxsample_print__add_addr(cache, sb, thread, from);
 	}
 	if (!err && to) {
-		memcpy(sb->buf + sb->len, " -> ", 4);
-		sb->len += 4;
+		line_part__add(sb, &line_arrow);
 		err = auxsample_print__add_addr(cache, sb, thread, *to);
 	}
 	if (err)
 		return err;
-	memcpy(sb->buf + sb->len, suffix, slen);
-	return strbuf_setlen(sb, sb->len + slen);
+	line_part__add(sb, suffix);
+	return strbuf_setlen(sb, sb->len);
 }
 
 void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcache *cache,
 			   struct thread *thread, struct perf_sample *sample, struct evsel *evsel,
 			   const struct auxsample_result *res)
 {
-	static const char * const branch_suffix[] = {
-		[0]			= " unknown\n",
-		[AUXSAMPLE_BR_COND]	= " cond\n",
-		[AUXSAMPLE_BR_JUMP]	= " jump\n",
-		[AUXSAMPLE_BR_IND_JUMP]	= " ind_jump\n",
-		[AUXSAMPLE_BR_CALL]	= " call\n",
-		[AUXSAMPLE_BR_IND_CALL]	= " ind_call\n",
-		[AUXSAMPLE_BR_RET]	= " ret\n",
-		[AUXSAMPLE_BR_FAR]	= " far\n",
-		[AUXSAMPLE_BR_INTR]	= " intr\n",
-		[AUXSAMPLE_BR_GAP]	= " gap\n",
+	static const struct line_part branch_suffix[] = {
+		[0]			= LINE_PART(" unknown\n"),
+		[AUXSAMPLE_BR_COND]	= LINE_PART(" cond\n"),
+		[AUXSAMPLE_BR_JUMP]	= LINE_PART(" jump\n"),
+		[AUXSAMPLE_BR_IND_JUMP]	= LINE_PART(" ind_jump\n"),
+		[AUXSAMPLE_BR_CALL]	= LINE_PART(" call\n"),
+		[AUXSAMPLE_BR_IND_CALL]	= LINE_PART(" ind_call\n"),
+		[AUXSAMPLE_BR_RET]	= LINE_PART(" ret\n"),
+		[AUXSAMPLE_BR_FAR]	= LINE_PART(" far\n"),
+		[AUXSAMPLE_BR_INTR]	= LINE_PART(" intr\n"),
+		[AUXSAMPLE_BR_GAP]	= LINE_PART(" gap\n"),
 	};
 	const struct auxsample_branch *br = res->branches;
 	const u64 *chain = res->callchain;
@@ -167,7 +187,8 @@ void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcach
 	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ",
 			  auxsample_thread__comm_str_at(thread, sample->time),
 			  sample->tid, sample->cpu, sample->time, evsel__name(evsel)) ?:
-	      auxsample_print__add_line(cache, sb, thread, "", sample->ip, NULL, "\n");
+	      auxsample_print__add_line(cache, sb, thread, &line_none, sample->ip, NULL,
+					&line_end);
 	if (!err && !sync)
 		err = strbuf_addf(sb, "\tno sync point in the %" PRIu64 " bytes of trace\n",
 				  sample->aux_sample.size);
@@ -175,12 +196,12 @@ void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcach
 		unsigned int kind = br[i].kind < ARRAY_SIZE(branch_suffix) ? br[i].kind : 0;
 		u64 to = br[i].to;
 
-		err = auxsample_print__add_line(cache, sb, thread, "\tbranch ", br[i].from, &to,
-						branch_suffix[kind]);
+		err = auxsample_print__add_line(cache, sb, thread, &line_branch, br[i].from, &to,
+						&branch_suffix[kind]);
 	}
 	for (int i = 0; !err && sync && i < res->depth; i++)
-		err = auxsample_print__add_line(cache, sb, thread, "\tcaller ", chain[i], NULL,
-						"\n");
+		err = auxsample_print__add_line(cache, sb, thread, &line_caller, chain[i], NULL,
+						&line_end);
 	/* Out of memory: what fits, rather than nothing. */
 	fwrite_unlocked(sb->buf, 1, sb->len, fp);
 }
