@@ -106,34 +106,60 @@ static int auxsample_print__room(struct strbuf *sb, size_t len)
 	return strbuf_grow(sb, len + LINE_TAIL);
 }
 
+/* A sample's listing: where it goes, and the process its addresses are of. */
+struct auxsample_listing {
+	struct auxsample_symcache	*cache;
+	struct strbuf			*sb;
+	struct thread			*thread;
+	const struct maps		*maps;
+	pid_t				pid;
+};
+
 /*
- * The text of @addr at the end of @sb, from its entry in @cache where it
- * was made before (loops print the same branches in sample after sample),
- * with room for LINE_TAIL bytes after it.  Not NUL-terminated.
+ * The text of @addr at the end of the listing, made and kept in its entry
+ * of the cache, with room for LINE_TAIL bytes after it.  Not
+ * NUL-terminated.
  */
-static int auxsample_print__add_addr(struct auxsample_symcache *cache, struct strbuf *sb,
-				     struct thread *thread, u64 addr)
+static noinline int auxsample_listing__make_addr(struct auxsample_listing *l, u64 addr)
 {
 	struct auxsample_symcache_entry tmp;
-	struct auxsample_symcache_entry *e = auxsample_symcache__find(cache, thread, addr, &tmp);
-	size_t len = e->text ? e->text_len : ADDR_TEXT_MAX + e->name_len;
-	int err = auxsample_print__room(sb, len);
+	struct auxsample_symcache_entry *e = auxsample_symcache__find(l->cache, l->thread, addr,
+								       &tmp);
+	int err = auxsample_print__room(l->sb, ADDR_TEXT_MAX + e->name_len);
+	size_t len;
 	char *p;
 
 	if (err)
 		return err;
-	p = sb->buf + sb->len;
-	if (e->text) {
-		memcpy(p, e->text, len);
-	} else {
-		len = addr_text(p, e, addr) - p;
-		/* Without memory for it, made again next time. */
-		if (e != &tmp) {
-			e->text = memdup(p, len);
-			e->text_len = len;
-		}
+	p = l->sb->buf + l->sb->len;
+	len = addr_text(p, e, addr) - p;
+	/* Without memory for it, made again next time. */
+	if (e != &tmp) {
+		free(e->text);
+		e->text = memdup(p, len);
+		e->text_len = len;
 	}
-	sb->len += len;
+	l->sb->len += len;
+	return 0;
+}
+
+/*
+ * The text of @addr, as auxsample_listing__make_addr() made it before:
+ * loops print the same branches in sample after sample.
+ */
+static int auxsample_listing__add_addr(struct auxsample_listing *l, u64 addr)
+{
+	const struct auxsample_symcache_entry *e = auxsample_symcache__hit(l->cache, l->maps,
+									    l->pid, addr);
+	int err;
+
+	if (!e || !e->text)
+		return auxsample_listing__make_addr(l, addr);
+	err = auxsample_print__room(l->sb, e->text_len);
+	if (err)
+		return err;
+	memcpy(l->sb->buf + l->sb->len, e->text, e->text_len);
+	l->sb->len += e->text_len;
 	return 0;
 }
 
@@ -142,19 +168,20 @@ static int auxsample_print__add_addr(struct auxsample_symcache *cache, struct st
  * address's entry in the cache holds until the next lookup, which may
  * take its slot: each is looked up as its text is added.
  */
-static int auxsample_print__add_line(struct auxsample_symcache *cache, struct strbuf *sb,
-				     struct thread *thread, const struct line_part *prefix,
-				     u64 from, const u64 *to, const struct line_part *suffix)
+static int auxsample_listing__add_line(struct auxsample_listing *l,
+				       const struct line_part *prefix, u64 from, const u64 *to,
+				       const struct line_part *suffix)
 {
+	struct strbuf *sb = l->sb;
 	int err = auxsample_print__room(sb, 0);
 
 	if (!err) {
 		line_part__add(sb, prefix);
-		err = auxsample_print__add_addr(cache, sb, thread, from);
+		err = auxsample_listing__add_addr(l, from);
 	}
 	if (!err && to) {
 		line_part__add(sb, &line_arrow);
-		err = auxsample_print__add_addr(cache, sb, thread, *to);
+		err = auxsample_listing__add_addr(l, *to);
 	}
 	if (err)
 		return err;
@@ -178,6 +205,10 @@ void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcach
 		[AUXSAMPLE_BR_INTR]	= LINE_PART(" intr\n"),
 		[AUXSAMPLE_BR_GAP]	= LINE_PART(" gap\n"),
 	};
+	struct auxsample_listing l = {
+		.cache = cache, .sb = sb, .thread = thread,
+		.maps = thread__maps(thread), .pid = thread__pid(thread),
+	};
 	const struct auxsample_branch *br = res->branches;
 	const u64 *chain = res->callchain;
 	bool sync = res->nr != -AUXSAMPLE_ERR_NOSYNC;
@@ -187,8 +218,7 @@ void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcach
 	err = strbuf_addf(sb, "%16s %6d [%03d] %" PRIu64 ": %s: ",
 			  auxsample_thread__comm_str_at(thread, sample->time),
 			  sample->tid, sample->cpu, sample->time, evsel__name(evsel)) ?:
-	      auxsample_print__add_line(cache, sb, thread, &line_none, sample->ip, NULL,
-					&line_end);
+	      auxsample_listing__add_line(&l, &line_none, sample->ip, NULL, &line_end);
 	if (!err && !sync)
 		err = strbuf_addf(sb, "\tno sync point in the %" PRIu64 " bytes of trace\n",
 				  sample->aux_sample.size);
@@ -196,12 +226,11 @@ void auxsample_print__text(FILE *fp, struct strbuf *sb, struct auxsample_symcach
 		unsigned int kind = br[i].kind < ARRAY_SIZE(branch_suffix) ? br[i].kind : 0;
 		u64 to = br[i].to;
 
-		err = auxsample_print__add_line(cache, sb, thread, &line_branch, br[i].from, &to,
-						&branch_suffix[kind]);
+		err = auxsample_listing__add_line(&l, &line_branch, br[i].from, &to,
+						  &branch_suffix[kind]);
 	}
 	for (int i = 0; !err && sync && i < res->depth; i++)
-		err = auxsample_print__add_line(cache, sb, thread, &line_caller, chain[i], NULL,
-						&line_end);
+		err = auxsample_listing__add_line(&l, &line_caller, chain[i], NULL, &line_end);
 	/* Out of memory: what fits, rather than nothing. */
 	fwrite_unlocked(sb->buf, 1, sb->len, fp);
 }

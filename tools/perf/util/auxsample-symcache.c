@@ -21,8 +21,6 @@
 #include "symbol.h"
 #include "thread.h"
 
-#define SYMCACHE_SIZE	8192	/* entries, a power of two */
-
 static size_t held_dso__hash(long key, void *ctx __maybe_unused)
 {
 	return key >> 4;
@@ -118,16 +116,16 @@ struct auxsample_symcache_entry *auxsample_symcache__find(struct auxsample_symca
 							  struct thread *thread, u64 ip,
 							  struct auxsample_symcache_entry *tmp)
 {
-	struct auxsample_symcache_entry *e = tmp;
+	struct auxsample_symcache_entry *e;
 
+	e = auxsample_symcache__hit(cache, thread__maps(thread), thread__pid(thread), ip);
+	if (e)
+		return e;
 	if (!cache->entries)
-		cache->entries = calloc(SYMCACHE_SIZE, sizeof(*cache->entries));
-	if (cache->entries) {
-		e = &cache->entries[(ip ^ (ip >> 12)) & (SYMCACHE_SIZE - 1)];
-		if (e->generation == cache->generation + 1 && e->maps == thread__maps(thread) &&
-		    e->pid == thread__pid(thread) && e->a.ip == ip)
-			return e;
-	}
+		cache->entries = calloc(AUXSAMPLE_SYMCACHE_SIZE, sizeof(*cache->entries));
+	e = tmp;
+	if (cache->entries)
+		e = auxsample_symcache__slot(cache, ip);
 	auxsample_symcache__fill(cache, e, tmp, thread, ip);
 	return e;
 }
@@ -145,7 +143,7 @@ void auxsample_symcache__exit(struct auxsample_symcache *cache)
 	struct hashmap_entry *cur;
 	size_t bkt;
 
-	for (int i = 0; cache->entries && i < SYMCACHE_SIZE; i++)
+	for (int i = 0; cache->entries && i < AUXSAMPLE_SYMCACHE_SIZE; i++)
 		free(cache->entries[i].text);
 	zfree(&cache->entries);
 	if (!cache->held_dsos)

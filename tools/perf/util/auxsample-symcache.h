@@ -48,12 +48,41 @@ struct auxsample_symcache_entry {
 	u64			target;
 };
 
+#define AUXSAMPLE_SYMCACHE_SIZE	8192	/* entries, a power of two */
+
 struct auxsample_symcache {
 	struct auxsample_symcache_entry	*entries;
 	/* the cache's own reference to each dso it names */
 	struct hashmap			*held_dsos;
 	u64				generation;
 };
+
+/* The entry @ip takes in @cache (which has them). */
+static inline struct auxsample_symcache_entry *
+auxsample_symcache__slot(struct auxsample_symcache *cache, u64 ip)
+{
+	return &cache->entries[(ip ^ (ip >> 12)) & (AUXSAMPLE_SYMCACHE_SIZE - 1)];
+}
+
+/*
+ * @ip's entry in @cache, where it holds one for the process of @maps and
+ * @pid (its thread's), or NULL: inline, for the lookups of each line of
+ * perf auxsample script, most of which hit.  Valid until the next lookup.
+ */
+static inline struct auxsample_symcache_entry *
+auxsample_symcache__hit(struct auxsample_symcache *cache, const struct maps *maps, pid_t pid,
+			u64 ip)
+{
+	struct auxsample_symcache_entry *e;
+
+	if (!cache->entries)
+		return NULL;
+	e = auxsample_symcache__slot(cache, ip);
+	if (e->generation == cache->generation + 1 && e->maps == maps && e->pid == pid &&
+	    e->a.ip == ip)
+		return e;
+	return NULL;
+}
 
 /*
  * @ip of @thread, resolved: its entry in @cache, or, without memory for
