@@ -62,6 +62,8 @@ void ptw_blocks__grow(struct ptw_blocks *blocks)
 	uint64_t nr = blocks->mask + 1, mask = 2 * nr - 1;
 	struct ptw_block *slots;
 
+	if (++blocks->decodes % PTW_BLOCKS_DECAY == 0)
+		blocks->conflicts /= 2;
 	if (blocks->conflicts < nr || nr >= PTW_BLOCKS)
 		return;
 	slots = calloc(2 * nr, sizeof(*slots));
@@ -221,14 +223,15 @@ struct ptw_block_set {
 };
 
 /*
- * The sets are read and written under their lock, one for every
- * PTW_CACHE_LOCKS-th set, and under @resize taken to read: growing them
- * (or dropping blocks) takes it to write, while no set is in use.
+ * A set is read and written under its lock, one for every
+ * PTW_CACHE_LOCKS-th set.  There are never fewer sets than locks, so a
+ * set's lock does not change when the sets double: growing them (and
+ * counting them) takes all the locks, in order, and a user of one set
+ * reads where the sets are under its own.
  */
 struct ptw_block_cache {
 	int			refcnt;
 	unsigned int		generation;
-	pthread_rwlock_t	resize;
 	struct ptw_block_set	*sets;
 	unsigned int		nr_sets;
 	unsigned int		evicted;	/* since the sets last grew */
@@ -248,7 +251,6 @@ struct ptw_block_cache *ptw_block_cache__new(void)
 	}
 	cache->nr_sets = PTW_CACHE_SETS_MIN;
 	cache->refcnt = 1;
-	pthread_rwlock_init(&cache->resize, NULL);
 	for (unsigned int i = 0; i < PTW_CACHE_LOCKS; i++)
 		pthread_mutex_init(&cache->locks[i], NULL);
 	return cache;
@@ -267,7 +269,6 @@ void ptw_block_cache__put(struct ptw_block_cache *cache)
 		return;
 	for (unsigned int i = 0; i < PTW_CACHE_LOCKS; i++)
 		pthread_mutex_destroy(&cache->locks[i]);
-	pthread_rwlock_destroy(&cache->resize);
 	free(cache->sets);
 	free(cache);
 }
@@ -282,30 +283,35 @@ unsigned int ptw_block_cache__generation(struct ptw_block_cache *cache)
  * blocks then touch as many pages of the cache as its code spans, not
  * most of them (an index from the low bits put blocks a few bytes apart
  * 136 bytes apart).  Peak RSS of perf auxsample script on the mix bench
- * file -1.3 MiB, decode time no worse.
+ * file -1.3 MiB, decode time no worse.  A block's set is as many of its
+ * hash's low bits as the sets take; its lock, the PTW_CACHE_LOCKS's.
  */
-static unsigned int ptw_block_cache__set(uint64_t ip, unsigned int nr_sets)
+static unsigned int ptw_block_cache__hash(uint64_t ip)
 {
-	return ((ip >> 3) ^ (ip >> 16) ^ (ip >> 29)) & (nr_sets - 1);
+	return (ip >> 3) ^ (ip >> 16) ^ (ip >> 29);
 }
 
-/* The set of @ip, its lock taken, and the sets' to read. */
+/* The set of @ip, its lock taken. */
 static struct ptw_block_set *ptw_block_cache__lock(struct ptw_block_cache *cache, uint64_t ip,
 						   pthread_mutex_t **lock)
 {
-	unsigned int set;
+	unsigned int hash = ptw_block_cache__hash(ip);
 
-	pthread_rwlock_rdlock(&cache->resize);
-	set = ptw_block_cache__set(ip, cache->nr_sets);
-	*lock = &cache->locks[set & (PTW_CACHE_LOCKS - 1)];
+	*lock = &cache->locks[hash & (PTW_CACHE_LOCKS - 1)];
 	pthread_mutex_lock(*lock);
-	return &cache->sets[set];
+	return &cache->sets[hash & (cache->nr_sets - 1)];
 }
 
-static void ptw_block_cache__unlock(struct ptw_block_cache *cache, pthread_mutex_t *lock)
+static void ptw_block_cache__lock_all(struct ptw_block_cache *cache)
 {
-	pthread_mutex_unlock(lock);
-	pthread_rwlock_unlock(&cache->resize);
+	for (unsigned int l = 0; l < PTW_CACHE_LOCKS; l++)
+		pthread_mutex_lock(&cache->locks[l]);
+}
+
+static void ptw_block_cache__unlock_all(struct ptw_block_cache *cache)
+{
+	for (unsigned int l = 0; l < PTW_CACHE_LOCKS; l++)
+		pthread_mutex_unlock(&cache->locks[l]);
 }
 
 bool ptw_block_cache__lookup(struct ptw_block_cache *cache, uint64_t ip, struct ptw_block *b)
@@ -320,7 +326,7 @@ bool ptw_block_cache__lookup(struct ptw_block_cache *cache, uint64_t ip, struct 
 			found = true;
 		}
 	}
-	ptw_block_cache__unlock(cache, lock);
+	pthread_mutex_unlock(lock);
 	return found;
 }
 
@@ -337,32 +343,32 @@ static void ptw_block_set__add(struct ptw_block_set *s, const struct ptw_block *
 
 /*
  * Twice the sets, if none has grown them since @nr_sets: each set's
- * blocks go to one of the two that take its index, so all stay.
+ * blocks go to one of the two that take its index, so all stay.  Without
+ * memory, tried again after as many evictions more.
  */
 static void ptw_block_cache__grow(struct ptw_block_cache *cache, unsigned int nr_sets)
 {
-	struct ptw_block_set *sets;
+	struct ptw_block_set *sets = NULL;
 
-	pthread_rwlock_wrlock(&cache->resize);
-	if (cache->nr_sets != nr_sets)
-		goto out;
-	sets = calloc(2 * nr_sets, sizeof(*sets));
-	if (!sets)
-		goto out;
-	for (unsigned int set = 0; set < nr_sets; set++) {
-		for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
-			const struct ptw_block *b = &cache->sets[set].ways[i];
+	ptw_block_cache__lock_all(cache);
+	if (cache->nr_sets == nr_sets)
+		sets = calloc(2 * nr_sets, sizeof(*sets));
+	if (sets) {
+		for (unsigned int set = 0; set < nr_sets; set++) {
+			for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
+				const struct ptw_block *b = &cache->sets[set].ways[i];
+				unsigned int hash = ptw_block_cache__hash(b->start);
 
-			if (b->valid)
-				ptw_block_set__add(&sets[ptw_block_cache__set(b->start, 2 * nr_sets)], b);
+				if (b->valid)
+					ptw_block_set__add(&sets[hash & (2 * nr_sets - 1)], b);
+			}
 		}
+		free(cache->sets);
+		cache->sets = sets;
+		cache->nr_sets = 2 * nr_sets;
 	}
-	free(cache->sets);
-	cache->sets = sets;
-	cache->nr_sets = 2 * nr_sets;
-	cache->evicted = 0;
-out:
-	pthread_rwlock_unlock(&cache->resize);
+	__atomic_store_n(&cache->evicted, 0, __ATOMIC_RELAXED);
+	ptw_block_cache__unlock_all(cache);
 }
 
 bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_block *b,
@@ -375,9 +381,8 @@ bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_blo
 
 	/*
 	 * Blocks dropped since @b was built: its code may be the old one.
-	 * Read under the sets' lock, which the dropping takes to write
-	 * after the bump: a block put in before that is dropped with the
-	 * rest.
+	 * Read under the set's lock, which the dropping takes after the
+	 * bump: a block put in before that is dropped with the rest.
 	 */
 	if (ptw_block_cache__generation(cache) != generation)
 		goto out;
@@ -398,7 +403,7 @@ bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_blo
 	}
 	s->ways[way] = *b;
 out:
-	ptw_block_cache__unlock(cache, lock);
+	pthread_mutex_unlock(lock);
 	if (nr_sets)
 		ptw_block_cache__grow(cache, nr_sets);
 	return evicted;
@@ -409,29 +414,32 @@ void ptw_block_cache__invalidate(struct ptw_block_cache *cache, uint64_t vaddr, 
 	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
 
 	__atomic_add_fetch(&cache->generation, 1, __ATOMIC_ACQ_REL);
-	pthread_rwlock_wrlock(&cache->resize);
-	for (unsigned int set = 0; set < cache->nr_sets; set++) {
-		for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
-			struct ptw_block *b = &cache->sets[set].ways[i];
+	/* A lock's sets stay its own if the sets grow between two locks. */
+	for (unsigned int l = 0; l < PTW_CACHE_LOCKS; l++) {
+		pthread_mutex_lock(&cache->locks[l]);
+		for (unsigned int set = l; set < cache->nr_sets; set += PTW_CACHE_LOCKS) {
+			for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++) {
+				struct ptw_block *b = &cache->sets[set].ways[i];
 
-			/* The block's code, its branch included. */
-			if (b->valid && b->start < end && b->end + b->length > vaddr)
-				b->valid = 0;
+				/* The block's code, its branch included. */
+				if (b->valid && b->start < end && b->end + b->length > vaddr)
+					b->valid = 0;
+			}
 		}
+		pthread_mutex_unlock(&cache->locks[l]);
 	}
-	pthread_rwlock_unlock(&cache->resize);
 }
 
 unsigned int ptw_block_cache__count(struct ptw_block_cache *cache)
 {
 	unsigned int n = 0;
 
-	pthread_rwlock_wrlock(&cache->resize);
+	ptw_block_cache__lock_all(cache);
 	for (unsigned int set = 0; set < cache->nr_sets; set++) {
 		for (unsigned int i = 0; i < PTW_CACHE_WAYS; i++)
 			n += cache->sets[set].ways[i].valid;
 	}
-	pthread_rwlock_unlock(&cache->resize);
+	ptw_block_cache__unlock_all(cache);
 	return n;
 }
 
@@ -439,8 +447,8 @@ unsigned int ptw_block_cache__capacity(struct ptw_block_cache *cache)
 {
 	unsigned int n;
 
-	pthread_rwlock_rdlock(&cache->resize);
+	ptw_block_cache__lock_all(cache);
 	n = cache->nr_sets * PTW_CACHE_WAYS;
-	pthread_rwlock_unlock(&cache->resize);
+	ptw_block_cache__unlock_all(cache);
 	return n;
 }

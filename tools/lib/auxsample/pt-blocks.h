@@ -51,9 +51,17 @@ struct ptw_blocks {
 	/* since the walker last took them for its stats */
 	uint64_t		built;
 	uint64_t		evicted;
-	/* blocks that took a slot another held, since the slots last grew */
+	/*
+	 * Blocks that took a slot another held, since the slots last grew,
+	 * halved every PTW_BLOCKS_DECAY decodes: the slots grow where many
+	 * blocks of a decode take each other's, not where a long run's few
+	 * add up.
+	 */
 	uint64_t		conflicts;
+	unsigned int		decodes;
 };
+
+#define PTW_BLOCKS_DECAY	64
 
 struct ptw_blocks *ptw_blocks__new(void);
 void ptw_blocks__delete(struct ptw_blocks *blocks);
@@ -79,7 +87,7 @@ int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
  * (32 bytes each: 1.1 MiB an image with the sets' counters); a full set
  * evicts its oldest block, counted in the stats of the decode that
  * evicted it (pt_blocks_evicted).  It starts with PTW_CACHE_SETS_MIN sets
- * (33 KiB) and doubles them each time it has evicted as many blocks as
+ * (34 KiB) and doubles them each time it has evicted as many blocks as
  * it has sets: a process has one (its image), and any program's code
  * spread over more than the sets' span touches every page of them.
  */

@@ -83,6 +83,7 @@ struct line_part {
 	unsigned int	len;
 };
 
+/* A longer string than the room: "initializer-string ... too long", an error with -Werror. */
 #define LINE_PART(s)	{ s, sizeof(s) - 1 }
 
 static const struct line_part line_none = LINE_PART("");

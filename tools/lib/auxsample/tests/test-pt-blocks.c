@@ -411,20 +411,31 @@ static int test_blocks_cap(void)
 	if (!T_CHECK(ptw_block_cache__count(cache) == 0))
 		goto out;
 
-	/* Two threads at once (under the sanitizers in `make check`). */
+	/*
+	 * Two threads at once (under the sanitizers in `make check`), on a
+	 * new cache: it grows while they look up and put in blocks.
+	 */
 	{
-		struct cache_thread ct[2] = { { cache, 1, 0 }, { cache, 2, 0 } };
+		struct ptw_block_cache *fresh = ptw_block_cache__new();
+		struct cache_thread ct[2] = { { fresh, 1, 0 }, { fresh, 2, 0 } };
 		pthread_t tid[2];
+		int started = 0;
+		bool ok;
 
-		for (int i = 0; i < 2; i++) {
-			if (!T_CHECK(!pthread_create(&tid[i], NULL, cache_thread__run, &ct[i])))
-				goto out;
-		}
-		for (int i = 0; i < 2; i++)
+		if (!T_CHECK(fresh))
+			goto out;
+		while (started < 2 &&
+		       !pthread_create(&tid[started], NULL, cache_thread__run, &ct[started]))
+			started++;
+		for (int i = 0; i < started; i++)
 			pthread_join(tid[i], NULL);
-		pr_test("two threads: %u and %u torn blocks, %u held\n", ct[0].torn, ct[1].torn,
-			ptw_block_cache__count(cache));
-		if (!T_CHECK(!ct[0].torn && !ct[1].torn && ptw_block_cache__count(cache) <= cap))
+		pr_test("two threads: %u and %u torn blocks, %u held, room for %u\n", ct[0].torn,
+			ct[1].torn, ptw_block_cache__count(fresh), ptw_block_cache__capacity(fresh));
+		ok = T_CHECK(started == 2) && T_CHECK(!ct[0].torn && !ct[1].torn) &&
+		     T_CHECK(ptw_block_cache__count(fresh) <= cap) &&
+		     T_CHECK(ptw_block_cache__capacity(fresh) > PTW_CACHE_SETS_MIN * PTW_CACHE_WAYS);
+		ptw_block_cache__put(fresh);
+		if (!ok)
 			goto out;
 	}
 	ret = TEST_OK;
