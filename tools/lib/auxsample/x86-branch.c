@@ -374,6 +374,13 @@ int x86_insn__length(const uint8_t *buf, size_t size, enum x86_mode mode)
 	} else {
 		attr = x86_map1[op];
 	}
+	/*
+	 * A branch x86_branch__decode() refused is one cut short: its rel32
+	 * would be taken here for a rel16 after 0x66, which 64-bit mode
+	 * ignores on near branches.
+	 */
+	if ((map0f && op >= 0x80 && op <= 0x8f) || (!map0f && (op == 0xe8 || op == 0xe9)))
+		return -1;
 	if (attr & X86_BAD || n > size)
 		return -1;
 	if (map0f && op >= 0x20 && op <= 0x23) {

@@ -86,6 +86,7 @@ static const struct len_enc lengths[] = {
 	{ "66 rex.w movabs $imm64,%rax", 11, { 0x66, 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 }, 11 },
 	{ "rex.w 66 rex mov %eax,%ebx", 5, { 0x48, 0x66, 0x40, 0x89, 0xc3 }, 5 },
 	{ "rex.w 66 mov $imm16,%ax cut short", 4, { 0x48, 0x66, 0xb8, 0x34 }, -1 },
+	{ "66 jmp rel32 cut short (no rel16 in 64-bit mode)", 5, { 0x66, 0xe9, 1, 2, 3 }, -1 },
 };
 
 static int test_lengths(void)
