@@ -24,8 +24,13 @@
 #include <string.h>
 #include "internal.h"
 
-/* At most this many branches wait for an anchor; more: the oldest get 0. */
+/*
+ * At most this many branches wait for an anchor; more: the oldest quarter
+ * get 0, dropped at once, not one at each branch (which moved the whole
+ * list each time: fuzz-pt's slow-untimed-list-full.bin, 7 s).
+ */
 #define TIMING_MAX_UNTIMED	4096
+#define TIMING_DROP_UNTIMED	(TIMING_MAX_UNTIMED / 4)
 #define TIMING_MAX_CYCLES	65535	/* LBR's cycle count saturates there */
 
 void auxsample_timing__reset(struct auxsample_decoder *dec)
@@ -121,8 +126,9 @@ void auxsample_timing__branch_slow(struct auxsample_decoder *dec)
 	if (!auxsample_timing__on(dec))
 		return;
 	if (tm->nr_untimed == TIMING_MAX_UNTIMED) {
-		memmove(tm->untimed, tm->untimed + 1, (tm->nr_untimed - 1) * sizeof(*tm->untimed));
-		tm->nr_untimed--;
+		memmove(tm->untimed, tm->untimed + TIMING_DROP_UNTIMED,
+			(tm->nr_untimed - TIMING_DROP_UNTIMED) * sizeof(*tm->untimed));
+		tm->nr_untimed -= TIMING_DROP_UNTIMED;
 		tm->last_valid = false;
 	}
 	if (tm->nr_untimed == tm->untimed_cap) {
