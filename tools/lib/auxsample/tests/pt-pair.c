@@ -164,6 +164,13 @@ static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, si
 			break;
 		}
 	}
+	for (int i = 0; getenv("PTW_DUMP") && i < (rn > wn ? rn : wn); i++) {
+		fprintf(stderr, "  %d:\n", i);
+		if (i < rn)
+			print_branch("libipt", &rb[i]);
+		if (i < wn)
+			print_branch("walker", &wb[i]);
+	}
 	for (int i = 0; i < rne && i < ERRORS_SHOWN; i++)
 		fprintf(stderr, "  libipt error at %llu: %s (%d)\n",
 			(unsigned long long)re[i].offset, auxsample_strerror(re[i].error),
