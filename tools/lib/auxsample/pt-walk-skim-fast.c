@@ -297,10 +297,9 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 			ptw_skim_run__resolve(&run, w, pending, pb, ip);
 			ip = b->target;
 			pending = PTW_SKIM_TAKEN;
-			if (b->cls == X86_BR_CALL) {
+			if (b->cls == X86_BR_CALL && ip != next) {
 				ptw_walk__push(w, next);
-				if (ip != next)
-					pending = PTW_SKIM_CALL;
+				pending = PTW_SKIM_CALL;
 			}
 			break;
 		default:
@@ -319,8 +318,6 @@ tip:
 			read = true;
 			if (b->cls == X86_BR_IND_CALL)
 				ptw_walk__push(w, next);
-			else if (b->cls == X86_BR_RET)
-				ptw_walk__pop(w, &ip);
 			ip = to;
 			pending = ptw_skim__pending(b->cls, next, to);
 			break;

@@ -196,10 +196,12 @@ static void ptw_walk__disabled(struct ptw_walk *w)
 	w->stops++;
 }
 
-/* An indirect branch, far transfer or uncompressed RET: TIP or TIP.PGD. */
-static int ptw_walk__tip(struct ptw_walk *w, bool ret)
+/*
+ * An indirect branch, far transfer or uncompressed RET: TIP or TIP.PGD.
+ * An uncompressed RET leaves the return stack as it is (ptw_walk__pop()).
+ */
+static int ptw_walk__tip(struct ptw_walk *w)
 {
-	uint64_t to;
 	int err;
 
 	if (w->nr_bits)
@@ -207,8 +209,6 @@ static int ptw_walk__tip(struct ptw_walk *w, bool ret)
 	err = ptw_walk__peek(w);
 	if (err || w->eos)
 		return err;
-	if (ret)
-		ptw_walk__pop(w, &to);
 	if (w->pkt.type == PTW_TIP_PGD) {
 		ptw_walk__disabled(w);
 		return 0;
@@ -237,7 +237,7 @@ static inline int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b
 	case X86_BR_CALL:
 	case X86_BR_JUMP:
 		if (b->cls == X86_BR_CALL)
-			ptw_walk__push(w, next);
+			ptw_walk__call(w, b->target, next);
 		w->ip = b->target;
 		return 0;
 	case X86_BR_IND_CALL:
@@ -245,7 +245,7 @@ static inline int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b
 	case X86_BR_FAR:
 		if (b->cls == X86_BR_IND_CALL)
 			ptw_walk__push(w, next);
-		return ptw_walk__tip(w, false);
+		return ptw_walk__tip(w);
 	case X86_BR_RET:
 		/* A TNT next: a compressed RET, taken without a peek. */
 		if (!w->nr_bits && !ptw_walk__at_tnt8(w)) {
@@ -253,7 +253,7 @@ static inline int ptw_walk__branch(struct ptw_walk *w, const struct ptw_block *b
 			if (err || w->eos)
 				return err;
 			if (w->pkt.type != PTW_TNT)
-				return ptw_walk__tip(w, true);
+				return ptw_walk__tip(w);
 		}
 		err = ptw_walk__tnt(w, &taken);
 		if (err || w->eos)
@@ -334,7 +334,7 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 {
 	const uint8_t *at = w->buf + w->pos;
 	size_t left = w->len - w->pos;
-	uint64_t last_ip = w->last_ip, pgd_ip = 0, pge_ip, ret;
+	uint64_t last_ip = w->last_ip, pgd_ip = 0, pge_ip;
 	unsigned int pgd = 1, pge, gap = 0;
 
 	/* A stream's stop is the slow path's: the walk pauses between the two. */
@@ -364,8 +364,6 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 	w->length = b->length;
 	if (b->cls == X86_BR_IND_CALL)
 		ptw_walk__push(w, b->end + b->length);
-	else if (b->cls == X86_BR_RET)
-		ptw_walk__pop(w, &ret);
 	w->pos += pgd;
 	w->last_ip = last_ip;
 	w->pkt.ip_bytes = at[0] >> 5;
@@ -516,8 +514,6 @@ static void ptw_walk__fast(struct ptw_walk *w)
 		if (tip) {
 			if (b->cls == X86_BR_IND_CALL)
 				ptw_walk__push(w, next);
-			else if (b->cls == X86_BR_RET)
-				ptw_walk__pop(w, &ip);
 			w->pos += tip;
 			w->last_ip = to;
 			ip = to;
@@ -528,7 +524,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			ptw_walk__pop(w, &ip);
 		} else {
 			if (b->cls == X86_BR_CALL)
-				ptw_walk__push(w, next);
+				ptw_walk__call(w, b->target, next);
 			ip = b->target;
 		}
 		/* Reading the trace is progress (ptw_walk__expect()). */

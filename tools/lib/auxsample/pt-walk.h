@@ -127,8 +127,11 @@ static inline void ptw_walk__insns(struct ptw_walk *w, uint64_t n)
 }
 
 /*
- * The return compression stack: a call's return address pushed, popped
- * by every near RET (the oldest dropped when full).
+ * The return compression stack, as libipt keeps it and the SDM describes
+ * it: a near CALL's return address pushed (the oldest dropped when full),
+ * popped by a compressed RET only.  An uncompressed RET (a TIP) leaves it
+ * as it is: perf's intel-pt decoder pops there, libipt does not, and the
+ * walker answers as libipt.
  */
 static inline void ptw_walk__push(struct ptw_walk *w, uint64_t ret)
 {
@@ -136,6 +139,13 @@ static inline void ptw_walk__push(struct ptw_walk *w, uint64_t ret)
 	w->ret_top = (w->ret_top + 1) % PTW_RETS;
 	if (w->nr_rets < PTW_RETS)
 		w->nr_rets++;
+}
+
+/* A direct CALL to the next instruction (PIC code's) has no RET: not pushed. */
+static inline void ptw_walk__call(struct ptw_walk *w, uint64_t target, uint64_t next)
+{
+	if (target != next)
+		ptw_walk__push(w, next);
 }
 
 static inline bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)

@@ -396,9 +396,17 @@ int auxsample_pt_writer__cond(struct auxsample_pt_writer *pt, bool taken)
 	return pt_writer__put_tnt(pt, taken);
 }
 
+/*
+ * The hardware's return stack (SDM Vol. 3C, "Indirect Transfer Compression
+ * for Returns") leaves out a direct CALL to the next instruction, which
+ * position independent code uses to read its IP and never returns from:
+ * a RET after one is still compressed.  libipt and perf's decoder do the same.
+ */
 int auxsample_pt_writer__call(struct auxsample_pt_writer *pt, uint64_t ret_addr,
 					    bool indirect, uint64_t to)
 {
+	if (!indirect && to == ret_addr)
+		return 0;
 	if (pt->nr_rets == RETSTACK) {
 		memmove(pt->rets, pt->rets + 1, (RETSTACK - 1) * sizeof(*pt->rets));
 		pt->nr_rets--;

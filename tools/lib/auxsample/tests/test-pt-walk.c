@@ -319,6 +319,84 @@ static int test_cut_flipped_cyc(void)
 }
 
 /*
+ * Position independent code's CALL to the next instruction, as i386 PIC
+ * reads its IP:
+ *   0x400000  call 0x400010     0x400010  call 0x400015 (to the next)
+ *   0x400005  jne 0x400000      0x400015  pop %rax
+ *                               0x400016  ret
+ * The hardware, libipt and the PT writer leave that CALL off the return
+ * stack, so the RET at 0x400016 is compressed and returns to 0x400005.
+ */
+#define PIC_BASE	0x400000ULL
+
+static const uint8_t pic_code[] = {
+	[0x00] = 0xe8, 0x0b, 0x00, 0x00, 0x00,
+	[0x05] = 0x75, 0xf9,
+	[0x10] = 0xe8, 0x00, 0x00, 0x00, 0x00,
+	[0x15] = 0x58,
+	[0x16] = 0xc3,
+};
+
+static int read_pic(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	(void)context;
+	if (addr < PIC_BASE || addr >= PIC_BASE + sizeof(pic_code))
+		return -1;
+	addr -= PIC_BASE;
+	if (size > sizeof(pic_code) - addr)
+		size = sizeof(pic_code) - addr;
+	memcpy(buf, pic_code + addr, size);
+	return size;
+}
+
+static int test_call_next(void)
+{
+	struct auxsample_pt_writer_config wcfg = {
+		.size = sizeof(wcfg), .psb_period = 2048, .tsc = 1,
+	};
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = read_pic,
+	};
+	struct auxsample_pt_writer *w = auxsample_pt_writer__new(&wcfg);
+	const struct auxsample_branch *br;
+	const uint8_t *buf;
+	struct pair pr;
+	int err = 0, n, ret = TEST_FAIL;
+	size_t len;
+
+	if (pair__init(&pr, &config) || !w)
+		goto out;
+	auxsample_pt_writer__tick(w, 0x1234567);
+	err = auxsample_pt_writer__start(w, PIC_BASE);
+	for (int i = 0; i < 20 && !err; i++) {
+		err = auxsample_pt_writer__call(w, PIC_BASE + 5, false, PIC_BASE + 0x10) ?:
+		      auxsample_pt_writer__call(w, PIC_BASE + 0x15, false, PIC_BASE + 0x15) ?:
+		      auxsample_pt_writer__ret(w, PIC_BASE + 5) ?:
+		      auxsample_pt_writer__cond(w, true);
+	}
+	if (err || auxsample_pt_writer__interrupt(w, PIC_BASE + 0x10))
+		goto out;
+	buf = auxsample_pt_writer__data(w, &len);
+	if (!T_CHECK(!pair__compare(&pr, buf, len, 64) && pr.walked == 1))
+		goto out;
+	/* Newest first: the CALL the interrupt came after, JNE, RET, CALL to the next. */
+	n = auxsample_decoder__branches(pr.walker, &br);
+	if (!T_CHECK(n == 64 && br[1].kind == AUXSAMPLE_BR_COND &&
+		     br[2].from == PIC_BASE + 0x16 && br[2].to == PIC_BASE + 5 &&
+		     br[2].kind == AUXSAMPLE_BR_RET && br[3].from == PIC_BASE + 0x10 &&
+		     br[3].to == PIC_BASE + 0x15))
+		goto out;
+	ret = TEST_OK;
+out:
+	pair__exit(&pr);
+	auxsample_pt_writer__delete(w);
+	return ret;
+}
+
+/*
  * The parser against libipt's packet decoder on packets libipt's encoder
  * wrote and on random bytes: the same sizes, the same refusals (libipt:
  * bad opcode or packet; here PTW_BAD, also for the packets the walker
@@ -474,6 +552,7 @@ const struct test tests_pt_walk[] = {
 	{ "walker and libipt agree on cut and flipped snippets", test_cut_flipped },
 	{ "walker and libipt agree on sample snippets with CYC", test_samples_cyc },
 	{ "walker and libipt agree on cut and flipped snippets with CYC", test_cut_flipped_cyc },
+	{ "walker and libipt agree on PIC code's CALL to the next instruction", test_call_next },
 	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
 	{ "cycles of the virtual LBR go on after an OVF", test_cycles_overflow },
 	{ NULL, NULL },
