@@ -106,6 +106,16 @@ int ptw_walk__peek(struct ptw_walk *w)
 		int n;
 
 		if (w->pos == w->len) {
+			/*
+			 * A MODE whose packet never comes (the snippet cut
+			 * between them): libipt's block decoder stops at the
+			 * MODE, counting none of the instructions after the
+			 * last packet before it; the walker would walk on to
+			 * the next branch that needs trace.  fuzz-pt found
+			 * one; a real snippet ends there about never.
+			 */
+			if (w->mode_binds)
+				return PTW_FALLBACK;
 			w->eos = true;
 			return 0;
 		}
