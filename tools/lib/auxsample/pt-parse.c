@@ -101,7 +101,11 @@ static int ptw_parse_ext(const uint8_t *buf, size_t len, struct ptw_packet *p)
 		return ptw_tnt(p, ptw_le(buf + 2, 6), 8);
 	case 0xf3:
 		return ptw_sized(p, PTW_OVF, 2, len);
-	case 0x03:	/* CBR */
+	case 0x03:	/* CBR: libipt's time keeping refuses a ratio of 0 */
+		if (len < 4)
+			return PTW_EOS;
+		if (!buf[2])
+			return PTW_BAD;
 		return ptw_sized(p, PTW_TIMING, 4, len);
 	case 0x73:	/* TMA: reserved bits are zero */
 		if (len < 7)

@@ -419,6 +419,9 @@ static int check_parse(const uint8_t *buf, size_t len, struct pt_packet_decoder 
 	if (rn == -pte_eos && n == PTW_BAD && len >= 2 && buf[0] == 0x02 &&
 	    !memchr(known_ext, buf[1], sizeof(known_ext)))
 		return 0;
+	/* A CBR of ratio 0: its packet is libipt's, its time keeping refuses it. */
+	if (rn >= 0 && ref.type == ppt_cbr && !ref.payload.cbr.ratio && n == PTW_BAD)
+		return 0;
 	if (rn == -pte_eos ? n == PTW_EOS :
 	    rn < 0 ? n == PTW_BAD :
 	    n == rn || (n == PTW_BAD && ref.type != ppt_tnt_8 && ref.type != ppt_tnt_64 &&
