@@ -18,10 +18,10 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-parse.h"
+#include "pt-skim-count.h"
 #include "pt-walk.h"
 #include "x86-branch.h"
 
-#define PTW_SKIM_STEP		16
 /*
  * With CYC, the anchors of cycles.c (a packet sent with its branch, a TIP
  * or a full TNT, whose time a later packet tells: a CYC after it) that a
@@ -33,34 +33,6 @@
 #define PTW_SKIM_ANCHORS	2
 /* The branches the packets before the point must show to tell how many they stand for. */
 #define PTW_SKIM_MIN_SHOWN	64
-
-static unsigned int ptw_skim__bits(uint64_t tnt, unsigned int nr_bits)
-{
-	return __builtin_popcountll(tnt & ((1ULL << nr_bits) - 1));
-}
-
-/*
- * Bits set in each 7-bit value, a TNT-8's payload and its stop bit: a
- * table, as x86-64's baseline has no POPCNT (GCC calls a function).
- */
-static const uint8_t ptw_skim_bits7[128] = {
-	0, 1, 1, 2, 1, 2, 2, 3,
-	1, 2, 2, 3, 2, 3, 3, 4,
-	1, 2, 2, 3, 2, 3, 3, 4,
-	2, 3, 3, 4, 3, 4, 4, 5,
-	1, 2, 2, 3, 2, 3, 3, 4,
-	2, 3, 3, 4, 3, 4, 4, 5,
-	2, 3, 3, 4, 3, 4, 4, 5,
-	3, 4, 4, 5, 4, 5, 5, 6,
-	1, 2, 2, 3, 2, 3, 3, 4,
-	2, 3, 3, 4, 3, 4, 4, 5,
-	2, 3, 3, 4, 3, 4, 4, 5,
-	3, 4, 4, 5, 4, 5, 5, 6,
-	2, 3, 3, 4, 3, 4, 4, 5,
-	3, 4, 4, 5, 4, 5, 5, 6,
-	3, 4, 4, 5, 4, 5, 5, 6,
-	4, 5, 5, 6, 5, 6, 6, 7,
-};
 
 /* Every other point dropped: room for more, twice as far apart. */
 static unsigned int ptw_skim__thin(struct ptw_skim_point *points, unsigned int nr)
@@ -94,66 +66,6 @@ static unsigned int ptw_skim__choose(const struct ptw_skim_plan *plan, uint64_t 
 }
 
 /*
- * The packet at @pos of the @len bytes at @buf, counted as a point's
- * branches and anchors are: its size, 0 or less where the walk stops too.
- * @exact: the last flow packet went with its branch.
- */
-static __always_inline int ptw_skim__packet(const uint8_t *buf, size_t len, size_t pos,
-				   uint64_t *taken, uint64_t *anchors, bool *exact)
-{
-	uint8_t b = buf[pos];
-	struct ptw_packet p;
-	int n;
-
-	/*
-	 * The common packets without ptw_parse(), the commonest first
-	 * (sparse bench file: CYC of two bytes 37%, TNT-8 36%, TIP 16%,
-	 * MTC 8%): a CYC of one or two bytes,
-	 */
-	if ((b & 3) == 3) {
-		n = !(b & 4) ? 1 : len - pos >= 2 && !(buf[pos + 1] & 1) ? 2 : 0;
-		if (n) {
-			*anchors += *exact;
-			*exact = false;
-			return n;
-		}
-	}
-	/* TNT-8 (full: 6 bits), */
-	if (!(b & 1) && b >= 4) {
-		*taken += ptw_skim_bits7[b >> 1] - 1;	/* not the stop bit */
-		*exact = b >= 0x80;
-		return 1;
-	}
-	/* CYC, PAD, MTC, */
-	n = ptw_timing_pad_size(buf + pos, len - pos);
-	if (n) {
-		*anchors += *exact && b;
-		*exact &= !b;
-		return n;
-	}
-	/* TIP (a taken branch), TIP.PGE, TIP.PGD, FUP. */
-	n = ptw_ip_packet_size(buf + pos, len - pos);
-	if (n) {
-		*taken += (b & 0x1f) == 0x0d;
-		*exact = true;
-		return n;
-	}
-	n = ptw_parse(buf + pos, len - pos, &p);
-	if (n <= 0)
-		return n;
-	if (p.type == PTW_TNT) {
-		*taken += ptw_skim__bits(p.tnt, p.nr_bits);
-		*exact = p.nr_bits == PTW_TNT64_BITS;
-	} else if (p.type == PTW_TIMING && (b & 3) == 3) {
-		*anchors += *exact;	/* a CYC cut short, as ptw_parse() reads it */
-		*exact = false;
-	} else if (p.type != PTW_TIMING && p.type != PTW_PAD) {
-		*exact = false;
-	}
-	return n;
-}
-
-/*
  * The point chosen between @plan's points, packet by packet: from the
  * one chosen (@at) up to the next after the latest with @need branches
  * after it, the latest packet with @need after it, and before it the
@@ -166,13 +78,11 @@ static __always_inline int ptw_skim__packet(const uint8_t *buf, size_t len, size
 static void ptw_skim__refine(struct ptw_skim_plan *plan, unsigned int at, uint64_t need)
 {
 	struct ptw_skim_point fine[PTW_SKIM_FINE];
-	const struct ptw_skim_point *from = &plan->points[at];
-	uint64_t taken = from->taken, anchors = from->anchors;
-	size_t pos = from->pos, end = plan->len;
+	struct ptw_skim_point c = plan->points[at];
+	size_t pos = c.pos, end = plan->len;
 	unsigned int nr = 0, i, q;
-	bool exact = from->exact;
 
-	plan->point = *from;
+	plan->point = c;
 	for (i = at + 1; i < plan->nr; i++) {
 		if (plan->taken - plan->points[i].taken < need) {
 			end = plan->points[i].pos;
@@ -182,10 +92,9 @@ static void ptw_skim__refine(struct ptw_skim_plan *plan, unsigned int at, uint64
 	while (pos < end && nr < PTW_SKIM_FINE) {
 		int n;
 
-		fine[nr++] = (struct ptw_skim_point){
-			.pos = pos, .taken = taken, .anchors = anchors, .exact = exact,
-		};
-		n = ptw_skim__packet(plan->buf, plan->len, pos, &taken, &anchors, &exact);
+		c.pos = pos;
+		fine[nr++] = c;
+		n = ptw_skim__packet(plan->buf, plan->len, pos, &c, NULL, NULL);
 		if (n <= 0)
 			return;
 		pos += n;
@@ -218,20 +127,91 @@ static void ptw_skim__plan(struct ptw_skim_plan *plan, const uint8_t *buf, size_
 	plan->later = false;
 }
 
+/* The first of @m's marks after @pos; @m->nr for none. */
+static size_t ptw_skim__mark_after(const struct ptw_skim_marks *m, size_t pos)
+{
+	size_t lo = 0, hi = m->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->marks[mid].pos <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* @c counted on to @pos, a packet's offset, in @plan's packets: whether it gets there. */
+static bool ptw_skim__count_to(const struct ptw_skim_plan *plan, struct ptw_skim_point *c,
+			       size_t pos)
+{
+	while (c->pos < pos) {
+		int n = ptw_skim__packet(plan->buf, plan->len, c->pos, c, NULL, NULL);
+
+		if (n <= 0)
+			return false;
+		c->pos += n;
+	}
+	return c->pos == pos;
+}
+
 /*
- * The offset at which to stop skimming, @plan's packets counted from
- * @from on; 0 for none: too few branches after @from to skim any.
+ * @plan's points from @m, a stream's marks, for its packets from @from
+ * on: what ptw_skim__count() would count, the packets read only up to
+ * the first mark and from the last (those before @from may be let go
+ * already).  The counts after the first mark are the scan's, which
+ * began before @from: whether the flow packet before the mark went with
+ * its branch may differ from a count begun at @from where none came
+ * between them, an anchor more or less, which only moves the point.
+ * false where no mark comes between @from and the end, or the packets
+ * do not lead to them.
  */
-static uint64_t ptw_skim__point(struct ptw_skim_plan *plan, size_t from)
+static bool ptw_skim__marked(struct ptw_skim_plan *plan, const struct ptw_skim_marks *m,
+			     size_t from)
+{
+	struct ptw_skim_point c = { .pos = from }, first, end;
+	size_t i, past, stride;
+	unsigned int nr = 0;
+
+	i = ptw_skim__mark_after(m, from);
+	past = ptw_skim__mark_after(m, plan->len);
+	/* None at the end itself: nothing would come after it. */
+	if (past > i && m->marks[past - 1].pos == plan->len)
+		past--;
+	if (past <= i || !ptw_skim__count_to(plan, &c, m->marks[i].pos))
+		return false;
+	first = m->marks[i];
+	end = m->marks[past - 1];
+	if (!ptw_skim__count_to(plan, &end, plan->len))
+		return false;
+	/* As many as fit after the first, evenly apart, as ptw_skim__thin() keeps them. */
+	stride = (past - i + PTW_SKIM_POINTS - 2) / (PTW_SKIM_POINTS - 1);
+	plan->points[nr++] = (struct ptw_skim_point){ .pos = from };
+	for (; i < past; i += stride) {
+		struct ptw_skim_point p = m->marks[i];
+
+		p.taken = p.taken - first.taken + c.taken;
+		p.anchors = p.anchors - first.anchors + c.anchors;
+		plan->points[nr++] = p;
+	}
+	plan->nr = nr;
+	plan->taken = end.taken - first.taken + c.taken;
+	return true;
+}
+
+/* @plan's points, its packets counted from @from on. */
+static void ptw_skim__count(struct ptw_skim_plan *plan, size_t from)
 {
 	const uint8_t *buf = plan->buf;
 	size_t len = plan->len;
 	/* Here, not in @plan: stores to it might be to @buf, for the compiler. */
 	struct ptw_skim_point points[PTW_SKIM_POINTS];
-	uint64_t taken = 0, anchors = 0;
+	/* exact: the last flow packet went with its branch */
+	struct ptw_skim_point c = { .exact = false };
 	uint64_t step = PTW_SKIM_STEP, next = from;
 	unsigned int nr = 0;
-	bool exact = false;	/* the last flow packet went with its branch */
 	size_t pos = from;
 
 	while (pos < len) {
@@ -242,19 +222,30 @@ static uint64_t ptw_skim__point(struct ptw_skim_plan *plan, size_t from)
 				nr = ptw_skim__thin(points, nr);
 				step *= 2;
 			}
-			points[nr++] = (struct ptw_skim_point){
-				.pos = pos, .taken = taken, .anchors = anchors, .exact = exact,
-			};
+			c.pos = pos;
+			points[nr++] = c;
 			next = pos + step;
 		}
-		n = ptw_skim__packet(buf, len, pos, &taken, &anchors, &exact);
+		n = ptw_skim__packet(buf, len, pos, &c, NULL, NULL);
 		if (n <= 0)
 			break;		/* the walk stops there too */
 		pos += n;
 	}
 	memcpy(plan->points, points, nr * sizeof(*points));
 	plan->nr = nr;
-	plan->taken = taken;
+	plan->taken = c.taken;
+}
+
+/*
+ * The offset at which to stop skimming, @plan's packets counted from
+ * @from on (or a stream's, @marks, as its scan counted them); 0 for none:
+ * too few branches after @from to skim any.
+ */
+static uint64_t ptw_skim__point(struct ptw_skim_plan *plan, size_t from,
+				const struct ptw_skim_marks *marks)
+{
+	if (!marks || !ptw_skim__marked(plan, marks, from))
+		ptw_skim__count(plan, from);
 	plan->again = false;
 	plan->at = ptw_skim__choose(plan, plan->need);
 	if (!plan->at)
@@ -331,7 +322,7 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end)
 	if (w->skim_at > from) {
 		plan->later = true;	/* counted when the walk gets there */
 	} else {
-		w->skim_at = ptw_skim__point(plan, from);
+		w->skim_at = ptw_skim__point(plan, from, w->marks);
 		ptw_walk__skim_learn(w, from);
 	}
 out:
@@ -357,7 +348,7 @@ noinline uint64_t ptw_walk__replan(struct ptw_walk *w, uint64_t pos, uint64_t br
 	uint64_t at;
 
 	plan->later = false;
-	at = ptw_skim__point(plan, pos);
+	at = ptw_skim__point(plan, pos, w->marks);
 	ptw_walk__skim_learn(w, pos);
 	plan->branches = branches;
 	w->skim_at = at > pos ? at : pos;

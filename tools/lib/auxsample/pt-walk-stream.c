@@ -24,6 +24,7 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
+#include "pt-skim-count.h"
 #include "pt-stops.h"
 #include "pt-walk.h"
 
@@ -34,6 +35,7 @@ struct ptw_stream {
 	size_t			scanned;	/* for stops, up to here */
 	bool			scan_open;	/* a stop's timing goes on: pt_stops.h */
 	bool			scan_failed;	/* a packet the walker does not know */
+	struct ptw_skim_marks	marks;		/* the scan's count, for skims */
 	/* the ends decoded to, for libipt to pause at them again */
 	uint64_t		*ends;
 	size_t			nr_ends;
@@ -41,43 +43,35 @@ struct ptw_stream {
 	bool			libipt;		/* pt.c's stream from here on */
 };
 
-/* Packets that may follow a snippet's last TIP.PGD (pt.c's pt_packet__is_idle()). */
-static bool ptw_packet__is_idle(const struct ptw_packet *p)
+/* A mark of the scan's count at @pos (ptw_skim_marks): 0 or -AUXSAMPLE_ERR_NOMEM. */
+static int ptw_stream__mark(struct ptw_skim_marks *m, size_t pos)
 {
-	return p->type == PTW_PAD || p->type == PTW_TIMING || p->type == PTW_PSB ||
-	       p->type == PTW_PSBEND;
+	if (m->nr == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct ptw_skim_point *marks = realloc(m->marks, cap * sizeof(*marks));
+
+		if (!marks)
+			return -AUXSAMPLE_ERR_NOMEM;
+		m->marks = marks;
+		m->cap = cap;
+	}
+	m->now.pos = pos;
+	m->marks[m->nr++] = m->now;
+	m->next = pos + PTW_SKIM_STEP;
+	return 0;
 }
 
-/*
- * The packet at @at, of @left bytes, for the scan: its size, whether it
- * is idle and whether a TIP.PGD; ptw_parse()'s result for an error.
- * TNT-8, CYC, MTC, PAD and the IP packets, most of them, without it.
- */
-static int ptw_stream__packet(const uint8_t *at, size_t left, bool *idle, bool *pgd)
+/* The marks before the one at or before @pos, the walk's: no skim counts from them. */
+static void ptw_stream__unmark(struct ptw_skim_marks *m, size_t pos)
 {
-	struct ptw_packet p;
-	int n;
+	size_t i = 0;
 
-	*idle = false;
-	*pgd = false;
-	if (!(at[0] & 1) && at[0] >= 4)
-		return 1;
-	n = ptw_timing_pad_size(at, left);
-	if (n) {
-		*idle = true;
-		return n;
-	}
-	n = ptw_ip_packet_size(at, left);
-	if (n) {
-		*pgd = (at[0] & 0x1f) == 0x01;
-		return n;
-	}
-	n = ptw_parse(at, left, &p);
-	if (n > 0) {
-		*idle = ptw_packet__is_idle(&p);
-		*pgd = p.type == PTW_TIP_PGD;
-	}
-	return n;
+	while (i + 1 < m->nr && m->marks[i + 1].pos <= pos)
+		i++;
+	if (!i)
+		return;
+	memmove(m->marks, m->marks + i, (m->nr - i) * sizeof(*m->marks));
+	m->nr -= i;
 }
 
 /*
@@ -98,7 +92,12 @@ static int ptw_stream__scan(struct ptw_stream *s)
 		return PTW_FALLBACK;
 	while (pos < len) {
 		bool idle, pgd;
-		int n = ptw_stream__packet(buf + pos, len - pos, &idle, &pgd);
+		int n;
+
+		if (pos >= s->marks.next && ptw_stream__mark(&s->marks, pos))
+			return -AUXSAMPLE_ERR_NOMEM;
+		/* Counted as a skim counts, so that no skim reads them again. */
+		n = ptw_skim__packet(buf, len, pos, &s->marks.now, &idle, &pgd);
 
 		if (n == PTW_EOS)
 			break;
@@ -177,6 +176,7 @@ void ptw_stream__end(void *priv)
 	if (!s)
 		return;
 	pt_stops__exit(&s->stops);
+	free(s->marks.marks);
 	free(s->ends);
 	free(s);
 	wd->stream = NULL;
@@ -272,7 +272,7 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 	s->w = (struct ptw_walk){
 		.wd = wd, .dec = wd->dec, .stats = auxsample__stats(wd->dec),
 		.blocks = wd->blocks, .buf = buf,
-		.timed = wd->config->pt.cyc, .skim_at = UINT64_MAX,
+		.timed = wd->config->pt.cyc, .skim_at = UINT64_MAX, .marks = &s->marks,
 	};
 	s->len = len;
 	s->stops.len = len;
@@ -286,6 +286,7 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 	}
 	if (err < 0) {
 		pt_stops__exit(&s->stops);
+		free(s->marks.marks);
 		free(s);
 		return err;
 	}
@@ -368,6 +369,7 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 		return err;
 	ptw_decoder__update(wd);
 	w->stop_at = target;
+	ptw_stream__unmark(&s->marks, w->have ? w->pos - w->pkt.size : w->pos);
 	/*
 	 * Skimmed up to the last branches before the stop where it can; where
 	 * that did not give what a whole walk gives, libipt takes over, as

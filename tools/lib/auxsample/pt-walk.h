@@ -27,8 +27,9 @@ struct ptw_stream;
 /* Results of a walk besides 0 (the trace ended) and -AUXSAMPLE_ERR_*. */
 #define PTW_FALLBACK		1
 
-/* Offsets a skim may end at (pt-walk-skim.c: at least 16 bytes apart). */
+/* Offsets a skim may end at (pt-walk-skim.c: at least PTW_SKIM_STEP bytes apart). */
 #define PTW_SKIM_POINTS		128
+#define PTW_SKIM_STEP		16
 /* Packets between two of them, read again to choose among (pt-walk-skim.c). */
 #define PTW_SKIM_FINE		64
 
@@ -37,6 +38,20 @@ struct ptw_skim_point {
 	uint64_t	taken;		/* branches the packets before it show */
 	uint64_t	anchors;	/* before it */
 	bool		exact;		/* the flow packet before it went with its branch */
+};
+
+/*
+ * A stream's count of its packets for skims, kept by its scan for trace
+ * stops (pt-walk-stream.c) from its first PSB on: the count at each
+ * packet at least PTW_SKIM_STEP bytes after the one before (@nr of them
+ * from where the walk is), and at the scan's position.
+ */
+struct ptw_skim_marks {
+	struct ptw_skim_point	*marks;
+	size_t			nr;
+	size_t			cap;
+	struct ptw_skim_point	now;
+	uint64_t		next;		/* the next one at or after */
 };
 
 /*
@@ -90,6 +105,7 @@ struct ptw_walk {
 	/* A snippet's: the offset to stop skimming at (pt-walk-skim.c), or UINT64_MAX */
 	uint64_t			skim_at;
 	bool				skim_timed;	/* @timed after it */
+	const struct ptw_skim_marks	*marks;		/* a stream's, counted already */
 	struct ptw_packet		pkt;		/* peeked, if @have */
 	uint64_t			pkt_ip;
 	bool				have;
