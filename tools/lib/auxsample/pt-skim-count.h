@@ -46,8 +46,9 @@ static const uint8_t ptw_skim_bits7[128] = {
  * The packet at @pos of the @len bytes at @buf, counted into @c (its
  * branches, anchors and whether the last flow packet went with its
  * branch): its size, 0 or less where the walk stops too.  @idle and @pgd,
- * where not NULL, say what a stream's scan wants to know of it: whether
- * only timing or a PSB+ (pt.c's pt_packet__is_idle()), whether a TIP.PGD.
+ * both NULL or neither, say what a stream's scan wants to know of it:
+ * whether only timing or a PSB+ (pt.c's pt_packet__is_idle()), whether
+ * a TIP.PGD.
  */
 static __always_inline int ptw_skim__packet(const uint8_t *buf, size_t len, size_t pos,
 					    struct ptw_skim_point *c, bool *idle, bool *pgd)

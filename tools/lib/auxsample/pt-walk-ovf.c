@@ -82,10 +82,10 @@ int ptw_walk__overflow(struct ptw_walk *w)
 	auxsample__gap(dec, w->from, ip);
 	/*
 	 * The RETs of calls made before the OVF may have gone in the lost
-	 * packets, and the walker pops its stack at every RET, libipt only
-	 * at compressed ones: the calls before are forgotten, so that a
-	 * compressed RET into one of them (corrupt trace) is libipt's to
-	 * decode, with its own stack.
+	 * packets, so the stack may no longer be the CPU's: the calls
+	 * before are forgotten, so that a compressed RET into one of them
+	 * finds the stack empty and the snippet is libipt's to decode,
+	 * with its own stack.
 	 */
 	w->nr_rets = 0;
 	/* Tracing was off: on at the TIP.PGE, as ever (ptw_walk__enable()). */

@@ -130,7 +130,7 @@ static void ptw_skim__plan(struct ptw_skim_plan *plan, const uint8_t *buf, size_
 /* The first of @m's marks after @pos; @m->nr for none. */
 static size_t ptw_skim__mark_after(const struct ptw_skim_marks *m, size_t pos)
 {
-	size_t lo = 0, hi = m->nr;
+	size_t lo = m->first, hi = m->nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -196,6 +196,8 @@ static bool ptw_skim__marked(struct ptw_skim_plan *plan, const struct ptw_skim_m
 		p.anchors = p.anchors - first.anchors + c.anchors;
 		plan->points[nr++] = p;
 	}
+	/* The first one as counted from @from. */
+	plan->points[1].exact = c.exact;
 	plan->nr = nr;
 	plan->taken = end.taken - first.taken + c.taken;
 	return true;

@@ -43,9 +43,24 @@ struct ptw_stream {
 	bool			libipt;		/* pt.c's stream from here on */
 };
 
-/* A mark of the scan's count at @pos (ptw_skim_marks): 0 or -AUXSAMPLE_ERR_NOMEM. */
-static int ptw_stream__mark(struct ptw_skim_marks *m, size_t pos)
+/*
+ * A mark of the scan's count at @pos (ptw_skim_marks): 0 or
+ * -AUXSAMPLE_ERR_NOMEM.  Where the scan runs far ahead of the walk (no
+ * PSB in the stream's first fetch: all of it scanned at once), the
+ * marks stop at PTW_SKIM_MARKS; a skim without them counts the packets
+ * itself.
+ */
+static int ptw_stream__mark(struct ptw_skim_marks *m, struct ptw_skim_point now, size_t pos)
 {
+	if (m->nr - m->first >= PTW_SKIM_MARKS) {
+		m->next = pos + PTW_SKIM_STEP;
+		return 0;
+	}
+	if (m->nr == m->cap && m->first) {
+		memmove(m->marks, m->marks + m->first, (m->nr - m->first) * sizeof(*m->marks));
+		m->nr -= m->first;
+		m->first = 0;
+	}
 	if (m->nr == m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 256;
 		struct ptw_skim_point *marks = realloc(m->marks, cap * sizeof(*marks));
@@ -55,8 +70,8 @@ static int ptw_stream__mark(struct ptw_skim_marks *m, size_t pos)
 		m->marks = marks;
 		m->cap = cap;
 	}
-	m->now.pos = pos;
-	m->marks[m->nr++] = m->now;
+	now.pos = pos;
+	m->marks[m->nr++] = now;
 	m->next = pos + PTW_SKIM_STEP;
 	return 0;
 }
@@ -64,14 +79,8 @@ static int ptw_stream__mark(struct ptw_skim_marks *m, size_t pos)
 /* The marks before the one at or before @pos, the walk's: no skim counts from them. */
 static void ptw_stream__unmark(struct ptw_skim_marks *m, size_t pos)
 {
-	size_t i = 0;
-
-	while (i + 1 < m->nr && m->marks[i + 1].pos <= pos)
-		i++;
-	if (!i)
-		return;
-	memmove(m->marks, m->marks + i, (m->nr - i) * sizeof(*m->marks));
-	m->nr -= i;
+	while (m->first + 1 < m->nr && m->marks[m->first + 1].pos <= pos)
+		m->first++;
 }
 
 /*
@@ -87,6 +96,9 @@ static int ptw_stream__scan(struct ptw_stream *s)
 {
 	const uint8_t *buf = s->w.buf;
 	size_t pos = s->scanned, len = s->w.len;
+	/* Counted as a skim counts, so that no skim reads them again. */
+	struct ptw_skim_point now = s->marks.now;
+	int err = 0;
 
 	if (s->scan_failed)
 		return PTW_FALLBACK;
@@ -94,11 +106,13 @@ static int ptw_stream__scan(struct ptw_stream *s)
 		bool idle, pgd;
 		int n;
 
-		if (pos >= s->marks.next && ptw_stream__mark(&s->marks, pos))
-			return -AUXSAMPLE_ERR_NOMEM;
-		/* Counted as a skim counts, so that no skim reads them again. */
-		n = ptw_skim__packet(buf, len, pos, &s->marks.now, &idle, &pgd);
-
+		if (pos >= s->marks.next) {
+			/* By value: the count stays in registers. */
+			err = ptw_stream__mark(&s->marks, now, pos);
+			if (err)
+				break;
+		}
+		n = ptw_skim__packet(buf, len, pos, &now, &idle, &pgd);
 		if (n == PTW_EOS)
 			break;
 		if (n < 0) {
@@ -107,13 +121,22 @@ static int ptw_stream__scan(struct ptw_stream *s)
 		}
 		/* Only a TIP.PGD, or the first packet of the flow after it, changes them. */
 		if (pgd || (s->scan_open && !idle)) {
-			if (pt_stops__packet(&s->stops, pos, n, idle, pgd))
-				return -AUXSAMPLE_ERR_NOMEM;
+			/*
+			 * A later call scans on from this packet: its stop
+			 * once, its branches counted twice, which only moves
+			 * a skim's point.
+			 */
+			err = pt_stops__packet(&s->stops, pos, n, idle, pgd);
+			if (err)
+				break;
 			s->scan_open = pgd;
 		}
 		pos += n;
 	}
+	s->marks.now = now;
 	s->scanned = pos;
+	if (err)
+		return -AUXSAMPLE_ERR_NOMEM;
 	if (len == s->len)
 		pt_stops__lost(&s->stops, pos);
 	return 0;

@@ -20,9 +20,10 @@
  * For the late-sample rule it tells the core where the trace starts and
  * stops (auxsample__boundary()) where pt.c does.
  *
- * Return compression follows the SDM and perf's intel-pt-decoder: a
- * 64-entry stack of the calls' return addresses, popped by every near
- * RET, compressed or not, and emptied at a PSB.
+ * Return compression follows the SDM and libipt: a 64-entry stack of
+ * the near calls' return addresses (a direct call to the next
+ * instruction left out), popped by a compressed RET only, and emptied
+ * at a PSB (pt-walk.h).
  */
 #include "backend.h"
 #include "pt-blocks.h"

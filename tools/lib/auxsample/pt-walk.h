@@ -43,11 +43,16 @@ struct ptw_skim_point {
 /*
  * A stream's count of its packets for skims, kept by its scan for trace
  * stops (pt-walk-stream.c) from its first PSB on: the count at each
- * packet at least PTW_SKIM_STEP bytes after the one before (@nr of them
- * from where the walk is), and at the scan's position.
+ * packet at least PTW_SKIM_STEP bytes after the one before, from where
+ * the walk is on (at most PTW_SKIM_MARKS of them: none after that until
+ * the walk has let some go), and at the scan's position.
  */
+#ifndef PTW_SKIM_MARKS
+#define PTW_SKIM_MARKS		(1 << 16)	/* 2 MiB; -DPTW_SKIM_MARKS=4 tests the limit */
+#endif
 struct ptw_skim_marks {
-	struct ptw_skim_point	*marks;
+	struct ptw_skim_point	*marks;		/* [first, nr) kept */
+	size_t			first;
 	size_t			nr;
 	size_t			cap;
 	struct ptw_skim_point	now;
@@ -105,7 +110,8 @@ struct ptw_walk {
 	/* A snippet's: the offset to stop skimming at (pt-walk-skim.c), or UINT64_MAX */
 	uint64_t			skim_at;
 	bool				skim_timed;	/* @timed after it */
-	const struct ptw_skim_marks	*marks;		/* a stream's, counted already */
+	/* A stream's, counted already; before @pkt: ptw_walk__sync() keeps it */
+	const struct ptw_skim_marks	*marks;
 	struct ptw_packet		pkt;		/* peeked, if @have */
 	uint64_t			pkt_ip;
 	bool				have;

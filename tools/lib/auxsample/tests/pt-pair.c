@@ -118,7 +118,7 @@ static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, si
 	const uint64_t *rc, *wc;
 	struct auxsample_stats rs, ws;
 	int rd, wdp, rne, wne;
-	bool fell_back;
+	bool fell_back, dump;
 
 	auxsample_decoder__branches(pr->ref, &rb);
 	auxsample_decoder__branches(pr->walker, &wb);
@@ -149,6 +149,7 @@ static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, si
 	    !memcmp(&rs, &ws, sizeof(rs)))
 		return 0;
 
+	dump = getenv("PTW_DUMP");
 	fprintf(stderr, "  %zu bytes, the walker %s\n", len, fell_back ? "fell back" : "walked");
 	fprintf(stderr, "  libipt: %d branches, %d deep, %d errors, %llu insns\n",
 		rn, rd, rne, (unsigned long long)rs.insns);
@@ -164,7 +165,7 @@ static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, si
 			break;
 		}
 	}
-	for (int i = 0; getenv("PTW_DUMP") && i < (rn > wn ? rn : wn); i++) {
+	for (int i = 0; dump && i < (rn > wn ? rn : wn); i++) {
 		fprintf(stderr, "  %d:\n", i);
 		if (i < rn)
 			print_branch("libipt", &rb[i]);
@@ -175,7 +176,7 @@ static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, si
 		fprintf(stderr, "  libipt error at %llu: %s (%d)\n",
 			(unsigned long long)re[i].offset, auxsample_strerror(re[i].error),
 			re[i].lib_error);
-	if (buf && getenv("PTW_DUMP")) {
+	if (buf && dump) {
 		for (size_t i = ws.decode_start; i < len; i++)
 			fprintf(stderr, "%02x%s", buf[i],
 				(i - ws.decode_start) % 32 == 31 ? "\n" : " ");
