@@ -23,6 +23,7 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
+#include "pt-walk-memo.h"
 #include "x86-branch.h"
 
 #define PTW_BLOCK_MAX_INSNS	4096		/* longer: libipt's */
@@ -48,6 +49,7 @@ void ptw_blocks__delete(struct ptw_blocks *blocks)
 	if (!blocks)
 		return;
 	ptw_block_cache__put(blocks->shared);
+	free(blocks->memo);
 	free(blocks->slots);
 	free(blocks);
 }
@@ -55,6 +57,7 @@ void ptw_blocks__delete(struct ptw_blocks *blocks)
 void ptw_blocks__clear(struct ptw_blocks *blocks)
 {
 	memset(blocks->slots, 0, (blocks->mask + 1) * sizeof(*blocks->slots));
+	ptw_memo__clear(blocks->memo);
 }
 
 void ptw_blocks__grow(struct ptw_blocks *blocks)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct auxsample_decoder;
+struct ptw_memo;
 
 struct ptw_block {
 	uint64_t	start;
@@ -48,6 +49,7 @@ struct ptw_blocks {
 	struct ptw_block	*slots;
 	uint64_t		mask;		/* the slots less one */
 	struct ptw_block_cache	*shared;
+	struct ptw_memo		*memo;		/* pt-walk-memo.h's, allocated when first used */
 	/* since the walker last took them for its stats */
 	uint64_t		built;
 	uint64_t		evicted;

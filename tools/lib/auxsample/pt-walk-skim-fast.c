@@ -14,6 +14,7 @@
 #include "pt-blocks.h"
 #include "pt-parse.h"
 #include "pt-walk.h"
+#include "pt-walk-memo.h"
 #include "x86-branch.h"
 
 /*
@@ -31,14 +32,14 @@
 #endif
 
 struct ptw_skim_branch {
-	const struct ptw_block		*block;
+	uint64_t			from;
 	uint64_t			to;
 };
 
 struct ptw_skim_run {
 	uint64_t			n;
 	/*
-	 * [1]: the last branch counted, its block and where it went; [0]
+	 * [1]: the last branch counted, from and to; [0]
 	 * the last not taken, written so as not to branch on the bit.
 	 */
 	struct ptw_skim_branch		last[2];
@@ -124,14 +125,6 @@ static uint64_t ptw_tnt__reverse(uint64_t tnt, unsigned int nr_bits)
 	return r;
 }
 
-/* What the pending branch does when the next block is walked. */
-enum ptw_skim_pending {
-	PTW_SKIM_NONE,		/* a conditional branch not taken */
-	PTW_SKIM_TAKEN,		/* a taken branch, counted */
-	PTW_SKIM_CALL,		/* ... and a call for the call stack */
-	PTW_SKIM_RET,		/* ... and a return */
-};
-
 /* What a branch of class @cls, ending at @next, to @to, does when resolved. */
 static enum ptw_skim_pending ptw_skim__pending(unsigned int cls, uint64_t next, uint64_t to)
 {
@@ -150,7 +143,7 @@ static inline void ptw_skim_run__resolve(struct ptw_skim_run *run, struct ptw_wa
 	struct ptw_skim_branch *last = &run->last[pending != PTW_SKIM_NONE];
 
 	run->n += pending != PTW_SKIM_NONE;
-	last->block = pb;
+	last->from = pb->end;
 	last->to = to;
 	if (pending == PTW_SKIM_CALL)
 		ptw_skim_run__call(run, w, pb->end + pb->length);
@@ -181,6 +174,78 @@ static inline bool ptw_skim__at_tnt8(struct ptw_walk *w, const uint8_t **p,
 	}
 	*p = at + ptw_timing_run(at, end - at);
 	return ptw_is_tnt8(*p, end - *p);
+}
+
+/* Whether @m is the walk of @tnt's bits from @ip, with @w's return compression stack. */
+static inline bool ptw_memo__holds(const struct ptw_memo *m, const struct ptw_walk *w,
+				   uint64_t ip, unsigned int tnt)
+{
+	if (m->ip != ip || m->tnt != tnt || m->pops > w->nr_rets)
+		return false;
+	/* Its returns go where the return compression stack says now. */
+	for (unsigned int i = 0; i < m->pops; i++) {
+		if (w->rets[(w->ret_top + PTW_RETS - 1 - i) % PTW_RETS] != m->expect[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The walk of the TNT bits @tnt held, from @ip (pt-walk-memo.h): kept,
+ * or built now, where it holds for @w's stacks and @run's.  NULL where
+ * the loop is to walk the blocks itself.
+ */
+static inline const struct ptw_memo *ptw_skim__memo(struct ptw_walk *w,
+						    const struct ptw_skim_run *run,
+						    uint64_t ip, unsigned int tnt)
+{
+	struct ptw_memo *memo = w->blocks->memo;
+	const struct ptw_memo *m = memo ? ptw_memo__set(memo, ip, tnt) : NULL;
+	unsigned int i;
+
+	if (likely(m && ptw_memo__holds(m, w, ip, tnt)))
+		goto fits;
+	for (i = 1; m && i < PTW_MEMO_WAYS; i++) {
+		if (ptw_memo__holds(m + i, w, ip, tnt)) {
+			m += i;
+			goto fits;
+		}
+	}
+	m = ptw_memo__build(w, ip, tnt);
+	if (!m)
+		return NULL;
+fits:
+	/*
+	 * The calls it returns from must drop nothing from either stack
+	 * and flush nothing (one more frame: the pending branch's, resolved
+	 * before it), or the stacks would not end as the loop leaves them.
+	 */
+	if (!m->blocks || w->nr_rets + m->depth > PTW_RETS ||
+	    run->nr_frames + m->depth >= PTW_SKIM_FRAMES)
+		return NULL;
+	return m;
+}
+
+/* @m's walk taken into @w and @run, as the loop would have walked it. */
+static inline void ptw_skim_run__memo(struct ptw_skim_run *run, struct ptw_walk *w,
+				      const struct ptw_memo *m)
+{
+	uint64_t ret;
+
+	for (unsigned int i = 0; i < m->pops; i++)
+		ptw_walk__pop(w, &ret);
+	for (unsigned int i = 0; i < m->pushes; i++)
+		ptw_walk__push(w, m->push[i]);
+	for (unsigned int i = 0; i < m->run_pops; i++)
+		ptw_skim_run__ret(run, w, m->expect[i]);
+	for (unsigned int i = 0; i < m->run_pushes; i++)
+		ptw_skim_run__call(run, w, m->push[i]);
+	if (m->taken) {
+		run->n += m->taken;
+		run->last[1].from = m->last_from;
+		run->last[1].to = m->last_to;
+	}
+	run->insns += m->insns;
 }
 
 /*
@@ -225,6 +290,9 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 		.end = w->from, .length = w->length, .cls = w->cls,
 	};
 	const struct ptw_block *pb = &own;
+	/* the last block of a memo walk taken, the pending branch's */
+	struct ptw_block tail;
+	bool memo = true;
 	enum ptw_skim_pending pending = PTW_SKIM_NONE;
 	struct ptw_skim_run run;
 
@@ -247,16 +315,52 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 		if (unlikely(p >= stop))
 			break;
 		next = b->end + b->length;
+		/* A conditional branch's bits read first: a kept walk may take them. */
+		if (tnt == 1 && b->cls == X86_BR_COND) {
+			if (!ptw_skim__at_tnt8(w, &p, end))
+				goto out;
+			tnt = ptw_tnt8_lsb[*p++ >> 1];
+			w->tnt_full = tnt >= 1 << PTW_TNT8_BITS;
+			read = true;
+		} else if (tnt == 1 && b->cls == X86_BR_RET && ptw_skim__at_tnt8(w, &p, end)) {
+			t = ptw_tnt8_lsb[*p >> 1];
+			/* A RET not taken, or not compressed: not here. */
+			if (!(t & 1) || !w->nr_rets)
+				goto out;
+			p++;
+			w->tnt_full = t >= 1 << PTW_TNT8_BITS;
+			tnt = t;
+			read = true;
+		}
+		/*
+		 * The walk of the bits held, kept: where the loop would walk
+		 * all its blocks, having read nothing more (before the next
+		 * packet), and gone on to the point.  Not again right after
+		 * one that stopped with bits left: the block there is one it
+		 * could not take.
+		 */
+		if (memo && tnt != 1 && tnt <= UINT8_MAX && p < stop) {
+			const struct ptw_memo *m = ptw_skim__memo(w, &run, ip, tnt);
+
+			if (m && !ptw_skim__stuck(no_progress + m->blocks)) {
+				ptw_skim_run__resolve(&run, w, pending, pb, ip);
+				ptw_skim_run__memo(&run, w, m);
+				tail.end = m->end;
+				tail.length = m->length;
+				tail.cls = m->cls;
+				pb = &tail;
+				ip = m->to;
+				tnt = m->left;
+				pending = m->pending;
+				no_progress = read ? m->blocks - 1u : no_progress + m->blocks;
+				memo = tnt == 1;
+				continue;
+			}
+		}
+		memo = true;
 		/* The packet of the branch, as ptw_walk__fast() takes it. */
 		switch (b->cls) {
 		case X86_BR_COND:
-			if (tnt == 1) {
-				if (!ptw_skim__at_tnt8(w, &p, end))
-					goto out;
-				tnt = ptw_tnt8_lsb[*p++ >> 1];
-				w->tnt_full = tnt >= 1 << PTW_TNT8_BITS;
-				read = true;
-			}
 			ptw_skim_run__resolve(&run, w, pending, pb, ip);
 			/*
 			 * Without a branch: the bit is the traced program's,
@@ -267,20 +371,12 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 			pending = ip == next ? PTW_SKIM_NONE : PTW_SKIM_TAKEN;
 			break;
 		case X86_BR_RET:
-			if (tnt == 1) {
-				if (!ptw_skim__at_tnt8(w, &p, end))
-					goto tip;	/* not compressed */
-				t = ptw_tnt8_lsb[*p >> 1];
-				/* A RET not taken, or not compressed: not here. */
-				if (!(t & 1) || !w->nr_rets)
-					goto out;
-				p++;
-				w->tnt_full = t >= 1 << PTW_TNT8_BITS;
-				tnt = t;
-				read = true;
-			} else if (!(tnt & 1) || !w->nr_rets) {
+			/* No TNT read above: not compressed. */
+			if (tnt == 1)
+				goto tip;
+			/* A RET not taken, or not compressed: not here. */
+			if (!(tnt & 1) || !w->nr_rets)
 				goto out;
-			}
 			tnt >>= 1;
 			ptw_skim_run__resolve(&run, w, pending, pb, ip);
 			ptw_walk__pop(w, &ip);
@@ -344,5 +440,5 @@ out:
 		ptw_skim_run__flush(&run, w);
 	ptw_walk__insns(w, run.insns);
 	if (run.n)
-		auxsample__skim_taken(w->dec, run.n, run.last[1].block->end, run.last[1].to);
+		auxsample__skim_taken(w->dec, run.n, run.last[1].from, run.last[1].to);
 }
