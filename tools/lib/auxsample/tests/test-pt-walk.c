@@ -395,6 +395,110 @@ out:
 	auxsample_pt_writer__delete(w);
 	return ret;
 }
+/*
+ * Recursion to random depths, up to past the return compression stack's
+ * 64 frames, so that the skim loop's kept walks (pt-walk-memo.c) return
+ * to frames of before, to two places from the same bits, and meet full
+ * stacks:
+ *   0x400000  call 0x400010     0x400010  jne 0x400020     0x400020  call 0x400010
+ *   0x400005  jne 0x400000      0x400012  ret              0x400025  ret
+ */
+static const uint8_t rec_code[] = {
+	[0x00] = 0xe8, 0x0b, 0x00, 0x00, 0x00,
+	[0x05] = 0x75, 0xf9,
+	[0x10] = 0x75, 0x0e,
+	[0x12] = 0xc3,
+	[0x20] = 0xe8, 0xeb, 0xff, 0xff, 0xff,
+	[0x25] = 0xc3,
+};
+
+static int read_rec(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	(void)context;
+	if (addr < PIC_BASE || addr >= PIC_BASE + sizeof(rec_code))
+		return -1;
+	addr -= PIC_BASE;
+	if (size > sizeof(rec_code) - addr)
+		size = sizeof(rec_code) - addr;
+	memcpy(buf, rec_code + addr, size);
+	return size;
+}
+
+/* One call of 0x400010 from 0x400000, @depth deep, and the loop's branch back. */
+static int rec__call(struct auxsample_pt_writer *w, unsigned int depth)
+{
+	int err = auxsample_pt_writer__call(w, PIC_BASE + 5, false, PIC_BASE + 0x10);
+
+	for (unsigned int i = 0; i < depth && !err; i++) {
+		err = auxsample_pt_writer__cond(w, true) ?:
+		      auxsample_pt_writer__call(w, PIC_BASE + 0x25, false, PIC_BASE + 0x10);
+	}
+	if (!err)
+		err = auxsample_pt_writer__cond(w, false);
+	for (unsigned int i = 0; i <= depth && !err; i++)
+		err = auxsample_pt_writer__ret(w, PIC_BASE + (i < depth ? 0x25 : 5));
+	return err ?: auxsample_pt_writer__cond(w, true);
+}
+
+static int check_recursion(uint32_t seed, unsigned int *skims)
+{
+	struct auxsample_pt_writer_config wcfg = {
+		.size = sizeof(wcfg), .psb_period = 2048, .tsc = 1,
+	};
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = read_rec,
+	};
+	struct auxsample_pt_writer *w = auxsample_pt_writer__new(&wcfg);
+	const uint8_t *buf;
+	struct pair pr;
+	int err = 0, ret = TEST_FAIL;
+	size_t len = 0;
+
+	if (pair__init(&pr, &config) || !w)
+		goto out;
+	auxsample_pt_writer__tick(w, 0x1234567);
+	err = auxsample_pt_writer__start(w, PIC_BASE);
+	while (!err && len < 12288) {
+		seed = seed * 1103515245 + 12345;
+		/* Mostly shallow, as programs recurse; one in eight past the stack. */
+		err = rec__call(w, (seed >> 16) % 8 ? (seed >> 8) % 12 : 60 + (seed >> 8) % 40);
+		auxsample_pt_writer__data(w, &len);
+	}
+	if (err || auxsample_pt_writer__interrupt(w, PIC_BASE))
+		goto out;
+	buf = auxsample_pt_writer__data(w, &len);
+	for (unsigned int max = 16; max <= 256; max *= 4) {
+		if (!T_CHECK(!pair__compare(&pr, buf, len, max)))
+			goto out;
+	}
+	if (!T_CHECK(pr.walked == pr.decodes))
+		goto out;
+	*skims += pr.skims;
+	ret = TEST_OK;
+out:
+	pair__exit(&pr);
+	auxsample_pt_writer__delete(w);
+	return ret;
+}
+
+static int test_recursion(void)
+{
+	unsigned int skims = 0;
+
+	for (uint32_t seed = 1; seed <= 8; seed++) {
+		if (check_recursion(seed, &skims)) {
+			fprintf(stderr, "  seed %u\n", seed);
+			return TEST_FAIL;
+		}
+	}
+	pr_test("%u decodes skimmed\n", skims);
+	/* The walks are kept only skimming: there must have been some. */
+	return T_CHECK(skims > 0) ? TEST_OK : TEST_FAIL;
+}
+
 
 /*
  * The parser against libipt's packet decoder on packets libipt's encoder
@@ -556,6 +660,7 @@ const struct test tests_pt_walk[] = {
 	{ "walker and libipt agree on sample snippets with CYC", test_samples_cyc },
 	{ "walker and libipt agree on cut and flipped snippets with CYC", test_cut_flipped_cyc },
 	{ "walker and libipt agree on PIC code's CALL to the next instruction", test_call_next },
+	{ "walker and libipt agree on recursion past the return stack, skimming", test_recursion },
 	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
 	{ "cycles of the virtual LBR go on after an OVF", test_cycles_overflow },
 	{ NULL, NULL },
