@@ -147,6 +147,15 @@ void auxsample__skim_taken(struct auxsample_decoder *dec, uint64_t n, uint64_t f
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
 /*
+ * The decoder's state saved (checkpoint.c), to go back to: a stretch of
+ * a stream walked again.  0 or -AUXSAMPLE_ERR_NOMEM.
+ */
+struct auxsample_checkpoint;
+struct auxsample_checkpoint *auxsample_checkpoint__new(void);
+void auxsample_checkpoint__delete(struct auxsample_checkpoint *cp);
+int auxsample__save(struct auxsample_decoder *dec, struct auxsample_checkpoint *cp);
+void auxsample__restore(struct auxsample_decoder *dec, const struct auxsample_checkpoint *cp);
+/*
  * A stream's stretch begins (auxsample_decoder__stream_to()): no errors,
  * no timing, and @stats; the ring and the call stack go on.
  */

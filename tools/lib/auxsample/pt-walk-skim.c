@@ -257,18 +257,34 @@ static uint64_t ptw_skim__point(struct ptw_skim_plan *plan, size_t from,
 }
 
 /*
+ * Whether a skim that turns out short hands the rest of the stream to
+ * libipt: a stream's stretch that cannot be walked again (no memory to
+ * save the decoder's state, pt-walk-stream.c).  A snippet is decoded
+ * again whole, and so is such a stretch.
+ */
+static bool ptw_walk__skim_once(const struct ptw_walk *w)
+{
+	return w->stop_at != UINT64_MAX && !w->rewalk;
+}
+
+/*
  * The branches the packets after the point must show for a ring of
  * @depth.  They show fewer than were taken (direct jumps and calls send
  * none), so @depth alone mostly does, but not always: without CYC 1.3%
  * of the sparse bench file's decodes were walked again whole.  An eighth
- * more lost none on the bench files.  A stream's stretch would hand the
- * rest of the stream to libipt: a quarter and 16 more.
+ * more lost none on the bench files, and one stretch of the medium
+ * file's 5951.  Where a skim lost would hand the rest of the stream to
+ * libipt: a quarter and 16 more.
  */
+#ifndef PTW_SKIM_SHORT
+#define PTW_SKIM_SHORT		0	/* -DPTW_SKIM_SHORT=48: most skims short, walked again */
+#endif
+
 static uint64_t ptw_walk__skim_need(const struct ptw_walk *w, unsigned int depth)
 {
-	if (w->stop_at != UINT64_MAX)
-		return depth + depth / 4 + 16;
-	return depth + depth / 8;
+	uint64_t need = depth + (ptw_walk__skim_once(w) ? depth / 4 + 16 : depth / 8);
+
+	return need > PTW_SKIM_SHORT ? need - PTW_SKIM_SHORT : 1;
 }
 
 /*
@@ -365,9 +381,10 @@ noinline uint64_t ptw_walk__replan(struct ptw_walk *w, uint64_t pos, uint64_t br
  * ptw_walk__skim_need(), in proportion): whether it is further, where the
  * skim goes on.  Once a skim, and only from enough branches to tell.
  * Where the rest has fewer than expected the core's check walks a
- * snippet again; a stream's stretch would go to libipt for the rest of
- * the stream, so a stream's margin is a quarter more (medium file:
- * 285.3k instructions a sample, 276.9k without, 304.7k not chosen again).
+ * snippet, or a stream's stretch, again; where a stretch cannot be, it
+ * would go to libipt for the rest of the stream, so its margin is a
+ * quarter more (medium file: 285.3k instructions a sample, 276.9k
+ * without, 304.7k not chosen again).
  */
 static bool ptw_walk__skim_further(struct ptw_walk *w)
 {
@@ -383,7 +400,7 @@ static bool ptw_walk__skim_further(struct ptw_walk *w)
 	if (shown < PTW_SKIM_MIN_SHOWN || walked <= shown)
 		return false;
 	need = plan->need;
-	if (w->stop_at != UINT64_MAX)
+	if (ptw_walk__skim_once(w))
 		need += need / 4;
 	need = (need * shown + walked - 1) / walked;
 	at = ptw_skim__choose(plan, need);

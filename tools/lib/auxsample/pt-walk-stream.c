@@ -18,6 +18,11 @@
  * the ring, the call stack and the cycles are then what they would have
  * been with libipt all along.  A walk that fails costs the stream twice;
  * the stretches decoded by libipt count in stats.pt_fallbacks.
+ *
+ * A stretch skimmed short is no such failure: the decoder's state and
+ * the walk's, saved where the stretch began, are taken back, and the
+ * stretch walked again whole (checkpoint.c), as a snippet is.  So a
+ * stream's skims keep a snippet's margin (pt-walk-skim.c).
  */
 #define _GNU_SOURCE	/* memmem */
 #include <stdlib.h>
@@ -41,6 +46,9 @@ struct ptw_stream {
 	size_t			nr_ends;
 	size_t			ends_cap;
 	bool			libipt;		/* pt.c's stream from here on */
+	/* where the stretch began, for a skim that turns out short */
+	struct auxsample_checkpoint	*cp;
+	struct ptw_walk		saved;
 };
 
 /*
@@ -199,6 +207,7 @@ void ptw_stream__end(void *priv)
 	if (!s)
 		return;
 	pt_stops__exit(&s->stops);
+	auxsample_checkpoint__delete(s->cp);
 	free(s->marks.marks);
 	free(s->ends);
 	free(s);
@@ -365,6 +374,48 @@ static int ptw_stream__decoded_to(struct ptw_stream *s, uint64_t end)
 	return 0;
 }
 
+/* Where the stretch begins, saved: whether it can be walked again. */
+static bool ptw_stream__save(struct ptw_decoder *wd, struct ptw_stream *s)
+{
+	if (!s->cp)
+		s->cp = auxsample_checkpoint__new();
+	if (!s->cp || auxsample__save(wd->dec, s->cp))
+		return false;
+	s->saved = s->w;
+	return true;
+}
+
+/* The walk on to the stop, or to where it cannot go on: 0 or PTW_FALLBACK. */
+static int ptw_stream__run(struct ptw_stream *s)
+{
+	struct ptw_walk *w = &s->w;
+	int err = ptw_walk__run(w);
+
+	/*
+	 * It read to the end of what was fetched, not the stream's: no
+	 * stretch should, and the trace goes on there; libipt decides.
+	 */
+	if (!err && w->eos && w->len < s->len)
+		err = PTW_FALLBACK;
+	return err;
+}
+
+/*
+ * The stretch skimmed short: walked again whole, from where it began
+ * (ptw_stream__save()), its skim counted, and lost.
+ */
+static int ptw_stream__rewalk(struct ptw_decoder *wd, struct ptw_stream *s)
+{
+	struct auxsample_stats *stats;
+
+	auxsample__restore(wd->dec, s->cp);
+	s->w = s->saved;
+	stats = auxsample__stats(wd->dec);
+	stats->pt_skims++;
+	stats->pt_skims_lost++;
+	return ptw_stream__run(s);
+}
+
 static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t end)
 {
 	struct ptw_walk *w = &s->w;
@@ -395,23 +446,22 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	ptw_stream__unmark(&s->marks, w->have ? w->pos - w->pkt.size : w->pos);
 	/*
 	 * Skimmed up to the last branches before the stop where it can; where
-	 * that did not give what a whole walk gives, libipt takes over, as
-	 * where the walk fails.
+	 * that did not give what a whole walk gives, walked again whole, or
+	 * where it cannot be, libipt takes over, as where the walk fails.
 	 */
+	w->rewalk = ptw_stream__save(wd, s);
 	skimmed = ptw_walk__skim(w, w->pos, s->stops.stops[target - 1].end);
-	err = ptw_walk__run(w);
-	/*
-	 * It read to the end of what was fetched, not the stream's: no
-	 * stretch should, and the trace goes on there; libipt decides.
-	 */
-	if (!err && w->eos && w->len < s->len)
-		err = PTW_FALLBACK;
-	if (skimmed) {
-		auxsample__stats(wd->dec)->pt_skims++;
-		if (!ptw_walk__skimmed(w) && !err) {
+	err = ptw_stream__run(s);
+	if (skimmed && !ptw_walk__skimmed(w) && !err) {
+		if (w->rewalk) {
+			err = ptw_stream__rewalk(wd, s);
+		} else {
+			auxsample__stats(wd->dec)->pt_skims++;
 			auxsample__stats(wd->dec)->pt_skims_lost++;
 			err = PTW_FALLBACK;
 		}
+	} else if (skimmed) {
+		auxsample__stats(wd->dec)->pt_skims++;
 	}
 	if (err)
 		return ptw_stream__handover(wd, s, end);

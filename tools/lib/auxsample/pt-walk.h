@@ -107,6 +107,8 @@ struct ptw_walk {
 	/* A stream's: the TIP.PGDs taken, and at how many to pause */
 	uint64_t			stops;
 	uint64_t			stop_at;
+	/* ... whose stretch can be walked again (pt-walk-stream.c), skimmed short */
+	bool				rewalk;
 	/* A snippet's: the offset to stop skimming at (pt-walk-skim.c), or UINT64_MAX */
 	uint64_t			skim_at;
 	bool				skim_timed;	/* @timed after it */
