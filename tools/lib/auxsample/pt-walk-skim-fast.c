@@ -226,20 +226,24 @@ fits:
 	return m;
 }
 
-/* @m's walk taken into @w and @run, as the loop would have walked it. */
+/*
+ * @m's walk taken into @w and @run, as the loop would have walked it.
+ * Their stacks have room for its calls (ptw_skim__memo()): pushed
+ * without the tests of ptw_walk__push() and ptw_skim_run__call().
+ */
 static inline void ptw_skim_run__memo(struct ptw_skim_run *run, struct ptw_walk *w,
 				      const struct ptw_memo *m)
 {
-	uint64_t ret;
+	unsigned int top = (w->ret_top + PTW_RETS - m->pops) % PTW_RETS;
 
-	for (unsigned int i = 0; i < m->pops; i++)
-		ptw_walk__pop(w, &ret);
 	for (unsigned int i = 0; i < m->pushes; i++)
-		ptw_walk__push(w, m->push[i]);
+		w->rets[(top + i) % PTW_RETS] = m->push[i];
+	w->ret_top = (top + m->pushes) % PTW_RETS;
+	w->nr_rets += m->pushes - m->pops;
 	for (unsigned int i = 0; i < m->run_pops; i++)
 		ptw_skim_run__ret(run, w, m->expect[i]);
 	for (unsigned int i = 0; i < m->run_pushes; i++)
-		ptw_skim_run__call(run, w, m->push[i]);
+		run->frames[run->nr_frames++] = m->push[i];
 	if (m->taken) {
 		run->n += m->taken;
 		run->last[1].from = m->last_from;
