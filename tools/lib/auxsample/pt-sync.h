@@ -28,5 +28,7 @@ typedef int (*pt_sync_decode_fn)(void *ctx, int64_t offset, uint64_t first);
  */
 int pt_sync__decode(struct auxsample_decoder *dec, const struct auxsample_config *config,
 		    const uint8_t *buf, size_t len, pt_sync_decode_fn decode, void *ctx);
+/* The first PSB in the @len bytes at @buf, NULL for none. */
+const uint8_t *pt_psb__find(const uint8_t *buf, size_t len);
 
 #endif /* __AUXSAMPLE_PT_SYNC_H */

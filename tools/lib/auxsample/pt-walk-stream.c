@@ -24,13 +24,13 @@
  * stretch walked again whole (checkpoint.c), as a snippet is.  So a
  * stream's skims keep a snippet's margin (pt-walk-skim.c).
  */
-#define _GNU_SOURCE	/* memmem */
 #include <stdlib.h>
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
 #include "pt-skim-count.h"
 #include "pt-stops.h"
+#include "pt-sync.h"
 #include "pt-walk.h"
 
 struct ptw_stream {
@@ -189,11 +189,7 @@ static int ptw_stream__fetch(struct ptw_decoder *wd, struct ptw_stream *s, uint6
 /* The offset of the first PSB, or @len. */
 static uint64_t ptw_stream__first_psb(const uint8_t *buf, size_t len)
 {
-	static const uint8_t psb[16] = {
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	};
-	const uint8_t *p = memmem(buf, len, psb, sizeof(psb));
+	const uint8_t *p = pt_psb__find(buf, len);
 
 	return p ? (uint64_t)(p - buf) : len;
 }

@@ -7,6 +7,7 @@
  * errors and statistics.  A bounded run: the walk is deterministic, so
  * a fixed seed covers the same ground each time.
  */
+#define _GNU_SOURCE	/* memmem */
 #include <stdlib.h>
 #include <string.h>
 #include <auxsample/auxsample.h>
@@ -15,6 +16,7 @@
 #include "tests.h"
 #include "pt-program.h"
 #include "../pt-parse.h"
+#include "../pt-sync.h"
 
 struct run {
 	struct program			*prog;
@@ -498,6 +500,47 @@ static int test_recursion(void)
 	/* The walks are kept only skimming: there must have been some. */
 	return T_CHECK(skims > 0) ? TEST_OK : TEST_FAIL;
 }
+/*
+ * pt_psb__find() against memmem(): PSBs planted in random bytes rich in
+ * 0x02 and 0x82, whole, cut short, overlapping and at both ends.
+ */
+static int test_psb_find(void)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	uint8_t buf[256];
+	uint32_t seed = 1;
+
+	for (int round = 0; round < 20000; round++) {
+		size_t len = 1 + round % sizeof(buf);
+
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245 + 12345;
+			buf[i] = (seed >> 16) % 4 ? ((seed >> 20) % 2 ? 0x82 : 0x02) : seed >> 24;
+		}
+		for (int k = 0; k < 3; k++) {
+			size_t at, n;
+
+			seed = seed * 1103515245 + 12345;
+			at = (seed >> 8) % len;
+			n = len - at < sizeof(psb) ? len - at : sizeof(psb);
+			/* one in four cut a byte short */
+			memcpy(buf + at, psb, (seed >> 4) % 4 || n < 2 ? n : n - 1);
+		}
+		for (size_t from = 0; from < len; from += 1 + from / 4) {
+			const uint8_t *want = memmem(buf + from, len - from, psb, sizeof(psb));
+
+			if (!T_CHECK(pt_psb__find(buf + from, len - from) == want)) {
+				fprintf(stderr, "  round %d, from %zu of %zu\n", round, from, len);
+				return TEST_FAIL;
+			}
+		}
+	}
+	return TEST_OK;
+}
+
 
 
 /*
@@ -661,6 +704,7 @@ const struct test tests_pt_walk[] = {
 	{ "walker and libipt agree on cut and flipped snippets with CYC", test_cut_flipped_cyc },
 	{ "walker and libipt agree on PIC code's CALL to the next instruction", test_call_next },
 	{ "walker and libipt agree on recursion past the return stack, skimming", test_recursion },
+	{ "PSBs are found where memmem() finds them", test_psb_find },
 	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
 	{ "cycles of the virtual LBR go on after an OVF", test_cycles_overflow },
 	{ NULL, NULL },
