@@ -88,7 +88,7 @@ static void ptw_memo__fill(struct ptw_memo *m, const struct ptw_walk *w, uint64_
 	/* the returns to frames of before, before the last block */
 	unsigned int pops = 0;
 
-	*m = (struct ptw_memo){ .ip = ip, .tnt = tnt, .to = ip };
+	*m = (struct ptw_memo){ .ip = ip, .tnt = tnt, .to = ip, .read_at = PTW_MEMO_BLOCKS };
 	for (unsigned int i = 0; i < PTW_MEMO_BLOCKS && tnt != 1; i++) {
 		const struct ptw_block *b = &blocks->slots[ptw_blocks__index(blocks->mask, m->to)];
 		enum ptw_skim_pending pending = m->pending;
@@ -107,6 +107,8 @@ static void ptw_memo__fill(struct ptw_memo *m, const struct ptw_walk *w, uint64_
 			m->last_from = pb->end;
 			m->last_to = at;
 		}
+		if (tnt != m->tnt && m->read_at == PTW_MEMO_BLOCKS)
+			m->read_at = m->blocks;
 		pb = b;
 		m->blocks++;
 		m->insns += b->ninsn;

@@ -65,6 +65,7 @@ struct ptw_memo {
 	uint8_t		tnt;		/* the bits, lowest first, under a stop bit; 0: empty */
 	uint8_t		left;		/* ... those left after it */
 	uint8_t		blocks;
+	uint8_t		read_at;	/* the first to take a bit; PTW_MEMO_BLOCKS: none */
 	uint8_t		taken;		/* the branches resolved in it (not the first's) */
 	uint8_t		pops;
 	uint8_t		pushes;

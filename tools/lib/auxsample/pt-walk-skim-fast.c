@@ -335,6 +335,33 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 			w->tnt_full = t >= 1 << PTW_TNT8_BITS;
 			tnt = t;
 			read = true;
+		} else if (tnt == 1 && memo && (b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL) &&
+			   ptw_skim__at_tnt8(w, &p, end) && p + 1 < stop) {
+			/*
+			 * A direct jump or call before the TNT a later block
+			 * reads (the timing before it skipped, as the case
+			 * below skips it): a kept walk from here that takes
+			 * its bits reads it where the loop would.
+			 */
+			unsigned int bits = ptw_tnt8_lsb[*p >> 1];
+			const struct ptw_memo *m = ptw_skim__memo(w, &run, ip, bits);
+
+			if (m && m->read_at < m->blocks && !ptw_skim__stuck(no_progress + m->blocks)) {
+				p++;
+				w->tnt_full = bits >= 1 << PTW_TNT8_BITS;
+				ptw_skim_run__resolve(&run, w, pending, pb, ip);
+				ptw_skim_run__memo(&run, w, m);
+				tail.end = m->end;
+				tail.length = m->length;
+				tail.cls = m->cls;
+				pb = &tail;
+				ip = m->to;
+				tnt = m->left;
+				pending = m->pending;
+				no_progress = m->blocks - 1u - m->read_at;
+				memo = tnt == 1;
+				continue;
+			}
 		}
 		/*
 		 * The walk of the bits held, kept: where the loop would walk
