@@ -147,13 +147,19 @@ void auxsample__skim_taken(struct auxsample_decoder *dec, uint64_t n, uint64_t f
 /* Forget what was decoded, to decode the snippet again from elsewhere. */
 void auxsample__restart(struct auxsample_decoder *dec);
 /*
- * The decoder's state saved (checkpoint.c), to go back to: a stretch of
- * a stream walked again.  0 or -AUXSAMPLE_ERR_NOMEM.
+ * A decoder's state saved (checkpoint.c), to go back to: a stretch of a
+ * stream walked again.  A checkpoint, empty: NULL without memory.
  */
 struct auxsample_checkpoint;
 struct auxsample_checkpoint *auxsample_checkpoint__new(void);
 void auxsample_checkpoint__delete(struct auxsample_checkpoint *cp);
+/*
+ * @dec's state into @cp: 0, -AUXSAMPLE_ERR_NOMEM, or
+ * -AUXSAMPLE_ERR_UNSUPPORTED while the late-sample rule holds branches
+ * back (not in a stream).
+ */
 int auxsample__save(struct auxsample_decoder *dec, struct auxsample_checkpoint *cp);
+/* @dec back to the state saved in @cp by the last auxsample__save(). */
 void auxsample__restore(struct auxsample_decoder *dec, const struct auxsample_checkpoint *cp);
 /*
  * A stream's stretch begins (auxsample_decoder__stream_to()): no errors,

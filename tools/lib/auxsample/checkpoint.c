@@ -6,7 +6,8 @@
  * again, whole, from the state it began with, as a snippet is decoded
  * again from its start.  Everything a walk changes is saved: the ring,
  * the call stack, the timing's branches waiting for a time, the
- * late-sample rule's, the errors and the statistics.  The arrays are
+ * late-sample rule's (but for its undo records: none may wait), the
+ * errors and the statistics.  The arrays are
  * copied into buffers kept from one save to the next; the decoder's own
  * only grow, so they hold what is copied back.
  */
@@ -75,6 +76,12 @@ static size_t checkpoint__ring(const struct auxsample_decoder *dec)
 
 int auxsample__save(struct auxsample_decoder *dec, struct auxsample_checkpoint *cp)
 {
+	/*
+	 * The late-sample rule's undo records read the stack above its
+	 * depth (late.c), which is not saved: it holds none in a stream.
+	 */
+	if (dec->late.nr_ops)
+		return -AUXSAMPLE_ERR_UNSUPPORTED;
 	if (!checkpoint__copy((void **)&cp->ring, &cp->ring_cap, dec->ring,
 			      checkpoint__ring(dec), sizeof(*dec->ring)) ||
 	    !checkpoint__copy((void **)&cp->stack, &cp->stack_cap, dec->stack, dec->depth,

@@ -20,12 +20,6 @@ void ptw_memo__clear(struct ptw_memo *memo)
 		memset(memo, 0, PTW_MEMO * sizeof(*memo));
 }
 
-/* The @k-th return address from the top of @w's return compression stack. */
-static uint64_t ptw_walk__ret_at(const struct ptw_walk *w, unsigned int k)
-{
-	return w->rets[(w->ret_top + PTW_RETS - 1 - k) % PTW_RETS];
-}
-
 /*
  * The block @b walked in @m: false, @m as it was, where the skim loop
  * would do more with it than @m can keep.  @m->to is where it goes; the
@@ -95,11 +89,17 @@ static void ptw_memo__fill(struct ptw_memo *m, const struct ptw_walk *w, uint64_
 		unsigned int was = m->pops;
 		uint64_t at = m->to;
 
-		if (b->start != at || !b->valid)
+		if (b->start != at || !b->valid) {
+			m->unbuilt = true;
 			break;
+		}
 		/* It changes nothing where it cannot take the block. */
-		if (!ptw_memo__walk(m, w, b, &tnt))
+		if (!ptw_memo__walk(m, w, b, &tnt)) {
+			/* A first return refused for a stack too short: not kept. */
+			if (!pb && b->cls == X86_BR_RET)
+				m->tnt = 0;
 			break;
+		}
 		pops = was;
 		/* The last block's branch resolved, as the loop does at this one. */
 		if (pb && pending != PTW_SKIM_NONE) {
@@ -142,7 +142,7 @@ static struct ptw_memo *ptw_memo__table(struct ptw_blocks *blocks)
 	return blocks->memo;
 }
 
-const struct ptw_memo *ptw_memo__build(struct ptw_walk *w, uint64_t ip, unsigned int tnt)
+const struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned int tnt)
 {
 	struct ptw_memo *memo = ptw_memo__table(w->blocks), *m;
 

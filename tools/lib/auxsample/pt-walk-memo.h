@@ -28,7 +28,7 @@ enum ptw_skim_pending {
 #define PTW_MEMO_PUSHES		4
 /*
  * Walks kept: PTW_MEMO_WAYS to a set, those of a key in the same set
- * (120 KiB).  A walk with returns to frames of before holds only where
+ * (128 KiB).  A walk with returns to frames of before holds only where
  * the return compression stack has the frames it was built with, and
  * the same bits from the same block often return to two or three
  * places (recursion): callgrind on the sparse bench file, 903M
@@ -38,6 +38,8 @@ enum ptw_skim_pending {
 #define PTW_MEMO_SHIFT		10
 #define PTW_MEMO		(1 << PTW_MEMO_SHIFT)
 #define PTW_MEMO_WAYS		4
+/* A multiplicative hash's (2^64 over the golden ratio, as the kernel's hash_64()) */
+#define PTW_MEMO_HASH		0x61c8864680b583ebULL
 
 /*
  * The blocks walked from @ip with the TNT bits @tnt, the first block's
@@ -66,6 +68,7 @@ struct ptw_memo {
 	uint8_t		left;		/* ... those left after it */
 	uint8_t		blocks;
 	uint8_t		read_at;	/* the first to take a bit; PTW_MEMO_BLOCKS: none */
+	uint8_t		unbuilt;	/* it stopped at @to: no block there yet */
 	uint8_t		taken;		/* the branches resolved in it (not the first's) */
 	uint8_t		pops;
 	uint8_t		pushes;
@@ -81,7 +84,7 @@ struct ptw_memo {
 static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, uint64_t ip,
 					     unsigned int tnt)
 {
-	uint64_t hash = (ip ^ tnt) * 0x9e3779b97f4a7c15ULL;
+	uint64_t hash = (ip ^ tnt) * PTW_MEMO_HASH;
 
 	return &memo[hash >> (64 - PTW_MEMO_SHIFT) & ~(PTW_MEMO_WAYS - 1ULL)];
 }
@@ -91,7 +94,7 @@ static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, uint64_t ip,
  * return compression stack, first in its set (of no blocks where the
  * first is one it cannot take): NULL without memory for the table.
  */
-const struct ptw_memo *ptw_memo__build(struct ptw_walk *w, uint64_t ip, unsigned int tnt);
+const struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned int tnt);
 /* Forget them all: the code may have changed (ptw_blocks__clear()). */
 void ptw_memo__clear(struct ptw_memo *memo);
 

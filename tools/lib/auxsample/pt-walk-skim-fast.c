@@ -184,7 +184,7 @@ static inline bool ptw_memo__holds(const struct ptw_memo *m, const struct ptw_wa
 		return false;
 	/* Its returns go where the return compression stack says now. */
 	for (unsigned int i = 0; i < m->pops; i++) {
-		if (w->rets[(w->ret_top + PTW_RETS - 1 - i) % PTW_RETS] != m->expect[i])
+		if (ptw_walk__ret_at(w, i) != m->expect[i])
 			return false;
 	}
 	return true;
@@ -204,13 +204,24 @@ static inline const struct ptw_memo *ptw_skim__memo(struct ptw_walk *w,
 	unsigned int i;
 
 	if (likely(m && ptw_memo__holds(m, w, ip, tnt)))
-		goto fits;
+		goto found;
 	for (i = 1; m && i < PTW_MEMO_WAYS; i++) {
 		if (ptw_memo__holds(m + i, w, ip, tnt)) {
 			m += i;
-			goto fits;
+			goto found;
 		}
 	}
+	goto build;
+found:
+	/* It stopped where no block was built yet: built now, it goes further. */
+	if (unlikely(m->unbuilt)) {
+		const struct ptw_block *b = ptw_blocks__slot(w->blocks, m->to);
+
+		if (b->valid && b->start == m->to)
+			goto build;
+	}
+	goto fits;
+build:
 	m = ptw_memo__build(w, ip, tnt);
 	if (!m)
 		return NULL;

@@ -370,15 +370,16 @@ static int ptw_stream__decoded_to(struct ptw_stream *s, uint64_t end)
 	return 0;
 }
 
-/* Where the stretch begins, saved: whether it can be walked again. */
-static bool ptw_stream__save(struct ptw_decoder *wd, struct ptw_stream *s)
+/* Where the stretch begins, saved: @s->w.rewalk, whether it can be walked again. */
+static void ptw_stream__save(struct ptw_decoder *wd, struct ptw_stream *s)
 {
+	s->w.rewalk = false;
 	if (!s->cp)
 		s->cp = auxsample_checkpoint__new();
 	if (!s->cp || auxsample__save(wd->dec, s->cp))
-		return false;
+		return;
+	s->w.rewalk = true;
 	s->saved = s->w;
-	return true;
 }
 
 /* The walk on to the stop, or to where it cannot go on: 0 or PTW_FALLBACK. */
@@ -445,7 +446,7 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	 * that did not give what a whole walk gives, walked again whole, or
 	 * where it cannot be, libipt takes over, as where the walk fails.
 	 */
-	w->rewalk = ptw_stream__save(wd, s);
+	ptw_stream__save(wd, s);
 	skimmed = ptw_walk__skim(w, w->pos, s->stops.stops[target - 1].end);
 	err = ptw_stream__run(s);
 	if (skimmed && !ptw_walk__skimmed(w) && !err) {

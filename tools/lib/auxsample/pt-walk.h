@@ -172,6 +172,12 @@ static inline void ptw_walk__call(struct ptw_walk *w, uint64_t target, uint64_t 
 		ptw_walk__push(w, next);
 }
 
+/* The @k-th return address from the top of the return compression stack. */
+static inline uint64_t ptw_walk__ret_at(const struct ptw_walk *w, unsigned int k)
+{
+	return w->rets[(w->ret_top + PTW_RETS - 1 - k) % PTW_RETS];
+}
+
 static inline bool ptw_walk__pop(struct ptw_walk *w, uint64_t *ret)
 {
 	if (!w->nr_rets)

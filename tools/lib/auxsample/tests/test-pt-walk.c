@@ -397,6 +397,7 @@ out:
 	auxsample_pt_writer__delete(w);
 	return ret;
 }
+
 /*
  * Recursion to random depths, up to past the return compression stack's
  * 64 frames, so that the skim loop's kept walks (pt-walk-memo.c) return
@@ -540,8 +541,6 @@ static int test_psb_find(void)
 	}
 	return TEST_OK;
 }
-
-
 
 /*
  * The parser against libipt's packet decoder on packets libipt's encoder
