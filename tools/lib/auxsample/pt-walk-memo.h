@@ -31,7 +31,7 @@ enum ptw_skim_pending {
  * (128 KiB).  A walk with returns to frames of before holds only where
  * the return compression stack has the frames it was built with, and
  * the same bits from the same block often return to two or three
- * places (recursion): callgrind on the sparse bench file, 903M
+ * places (recursion): callgrind on the sparse bench file, 916M
  * instructions decoding with one way, 881M with two, 851M with four;
  * two ways and four times the sets, 881M again: sets are seldom short.
  */
