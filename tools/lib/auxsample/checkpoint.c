@@ -25,8 +25,6 @@ struct auxsample_checkpoint {
 	size_t				untimed_cap;
 	struct auxsample_branch		*pending;
 	size_t				pending_cap;
-	struct auxsample_late_op	*ops;
-	size_t				ops_cap;
 };
 
 struct auxsample_checkpoint *auxsample_checkpoint__new(void)
@@ -42,7 +40,6 @@ void auxsample_checkpoint__delete(struct auxsample_checkpoint *cp)
 	free(cp->stack);
 	free(cp->untimed);
 	free(cp->pending);
-	free(cp->ops);
 	free(cp);
 }
 
@@ -89,9 +86,7 @@ int auxsample__save(struct auxsample_decoder *dec, struct auxsample_checkpoint *
 	    !checkpoint__copy((void **)&cp->untimed, &cp->untimed_cap, dec->timing.untimed,
 			      dec->timing.nr_untimed, sizeof(*dec->timing.untimed)) ||
 	    !checkpoint__copy((void **)&cp->pending, &cp->pending_cap, dec->late.pending,
-			      dec->late.nr, sizeof(*dec->late.pending)) ||
-	    !checkpoint__copy((void **)&cp->ops, &cp->ops_cap, dec->late.ops, dec->late.nr_ops,
-			      sizeof(*dec->late.ops)))
+			      dec->late.nr, sizeof(*dec->late.pending)))
 		return -AUXSAMPLE_ERR_NOMEM;
 	cp->dec = *dec;
 	return 0;
@@ -120,5 +115,4 @@ void auxsample__restore(struct auxsample_decoder *dec, const struct auxsample_ch
 	checkpoint__put(dec->timing.untimed, cp->untimed, dec->timing.nr_untimed,
 			sizeof(*dec->timing.untimed));
 	checkpoint__put(dec->late.pending, cp->pending, dec->late.nr, sizeof(*dec->late.pending));
-	checkpoint__put(dec->late.ops, cp->ops, dec->late.nr_ops, sizeof(*dec->late.ops));
 }

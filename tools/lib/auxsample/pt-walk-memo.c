@@ -21,8 +21,9 @@ void ptw_memo__clear(struct ptw_memo *memo)
 }
 
 /*
- * The block @b walked in @m: false, @m as it was, where the skim loop
- * would do more with it than @m can keep.  @m->to is where it goes; the
+ * The block @b walked in @m: false, @m as it was (but for
+ * @m->ret_short), where the skim loop would do more with it than @m can
+ * keep.  @m->to is where it goes; the
  * loop's tests of the trace and the blocks are the caller's.
  */
 static bool ptw_memo__walk(struct ptw_memo *m, const struct ptw_walk *w,
@@ -42,7 +43,9 @@ static bool ptw_memo__walk(struct ptw_memo *m, const struct ptw_walk *w,
 		if (m->pushes) {
 			m->to = m->push[--m->pushes];
 		} else {
-			if (m->pops == PTW_MEMO_POPS || m->pops >= w->nr_rets)
+			/* Refused for the stack as it is now: ptw_memo.ret_short. */
+			m->ret_short = m->pops >= w->nr_rets;
+			if (m->pops == PTW_MEMO_POPS || m->ret_short)
 				return false;
 			m->to = ptw_walk__ret_at(w, m->pops);
 			m->expect[m->pops++] = m->to;
@@ -94,12 +97,8 @@ static void ptw_memo__fill(struct ptw_memo *m, const struct ptw_walk *w, uint64_
 			break;
 		}
 		/* It changes nothing where it cannot take the block. */
-		if (!ptw_memo__walk(m, w, b, &tnt)) {
-			/* A first return refused for a stack too short: not kept. */
-			if (!pb && b->cls == X86_BR_RET)
-				m->tnt = 0;
+		if (!ptw_memo__walk(m, w, b, &tnt))
 			break;
-		}
 		pops = was;
 		/* The last block's branch resolved, as the loop does at this one. */
 		if (pb && pending != PTW_SKIM_NONE) {
@@ -142,16 +141,21 @@ static struct ptw_memo *ptw_memo__table(struct ptw_blocks *blocks)
 	return blocks->memo;
 }
 
-const struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned int tnt)
+struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned int tnt,
+				 struct ptw_memo *old)
 {
 	struct ptw_memo *memo = ptw_memo__table(w->blocks), *m;
 
 	/* No bits (a TNT-8 holds one at least), or more than a key holds. */
 	if (!memo || tnt < 2 || tnt > UINT8_MAX)
 		return NULL;
-	m = ptw_memo__set(memo, ip, tnt);
-	for (unsigned int i = PTW_MEMO_WAYS - 1; i; i--)
-		m[i] = m[i - 1];
+	if (old) {
+		m = old;
+	} else {
+		m = ptw_memo__set(memo, ip, tnt);
+		for (unsigned int i = PTW_MEMO_WAYS - 1; i; i--)
+			m[i] = m[i - 1];
+	}
 	ptw_memo__fill(m, w, ip, tnt);
 	return m;
 }

@@ -9,6 +9,7 @@
  * up to.  libxdc keeps such a cache of decoded control flow per address
  * and TNT byte; this one is a decoder's, like its blocks.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 struct ptw_blocks;
@@ -38,7 +39,7 @@ enum ptw_skim_pending {
 #define PTW_MEMO_SHIFT		10
 #define PTW_MEMO		(1 << PTW_MEMO_SHIFT)
 #define PTW_MEMO_WAYS		4
-/* A multiplicative hash's (2^64 over the golden ratio, as the kernel's hash_64()) */
+/* A multiplicative hash's: the kernel's GOLDEN_RATIO_64, 2^64 (1 - 1/phi) */
 #define PTW_MEMO_HASH		0x61c8864680b583ebULL
 
 /*
@@ -68,7 +69,8 @@ struct ptw_memo {
 	uint8_t		left;		/* ... those left after it */
 	uint8_t		blocks;
 	uint8_t		read_at;	/* the first to take a bit; PTW_MEMO_BLOCKS: none */
-	uint8_t		unbuilt;	/* it stopped at @to: no block there yet */
+	bool		unbuilt;	/* it stopped at @to: no block there yet */
+	bool		ret_short;	/* ... at a return: no frame there yet */
 	uint8_t		taken;		/* the branches resolved in it (not the first's) */
 	uint8_t		pops;
 	uint8_t		pushes;
@@ -91,10 +93,12 @@ static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, uint64_t ip,
 
 /*
  * The walk of @tnt's bits from @ip, built now from @w's blocks and its
- * return compression stack, first in its set (of no blocks where the
- * first is one it cannot take): NULL without memory for the table.
+ * return compression stack, in place of @old (one that no longer holds)
+ * or first in its set (of no blocks where the first is one it cannot
+ * take): NULL without memory for the table.
  */
-const struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned int tnt);
+struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned int tnt,
+				 struct ptw_memo *old);
 /* Forget them all: the code may have changed (ptw_blocks__clear()). */
 void ptw_memo__clear(struct ptw_memo *memo);
 

@@ -200,7 +200,7 @@ static inline const struct ptw_memo *ptw_skim__memo(struct ptw_walk *w,
 						    uint64_t ip, unsigned int tnt)
 {
 	struct ptw_memo *memo = w->blocks->memo;
-	const struct ptw_memo *m = memo ? ptw_memo__set(memo, ip, tnt) : NULL;
+	struct ptw_memo *m = memo ? ptw_memo__set(memo, ip, tnt) : NULL, *old = NULL;
 	unsigned int i;
 
 	if (likely(m && ptw_memo__holds(m, w, ip, tnt)))
@@ -213,16 +213,22 @@ static inline const struct ptw_memo *ptw_skim__memo(struct ptw_walk *w,
 	}
 	goto build;
 found:
-	/* It stopped where no block was built yet: built now, it goes further. */
+	/*
+	 * It stopped where no block was built yet, or at a return with no
+	 * frame yet: now there is one, it goes further, built again in place.
+	 */
 	if (unlikely(m->unbuilt)) {
 		const struct ptw_block *b = ptw_blocks__slot(w->blocks, m->to);
 
 		if (b->valid && b->start == m->to)
-			goto build;
+			old = m;
+	} else if (unlikely(m->ret_short) && w->nr_rets > m->pops) {
+		old = m;
 	}
-	goto fits;
+	if (!old)
+		goto fits;
 build:
-	m = ptw_memo__build(w, ip, tnt);
+	m = ptw_memo__build(w, ip, tnt, old);
 	if (!m)
 		return NULL;
 fits:
@@ -321,8 +327,9 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 		goto out;
 	for (;;) {
 		const struct ptw_block *b = &slots[ptw_blocks__index(mask, ip)];
+		const struct ptw_memo *m;
 		uint64_t next, to, t;
-		unsigned int tip;
+		unsigned int tip, since;
 		bool read = false;
 
 		if (unlikely(b->start != ip || !b->valid))
@@ -346,7 +353,7 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 			w->tnt_full = t >= 1 << PTW_TNT8_BITS;
 			tnt = t;
 			read = true;
-		} else if (tnt == 1 && memo && (b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL) &&
+		} else if (tnt == 1 && (b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL) &&
 			   ptw_skim__at_tnt8(w, &p, end) && p + 1 < stop) {
 			/*
 			 * A direct jump or call before the TNT a later block
@@ -355,23 +362,13 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 			 * its bits reads it where the loop would.
 			 */
 			unsigned int bits = ptw_tnt8_lsb[*p >> 1];
-			const struct ptw_memo *m = ptw_skim__memo(w, &run, ip, bits);
 
+			m = ptw_skim__memo(w, &run, ip, bits);
 			if (m && m->read_at < m->blocks && !ptw_skim__stuck(no_progress + m->blocks)) {
 				p++;
 				w->tnt_full = bits >= 1 << PTW_TNT8_BITS;
-				ptw_skim_run__resolve(&run, w, pending, pb, ip);
-				ptw_skim_run__memo(&run, w, m);
-				tail.end = m->end;
-				tail.length = m->length;
-				tail.cls = m->cls;
-				pb = &tail;
-				ip = m->to;
-				tnt = m->left;
-				pending = m->pending;
-				no_progress = m->blocks - 1u - m->read_at;
-				memo = tnt == 1;
-				continue;
+				since = m->blocks - 1u - m->read_at;
+				goto take;
 			}
 		}
 		/*
@@ -382,21 +379,10 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 		 * could not take.
 		 */
 		if (memo && tnt != 1 && tnt <= UINT8_MAX && p < stop) {
-			const struct ptw_memo *m = ptw_skim__memo(w, &run, ip, tnt);
-
+			m = ptw_skim__memo(w, &run, ip, tnt);
 			if (m && !ptw_skim__stuck(no_progress + m->blocks)) {
-				ptw_skim_run__resolve(&run, w, pending, pb, ip);
-				ptw_skim_run__memo(&run, w, m);
-				tail.end = m->end;
-				tail.length = m->length;
-				tail.cls = m->cls;
-				pb = &tail;
-				ip = m->to;
-				tnt = m->left;
-				pending = m->pending;
-				no_progress = read ? m->blocks - 1u : no_progress + m->blocks;
-				memo = tnt == 1;
-				continue;
+				since = read ? m->blocks - 1u : no_progress + m->blocks;
+				goto take;
 			}
 		}
 		memo = true;
@@ -465,6 +451,20 @@ tip:
 		run.insns += b->ninsn;
 		/* Reading the trace is progress (ptw_walk__expect()). */
 		no_progress = read ? 0 : no_progress + 1;
+		continue;
+take:
+		/* The kept walk @m, its blocks walked since the trace was read @since. */
+		ptw_skim_run__resolve(&run, w, pending, pb, ip);
+		ptw_skim_run__memo(&run, w, m);
+		tail.end = m->end;
+		tail.length = m->length;
+		tail.cls = m->cls;
+		pb = &tail;
+		ip = m->to;
+		tnt = m->left;
+		pending = m->pending;
+		no_progress = since;
+		memo = tnt == 1;
 	}
 out:
 	if (pb != &own) {

@@ -258,9 +258,10 @@ static uint64_t ptw_skim__point(struct ptw_skim_plan *plan, size_t from,
 
 /*
  * Whether a skim that turns out short hands the rest of the stream to
- * libipt: a stream's stretch that cannot be walked again (no memory to
- * save the decoder's state, pt-walk-stream.c).  A snippet is decoded
- * again whole, and so is such a stretch.
+ * libipt: a stream's stretch that cannot be walked again (the decoder's
+ * state not saved, for want of memory or while the late-sample rule
+ * holds undo records: pt-walk-stream.c).  A snippet is decoded again
+ * whole, and so is any other stretch.
  */
 static bool ptw_walk__skim_once(const struct ptw_walk *w)
 {
