@@ -41,6 +41,7 @@ struct ptw_blocks *ptw_blocks__new(void)
 		return NULL;
 	}
 	blocks->mask = PTW_BLOCKS_MIN - 1;
+	blocks->memo_shift = PTW_MEMO_SHIFT_MIN;
 	return blocks;
 }
 
@@ -57,7 +58,7 @@ void ptw_blocks__delete(struct ptw_blocks *blocks)
 void ptw_blocks__clear(struct ptw_blocks *blocks)
 {
 	memset(blocks->slots, 0, (blocks->mask + 1) * sizeof(*blocks->slots));
-	ptw_memo__clear(blocks->memo);
+	ptw_memo__clear(blocks);
 }
 
 void ptw_blocks__grow(struct ptw_blocks *blocks)
@@ -65,8 +66,11 @@ void ptw_blocks__grow(struct ptw_blocks *blocks)
 	uint64_t nr = blocks->mask + 1, mask = 2 * nr - 1;
 	struct ptw_block *slots;
 
-	if (++blocks->decodes % PTW_BLOCKS_DECAY == 0)
+	if (++blocks->decodes % PTW_BLOCKS_DECAY == 0) {
 		blocks->conflicts /= 2;
+		blocks->memo_evicted /= 2;
+	}
+	ptw_memo__grow(blocks);
 	if (blocks->conflicts < nr || nr >= PTW_BLOCKS)
 		return;
 	slots = calloc(2 * nr, sizeof(*slots));

@@ -50,6 +50,8 @@ struct ptw_blocks {
 	uint64_t		mask;		/* the slots less one */
 	struct ptw_block_cache	*shared;
 	struct ptw_memo		*memo;		/* pt-walk-memo.h's, allocated when first used */
+	unsigned int		memo_shift;	/* its walks: 1 << memo_shift */
+	uint64_t		memo_evicted;	/* walks pushed out since it last grew, decaying */
 	/* since the walker last took them for its stats */
 	uint64_t		built;
 	uint64_t		evicted;

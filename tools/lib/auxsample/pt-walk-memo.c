@@ -14,10 +14,22 @@
 #include "pt-walk-memo.h"
 #include "x86-branch.h"
 
-void ptw_memo__clear(struct ptw_memo *memo)
+void ptw_memo__clear(struct ptw_blocks *blocks)
 {
-	if (memo)
-		memset(memo, 0, PTW_MEMO * sizeof(*memo));
+	if (blocks->memo)
+		memset(blocks->memo, 0, sizeof(*blocks->memo) << blocks->memo_shift);
+}
+
+void ptw_memo__grow(struct ptw_blocks *blocks)
+{
+	if (!blocks->memo || blocks->memo_shift >= PTW_MEMO_SHIFT ||
+	    blocks->memo_evicted < 1ULL << blocks->memo_shift)
+		return;
+	/* Allocated again when first used: walks are only a cache. */
+	free(blocks->memo);
+	blocks->memo = NULL;
+	blocks->memo_shift++;
+	blocks->memo_evicted = 0;
 }
 
 /*
@@ -137,7 +149,7 @@ static void ptw_memo__fill(struct ptw_memo *m, const struct ptw_walk *w, uint64_
 static struct ptw_memo *ptw_memo__table(struct ptw_blocks *blocks)
 {
 	if (!blocks->memo)
-		blocks->memo = calloc(PTW_MEMO, sizeof(*blocks->memo));
+		blocks->memo = calloc(1ULL << blocks->memo_shift, sizeof(*blocks->memo));
 	return blocks->memo;
 }
 
@@ -152,7 +164,9 @@ struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned
 	if (old) {
 		m = old;
 	} else {
-		m = ptw_memo__set(memo, ip, tnt);
+		m = ptw_memo__set(memo, w->blocks->memo_shift, ip, tnt);
+		if (m[PTW_MEMO_WAYS - 1].tnt)
+			w->blocks->memo_evicted++;
 		for (unsigned int i = PTW_MEMO_WAYS - 1; i; i--)
 			m[i] = m[i - 1];
 	}

@@ -37,8 +37,15 @@ enum ptw_skim_pending {
  * two ways and four times the sets, 881M again: sets are seldom short.
  */
 #define PTW_MEMO_SHIFT		10
-#define PTW_MEMO		(1 << PTW_MEMO_SHIFT)
 #define PTW_MEMO_WAYS		4
+/*
+ * A decoder's table starts with a quarter of that (32 KiB) and grows to
+ * it where, between decodes, walks pushed out of their sets as many as
+ * it holds (ptw_memo__grow(), as a decoder's blocks grow): a quarter
+ * gave the sparse bench file 5% more instructions decoding, and mix's
+ * streams, a table each, took half a MiB more than perf script's peak.
+ */
+#define PTW_MEMO_SHIFT_MIN	8
 /* A multiplicative hash's: the kernel's GOLDEN_RATIO_64, 2^64 (1 - 1/phi) */
 #define PTW_MEMO_HASH		0x61c8864680b583ebULL
 
@@ -83,12 +90,12 @@ struct ptw_memo {
 };
 
 /* The set of @ip and @tnt's walks, the one built last first. */
-static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, uint64_t ip,
-					     unsigned int tnt)
+static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, unsigned int shift,
+					     uint64_t ip, unsigned int tnt)
 {
 	uint64_t hash = (ip ^ tnt) * PTW_MEMO_HASH;
 
-	return &memo[hash >> (64 - PTW_MEMO_SHIFT) & ~(PTW_MEMO_WAYS - 1ULL)];
+	return &memo[hash >> (64 - shift) & ~(PTW_MEMO_WAYS - 1ULL)];
 }
 
 /*
@@ -100,6 +107,8 @@ static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, uint64_t ip,
 struct ptw_memo *ptw_memo__build(const struct ptw_walk *w, uint64_t ip, unsigned int tnt,
 				 struct ptw_memo *old);
 /* Forget them all: the code may have changed (ptw_blocks__clear()). */
-void ptw_memo__clear(struct ptw_memo *memo);
+void ptw_memo__clear(struct ptw_blocks *blocks);
+/* Between decodes: a larger table, empty, where the walks did not fit. */
+void ptw_memo__grow(struct ptw_blocks *blocks);
 
 #endif /* __AUXSAMPLE_PT_WALK_MEMO_H */

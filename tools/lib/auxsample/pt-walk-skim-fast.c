@@ -200,7 +200,8 @@ static inline const struct ptw_memo *ptw_skim__memo(struct ptw_walk *w,
 						    uint64_t ip, unsigned int tnt)
 {
 	struct ptw_memo *memo = w->blocks->memo;
-	struct ptw_memo *m = memo ? ptw_memo__set(memo, ip, tnt) : NULL, *old = NULL;
+	struct ptw_memo *m = memo ? ptw_memo__set(memo, w->blocks->memo_shift, ip, tnt) : NULL;
+	struct ptw_memo *old = NULL;
 	unsigned int i;
 
 	if (likely(m && ptw_memo__holds(m, w, ip, tnt)))
