@@ -7,9 +7,9 @@
  * again from its start.  Everything a walk changes is saved: the ring,
  * the call stack, the timing's branches waiting for a time, the
  * late-sample rule's (but for its undo records: none may wait), the
- * errors and the statistics.  The arrays are
- * copied into buffers kept from one save to the next; the decoder's own
- * only grow, so they hold what is copied back.
+ * errors and the statistics.  The arrays are copied into buffers kept
+ * from one save to the next; the decoder's own only grow, so they hold
+ * what is copied back.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -35,8 +35,8 @@ void ptw_memo__grow(struct ptw_blocks *blocks)
 /*
  * The block @b walked in @m: false, @m as it was (but for
  * @m->ret_short), where the skim loop would do more with it than @m can
- * keep.  @m->to is where it goes; the
- * loop's tests of the trace and the blocks are the caller's.
+ * keep.  @m->to is where it goes; the loop's tests of the trace and the
+ * blocks are the caller's.
  */
 static bool ptw_memo__walk(struct ptw_memo *m, const struct ptw_walk *w,
 			   const struct ptw_block *b, unsigned int *tnt)

@@ -399,12 +399,17 @@ static int ptw_stream__run(struct ptw_stream *s)
 
 /*
  * The stretch skimmed short: walked again whole, from where it began
- * (ptw_stream__save()), its skim counted, and lost.
+ * (ptw_stream__save()), or where it cannot be, PTW_FALLBACK for libipt.
+ * Its skim counted lost, in the statistics as they were saved.
  */
-static int ptw_stream__rewalk(struct ptw_decoder *wd, struct ptw_stream *s)
+static int ptw_stream__skim_lost(struct ptw_decoder *wd, struct ptw_stream *s)
 {
 	struct auxsample_stats *stats;
 
+	if (!s->w.rewalk) {
+		auxsample__stats(wd->dec)->pt_skims_lost++;
+		return PTW_FALLBACK;
+	}
 	auxsample__restore(wd->dec, s->cp);
 	s->w = s->saved;
 	stats = auxsample__stats(wd->dec);
@@ -449,16 +454,12 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	ptw_stream__save(wd, s);
 	skimmed = ptw_walk__skim(w, w->pos, s->stops.stops[target - 1].end);
 	err = ptw_stream__run(s);
-	if (skimmed && !ptw_walk__skimmed(w) && !err) {
-		if (w->rewalk) {
-			err = ptw_stream__rewalk(wd, s);
-		} else {
-			auxsample__stats(wd->dec)->pt_skims++;
-			auxsample__stats(wd->dec)->pt_skims_lost++;
-			err = PTW_FALLBACK;
-		}
-	} else if (skimmed) {
+	if (skimmed) {
+		bool whole = ptw_walk__skimmed(w);
+
 		auxsample__stats(wd->dec)->pt_skims++;
+		if (!whole && !err)
+			err = ptw_stream__skim_lost(wd, s);
 	}
 	if (err)
 		return ptw_stream__handover(wd, s, end);

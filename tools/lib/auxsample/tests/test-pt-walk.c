@@ -339,19 +339,32 @@ static const uint8_t pic_code[] = {
 	[0x16] = 0xc3,
 };
 
-static int read_pic(uint8_t *buf, size_t size, uint64_t addr, void *context)
+/* Code written by hand, at PIC_BASE: a read_memory callback's context. */
+struct hand_code {
+	const uint8_t	*bytes;
+	size_t		size;
+};
+
+static int read_hand_code(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
-	(void)context;
-	if (addr < PIC_BASE || addr >= PIC_BASE + sizeof(pic_code))
+	const struct hand_code *code = context;
+
+	if (addr < PIC_BASE || addr >= PIC_BASE + code->size)
 		return -1;
 	addr -= PIC_BASE;
-	if (size > sizeof(pic_code) - addr)
-		size = sizeof(pic_code) - addr;
-	memcpy(buf, pic_code + addr, size);
+	if (size > code->size - addr)
+		size = code->size - addr;
+	memcpy(buf, code->bytes + addr, size);
 	return size;
 }
 
-static int test_call_next(void)
+/*
+ * Decoders of @code, both, into @pr, and a writer of its trace into @w,
+ * started at PIC_BASE: 0, else pair__exit() and
+ * auxsample_pt_writer__delete() are still the caller's to call.
+ */
+static int hand_code__start(struct hand_code *code, struct pair *pr,
+			    struct auxsample_pt_writer **w)
 {
 	struct auxsample_pt_writer_config wcfg = {
 		.size = sizeof(wcfg), .psb_period = 2048, .tsc = 1,
@@ -360,19 +373,28 @@ static int test_call_next(void)
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
 		.pt = { .family = 6, .model = 85, .stepping = 4 },
-		.read_memory = read_pic,
+		.read_memory = read_hand_code,
+		.context = code,
 	};
-	struct auxsample_pt_writer *w = auxsample_pt_writer__new(&wcfg);
+
+	*w = auxsample_pt_writer__new(&wcfg);
+	if (pair__init(pr, &config) || !*w)
+		return -1;
+	auxsample_pt_writer__tick(*w, 0x1234567);
+	return auxsample_pt_writer__start(*w, PIC_BASE);
+}
+
+static int test_call_next(void)
+{
+	struct hand_code code = { pic_code, sizeof(pic_code) };
+	struct auxsample_pt_writer *w;
 	const struct auxsample_branch *br;
 	const uint8_t *buf;
 	struct pair pr;
-	int err = 0, n, ret = TEST_FAIL;
+	int err, n, ret = TEST_FAIL;
 	size_t len;
 
-	if (pair__init(&pr, &config) || !w)
-		goto out;
-	auxsample_pt_writer__tick(w, 0x1234567);
-	err = auxsample_pt_writer__start(w, PIC_BASE);
+	err = hand_code__start(&code, &pr, &w);
 	for (int i = 0; i < 20 && !err; i++) {
 		err = auxsample_pt_writer__call(w, PIC_BASE + 5, false, PIC_BASE + 0x10) ?:
 		      auxsample_pt_writer__call(w, PIC_BASE + 0x15, false, PIC_BASE + 0x15) ?:
@@ -415,18 +437,6 @@ static const uint8_t rec_code[] = {
 	[0x25] = 0xc3,
 };
 
-static int read_rec(uint8_t *buf, size_t size, uint64_t addr, void *context)
-{
-	(void)context;
-	if (addr < PIC_BASE || addr >= PIC_BASE + sizeof(rec_code))
-		return -1;
-	addr -= PIC_BASE;
-	if (size > sizeof(rec_code) - addr)
-		size = sizeof(rec_code) - addr;
-	memcpy(buf, rec_code + addr, size);
-	return size;
-}
-
 /* One call of 0x400010 from 0x400000, @depth deep, and the loop's branch back. */
 static int rec__call(struct auxsample_pt_writer *w, unsigned int depth)
 {
@@ -445,25 +455,14 @@ static int rec__call(struct auxsample_pt_writer *w, unsigned int depth)
 
 static int check_recursion(uint32_t seed, unsigned int *skims)
 {
-	struct auxsample_pt_writer_config wcfg = {
-		.size = sizeof(wcfg), .psb_period = 2048, .tsc = 1,
-	};
-	struct auxsample_config config = {
-		.size = sizeof(config),
-		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.pt = { .family = 6, .model = 85, .stepping = 4 },
-		.read_memory = read_rec,
-	};
-	struct auxsample_pt_writer *w = auxsample_pt_writer__new(&wcfg);
+	struct hand_code code = { rec_code, sizeof(rec_code) };
+	struct auxsample_pt_writer *w;
 	const uint8_t *buf;
 	struct pair pr;
-	int err = 0, ret = TEST_FAIL;
+	int err, ret = TEST_FAIL;
 	size_t len = 0;
 
-	if (pair__init(&pr, &config) || !w)
-		goto out;
-	auxsample_pt_writer__tick(w, 0x1234567);
-	err = auxsample_pt_writer__start(w, PIC_BASE);
+	err = hand_code__start(&code, &pr, &w);
 	while (!err && len < 12288) {
 		seed = seed * 1103515245 + 12345;
 		/* Mostly shallow, as programs recurse; one in eight past the stack. */
