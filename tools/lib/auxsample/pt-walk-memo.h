@@ -64,24 +64,26 @@ enum ptw_skim_pending {
  * @push).
  */
 struct ptw_memo {
+	/* What a lookup reads, in the first of its two cache lines (ptw_memo__table()) */
 	uint64_t	ip;		/* the key: the first block, and @tnt */
-	uint64_t	to;		/* the block after the last */
-	uint64_t	end;		/* the last block's branch */
-	uint64_t	last_from;	/* the last taken branch resolved in it */
-	uint64_t	last_to;
-	uint64_t	expect[PTW_MEMO_POPS];	/* returned to, the first on top */
-	uint64_t	push[PTW_MEMO_PUSHES];	/* called, not returned from */
-	uint32_t	insns;
 	uint8_t		tnt;		/* the bits, lowest first, under a stop bit; 0: empty */
-	uint8_t		left;		/* ... those left after it */
-	uint8_t		blocks;
-	uint8_t		read_at;	/* the first to take a bit; PTW_MEMO_BLOCKS: none */
+	uint8_t		pops;
 	bool		unbuilt;	/* it stopped at @to: no block there yet */
 	bool		ret_short;	/* ... at a return: no frame there yet */
-	uint8_t		taken;		/* the branches resolved in it (not the first's) */
-	uint8_t		pops;
-	uint8_t		pushes;
+	uint8_t		left;		/* the bits left after it */
+	uint8_t		blocks;
+	uint8_t		read_at;	/* the first to take a bit; PTW_MEMO_BLOCKS: none */
 	uint8_t		depth;		/* the most calls outstanding in it */
+	uint64_t	expect[PTW_MEMO_POPS];	/* returned to, the first on top */
+	uint64_t	to;		/* the block after the last */
+	uint64_t	end;		/* the last block's branch */
+	/* What taking it reads besides */
+	uint64_t	last_from;	/* the last taken branch resolved in it */
+	uint64_t	last_to;
+	uint64_t	push[PTW_MEMO_PUSHES];	/* called, not returned from */
+	uint32_t	insns;
+	uint8_t		taken;		/* the branches resolved in it (not the first's) */
+	uint8_t		pushes;
 	uint8_t		run_pops;	/* the skim loop's call stack's */
 	uint8_t		run_pushes;
 	uint8_t		cls;		/* the last block's branch */
