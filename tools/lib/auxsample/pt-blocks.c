@@ -59,6 +59,7 @@ void ptw_blocks__clear(struct ptw_blocks *blocks)
 {
 	memset(blocks->slots, 0, (blocks->mask + 1) * sizeof(*blocks->slots));
 	ptw_memo__clear(blocks);
+	blocks->code.have = 0;
 }
 
 void ptw_blocks__grow(struct ptw_blocks *blocks)
@@ -86,19 +87,6 @@ void ptw_blocks__grow(struct ptw_blocks *blocks)
 	blocks->mask = mask;
 	blocks->conflicts = 0;
 }
-
-/*
- * Code read a chunk at a time: a call of read_memory goes through the
- * program's maps (perf's thread__find_map()), and one an instruction was
- * most of ptw_blocks__count_to()'s cost, once a decode (its async FUP).
- */
-#define PTW_CODE_CHUNK		256
-
-struct ptw_code {
-	uint8_t		raw[PTW_CODE_CHUNK];
-	uint64_t	base;		/* the address of raw[0] */
-	int		have;		/* bytes read there, 0 before the first read */
-};
 
 /*
  * The bytes of the instruction at @at into *@raw: as many as one read of
@@ -146,15 +134,15 @@ static int64_t ptw_rel(const uint8_t *raw, unsigned int len)
 			 (uint32_t)raw[len - 2] << 16 | (uint32_t)raw[len - 1] << 24);
 }
 
-int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_t ip)
+int ptw_block__build(struct ptw_block *b, struct ptw_code *code, struct auxsample_decoder *dec,
+		     uint64_t ip)
 {
-	struct ptw_code code = { .have = 0 };
 	struct x86_branch br;
 	const uint8_t *raw;
 	uint64_t at = ip;
 
 	for (uint32_t n = 1; n <= PTW_BLOCK_MAX_INSNS; n++) {
-		int size = ptw_code__at(&code, dec, at, &raw), len;
+		int size = ptw_code__at(code, dec, at, &raw), len;
 
 		if (size <= 0)
 			return -1;
@@ -179,10 +167,9 @@ int ptw_block__build(struct ptw_block *b, struct auxsample_decoder *dec, uint64_
 	return -1;
 }
 
-int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *b,
-			 uint64_t ip, uint64_t *last)
+int ptw_blocks__count_to(struct ptw_blocks *blocks, struct auxsample_decoder *dec,
+			 const struct ptw_block *b, uint64_t ip, uint64_t *last)
 {
-	struct ptw_code code = { .have = 0 };
 	uint64_t at = b->start;
 	const uint8_t *raw;
 
@@ -194,7 +181,7 @@ int ptw_blocks__count_to(struct auxsample_decoder *dec, const struct ptw_block *
 		*last = at;
 		if (at >= b->end)
 			return -1;
-		size = ptw_code__at(&code, dec, at, &raw);
+		size = ptw_code__at(&blocks->code, dec, at, &raw);
 		if (size <= 0)
 			return -1;
 		len = x86_insn__length(raw, size, X86_MODE_64);
@@ -216,7 +203,7 @@ int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
 			return 0;
 		generation = ptw_block_cache__generation(cache);
 	}
-	if (ptw_block__build(b, dec, ip))
+	if (ptw_block__build(b, &blocks->code, dec, ip))
 		return -1;
 	blocks->built++;
 	if (cache && ptw_block_cache__insert(cache, b, generation))

@@ -574,7 +574,7 @@ static int ptw_walk__async(struct ptw_walk *w)
 		if (!b || ++w->no_progress >= PTW_MAX_LOOPS)
 			return PTW_FALLBACK;
 		if (at > w->ip && at <= b->end) {
-			n = ptw_blocks__count_to(w->dec, b, at, &last);
+			n = ptw_blocks__count_to(w->blocks, w->dec, b, at, &last);
 			if (n <= 0)
 				return PTW_FALLBACK;
 			ptw_walk__resolve(w, w->ip, 0);
