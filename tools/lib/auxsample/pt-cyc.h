@@ -24,6 +24,7 @@ struct pt_cyc {
 	/* the TNT being used */
 	unsigned int	nr_bits;	/* bits left */
 	bool		full;		/* it went out with its last bit */
+	bool		told;		/* its time given to the timing */
 	uint64_t	time;		/* of the packet taken last */
 	bool		last_pgd;	/* ... a TIP.PGD */
 };
