@@ -157,43 +157,56 @@ static uint32_t auxsample_timing__cycles(uint64_t cycles)
 	return cycles > TIMING_MAX_CYCLES ? TIMING_MAX_CYCLES : cycles;
 }
 
-/* A packet went out at instruction @idx at trace time @time: time what waits. */
+/*
+ * A packet went out at instruction @idx at trace time @time: time what
+ * waits.  The timing's fields in locals: a store to a ring slot may be
+ * to them for the compiler, which read them again at every branch.
+ */
 static void auxsample_timing__anchor(struct auxsample_decoder *dec, uint64_t idx, uint64_t time)
 {
 	struct auxsample_timing *tm = &dec->timing;
-	unsigned int i, done = 0;
+	const struct auxsample_untimed *u;
+	uint64_t anchor_idx, anchor_time, last_time;
+	bool between, last_valid;
+	unsigned int i, nr;
 
 	/* Time went back (a TSC correcting the estimate): start afresh. */
 	if (tm->have_anchor && (time < tm->anchor_time || idx < tm->anchor_idx)) {
 		auxsample_timing__break(dec);
 		tm->have_anchor = false;
 	}
-	for (i = 0; i < tm->nr_untimed && tm->untimed[i].idx <= idx; i++) {
-		const struct auxsample_untimed *u = &tm->untimed[i];
+	u = tm->untimed;
+	nr = tm->nr_untimed;
+	anchor_idx = tm->anchor_idx;
+	anchor_time = tm->anchor_time;
+	between = tm->have_anchor && idx > anchor_idx;
+	last_time = tm->last_time;
+	last_valid = tm->last_valid;
+	for (i = 0; i < nr && u[i].idx <= idx; i++) {
 		struct auxsample_branch *br;
 		uint64_t t;
 
-		done++;
-		if (u->idx == idx) {
+		if (u[i].idx == idx) {
 			t = time;
-		} else if (tm->have_anchor && u->idx >= tm->anchor_idx && idx > tm->anchor_idx) {
-			t = tm->anchor_time + (time - tm->anchor_time) * (u->idx - tm->anchor_idx) /
-					      (idx - tm->anchor_idx);
+		} else if (between && u[i].idx >= anchor_idx) {
+			t = anchor_time + (time - anchor_time) * (u[i].idx - anchor_idx) /
+					  (idx - anchor_idx);
 		} else {
-			tm->last_valid = false;
+			last_valid = false;
 			continue;
 		}
-		br = auxsample__branch_nr(dec, u->nr);
-		if (tm->last_valid && t >= tm->last_time && br)
-			br->cycles = auxsample_timing__cycles(t - tm->last_time);
-		tm->last_time = t;
-		tm->last_valid = true;
+		br = auxsample__branch_nr(dec, u[i].nr);
+		if (last_valid && t >= last_time && br)
+			br->cycles = auxsample_timing__cycles(t - last_time);
+		last_time = t;
+		last_valid = true;
 	}
+	tm->last_time = last_time;
+	tm->last_valid = last_valid;
 	/* Nothing timed: the list may not even be there (no branch yet). */
-	if (done)
-		memmove(tm->untimed, tm->untimed + done,
-			(tm->nr_untimed - done) * sizeof(*tm->untimed));
-	tm->nr_untimed -= done;
+	if (i)
+		memmove(tm->untimed, tm->untimed + i, (nr - i) * sizeof(*tm->untimed));
+	tm->nr_untimed = nr - i;
 	tm->anchor_idx = idx;
 	tm->anchor_time = time;
 	tm->have_anchor = true;
