@@ -358,21 +358,28 @@ static int read_hand_code(uint8_t *buf, size_t size, uint64_t addr, void *contex
 	return size;
 }
 
+/* The TSC when a hand_code__start() trace starts. */
+#define HAND_TSC	0x1234567
+
 /*
  * Decoders of @code, both, into @pr, and a writer of its trace into @w,
- * started at PIC_BASE: 0, else pair__exit() and
- * auxsample_pt_writer__delete() are still the caller's to call.
+ * started at PIC_BASE (@cyc: with CYC packets, a TSC tick a cycle, and
+ * TMA as CYC comes with: an MTC only every 2^16 ticks, none in a test's
+ * trace): 0, else pair__exit() and auxsample_pt_writer__delete() are
+ * still the caller's to call.
  */
 static int hand_code__start(struct hand_code *code, struct pair *pr,
-			    struct auxsample_pt_writer **w)
+			    struct auxsample_pt_writer **w, bool cyc)
 {
 	struct auxsample_pt_writer_config wcfg = {
 		.size = sizeof(wcfg), .psb_period = 2048, .tsc = 1,
+		.cyc = cyc, .cbr = cyc ? 20 : 0, .nom_freq = cyc ? 20 : 0,
+		.mtc = cyc, .mtc_period = 15, .tsc_per_ctc = 2,
 	};
 	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.pt = { .family = 6, .model = 85, .stepping = 4, .cyc = cyc },
 		.read_memory = read_hand_code,
 		.context = code,
 	};
@@ -380,7 +387,7 @@ static int hand_code__start(struct hand_code *code, struct pair *pr,
 	*w = auxsample_pt_writer__new(&wcfg);
 	if (pair__init(pr, &config) || !*w)
 		return -1;
-	auxsample_pt_writer__tick(*w, 0x1234567);
+	auxsample_pt_writer__tick(*w, HAND_TSC);
 	return auxsample_pt_writer__start(*w, PIC_BASE);
 }
 
@@ -394,7 +401,7 @@ static int test_call_next(void)
 	int err, n, ret = TEST_FAIL;
 	size_t len;
 
-	err = hand_code__start(&code, &pr, &w);
+	err = hand_code__start(&code, &pr, &w, false);
 	for (int i = 0; i < 20 && !err; i++) {
 		err = auxsample_pt_writer__call(w, PIC_BASE + 5, false, PIC_BASE + 0x10) ?:
 		      auxsample_pt_writer__call(w, PIC_BASE + 0x15, false, PIC_BASE + 0x15) ?:
@@ -462,7 +469,7 @@ static int check_recursion(uint32_t seed, unsigned int *skims)
 	int err, ret = TEST_FAIL;
 	size_t len = 0;
 
-	err = hand_code__start(&code, &pr, &w);
+	err = hand_code__start(&code, &pr, &w, false);
 	while (!err && len < 12288) {
 		seed = seed * 1103515245 + 12345;
 		/* Mostly shallow, as programs recurse; one in eight past the stack. */
@@ -500,6 +507,68 @@ static int test_recursion(void)
 	/* The walks are kept only skimming: there must have been some. */
 	return T_CHECK(skims > 0) ? TEST_OK : TEST_FAIL;
 }
+/*
+ * Cycles where the time a branch takes changes from one full TNT to the
+ * next: each went out with its last branch, an anchor (cycles.c), so
+ * the branches between two get the cycles of their own packet's time,
+ * not the run's average.  With the same time for every instruction
+ * (test_cycles_truth()) a decoder that missed those anchors could not
+ * be told apart.  A loop of two instructions:
+ *   0x400000  nop
+ *   0x400001  jne 0x400000
+ */
+static const uint8_t nop_loop_code[] = { 0x90, 0x75, 0xfd };
+
+/* The TSC ticks each branch of the @i-th TNT took: from 1 to 19, not in order. */
+static unsigned int tnt_ticks(unsigned int i)
+{
+	return 1 + i * 7 % 10 * 2;
+}
+
+static int test_cycles_tnt_anchors(void)
+{
+	struct hand_code code = { nop_loop_code, sizeof(nop_loop_code) };
+	const unsigned int nr_tnts = 40;	/* of 6 bits: a ring of 64 and more */
+	struct auxsample_pt_writer *w;
+	const struct auxsample_branch *br;
+	uint64_t tsc = HAND_TSC;
+	unsigned int wrong = 0;
+	const uint8_t *buf;
+	struct pair pr;
+	int err, n, ret = TEST_FAIL;
+	size_t len;
+
+	err = hand_code__start(&code, &pr, &w, true);
+	for (unsigned int i = 0; i < nr_tnts * 6 && !err; i++) {
+		tsc += tnt_ticks(i / 6);
+		err = auxsample_pt_writer__tick(w, tsc) ?: auxsample_pt_writer__cond(w, true);
+	}
+	/* After the NOP again. */
+	if (err || auxsample_pt_writer__tick(w, tsc + 1) ||
+	    auxsample_pt_writer__interrupt(w, PIC_BASE + 1))
+		goto out;
+	buf = auxsample_pt_writer__data(w, &len);
+	if (!T_CHECK(!pair__compare(&pr, buf, len, 64) && pr.walked == 1))
+		goto out;
+	/* Newest first: the last TNT's last branch. */
+	n = auxsample_decoder__branches(pr.walker, &br);
+	if (!T_CHECK(n == 64))
+		goto out;
+	for (int k = 0; k < n; k++) {
+		unsigned int want = tnt_ticks(nr_tnts - 1 - k / 6);
+
+		if (br[k].cycles != want && wrong++ < 5)
+			fprintf(stderr, "  entry %d: %u cycles, not %u\n", k, br[k].cycles, want);
+	}
+	if (!T_CHECK(!wrong))
+		goto out;
+	ret = TEST_OK;
+out:
+	pair__exit(&pr);
+	auxsample_pt_writer__delete(w);
+	return ret;
+}
+
 /*
  * pt_psb__find() against memmem(): PSBs planted in random bytes rich in
  * 0x02 and 0x82, whole, cut short, overlapping and at both ends.
@@ -705,5 +774,7 @@ const struct test tests_pt_walk[] = {
 	{ "PSBs are found where memmem() finds them", test_psb_find },
 	{ "cycles of the virtual LBR are the instructions' with even CPI", test_cycles_truth },
 	{ "cycles of the virtual LBR go on after an OVF", test_cycles_overflow },
+	{ "cycles of the virtual LBR change at each full TNT's last branch",
+	  test_cycles_tnt_anchors },
 	{ NULL, NULL },
 };
