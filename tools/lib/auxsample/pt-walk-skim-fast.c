@@ -297,7 +297,7 @@ static inline bool ptw_skim__stuck(unsigned int no_progress)
  * would do more than this, having changed nothing for that block but the
  * timing packets skipped: ptw_walk__fast() takes it, as it would have.
  */
-void ptw_walk__skim_fast(struct ptw_walk *w)
+bool ptw_walk__skim_fast(struct ptw_walk *w)
 {
 	struct ptw_block *slots = w->blocks->slots;
 	uint64_t mask = w->blocks->mask;
@@ -317,6 +317,7 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 	bool memo = true;
 	enum ptw_skim_pending pending = PTW_SKIM_NONE;
 	struct ptw_skim_run run;
+	bool at_point = false;
 
 	run.n = 0;
 	run.insns = 0;
@@ -335,8 +336,10 @@ void ptw_walk__skim_fast(struct ptw_walk *w)
 
 		if (unlikely(b->start != ip || !b->valid))
 			break;
-		if (unlikely(p >= stop))
+		if (unlikely(p >= stop)) {
+			at_point = true;
 			break;
+		}
 		next = b->end + b->length;
 		/* A conditional branch's bits read first: a kept walk may take them. */
 		if (tnt == 1 && b->cls == X86_BR_COND) {
@@ -484,4 +487,5 @@ out:
 	ptw_walk__insns(w, run.insns);
 	if (run.n)
 		auxsample__skim_taken(w->dec, run.n, run.last[1].from, run.last[1].to);
+	return at_point;
 }

@@ -386,6 +386,30 @@ static noinline int ptw_walk__pgd_pge(struct ptw_walk *w, const struct ptw_block
 }
 
 /*
+ * Skimming, ptw_walk__fast()'s walk handed to the skim loop from the
+ * block at *@ip, with the TNT bits it holds, and taken back: whether the
+ * loop stopped at the skim's point.  Where it stopped before a block for
+ * another reason, it may have skipped the timing packets before that
+ * block, and ptw_walk__fast() tests the point before skipping them.
+ */
+static inline bool ptw_walk__skim_on(struct ptw_walk *w, uint64_t *ip, uint64_t *tnt,
+				     unsigned int *nr_bits, unsigned int *no_progress)
+{
+	bool at_point;
+
+	w->ip = *ip;
+	w->tnt = *tnt;
+	w->nr_bits = *nr_bits;
+	w->no_progress = *no_progress;
+	at_point = ptw_walk__skim_fast(w);
+	*ip = w->ip;
+	*tnt = w->tnt;
+	*nr_bits = w->nr_bits;
+	*no_progress = w->no_progress;
+	return at_point;
+}
+
+/*
  * The walk's common case, with its state in registers: blocks whose
  * branch needs a TNT bit (conditional branches, compressed returns), a
  * TIP next in the trace (indirect branches, far transfers, returns not
@@ -407,6 +431,8 @@ static void ptw_walk__fast(struct ptw_walk *w)
 	uint64_t ip = w->ip, tnt = w->tnt, insns = 0;
 	bool timed = w->timed;	/* not read again after each call */
 	bool skimming = w->skim_at != UINT64_MAX;
+	/* The skim loop stopped before this block, the point still ahead. */
+	bool short_of_point = false;
 	struct ptw_skimmed sk = { 0 };
 
 	for (;;) {
@@ -417,7 +443,7 @@ static void ptw_walk__fast(struct ptw_walk *w)
 
 		if (!b->valid || b->start != ip || no_progress + 1 >= PTW_MAX_LOOPS)
 			break;
-		if (w->pos >= w->skim_at) {
+		if (w->pos >= w->skim_at && !short_of_point) {
 			ptw_walk__insns(w, insns);
 			insns = 0;
 			ptw_walk__skim_flush(w, &sk);
@@ -431,17 +457,20 @@ static void ptw_walk__fast(struct ptw_walk *w)
 			 * skimmed blocks were walked here: bench/README.md).
 			 */
 			if (skimming && w->pos < w->skim_at && !w->have) {
-				w->ip = ip;
-				w->tnt = tnt;
-				w->no_progress = no_progress;
-				ptw_walk__skim_fast(w);
-				ip = w->ip;
-				tnt = w->tnt;
-				nr_bits = w->nr_bits;
-				no_progress = w->no_progress;
+				/*
+				 * Where it stopped short of it, the next block is
+				 * not tested against the point: walked on here
+				 * block by block, it was tested short of it, and
+				 * the ring came back after that block's packets
+				 * (an async FUP's branches skimmed), which the
+				 * statistics of lost skims show.
+				 */
+				short_of_point = !ptw_walk__skim_on(w, &ip, &tnt, &nr_bits,
+								    &no_progress);
 				continue;
 			}
 		}
+		short_of_point = false;
 		/* CYC and MTC are never before a TNT: skipped only if none is next. */
 		if (!nr_bits && !ptw_walk__at_tnt8(w) && w->tma)
 			ptw_walk__skip_timing(w);
@@ -468,16 +497,10 @@ static void ptw_walk__fast(struct ptw_walk *w)
 					if (ptw_walk__pgd_pge(w, b, ip))
 						break;
 					no_progress = 0;
-					/* Skimming, on in the skim loop: no TNT bits held here. */
-					if (skimming) {
-						w->nr_bits = 0;
-						w->no_progress = 0;
-						ptw_walk__skim_fast(w);
-						tnt = w->tnt;
-						nr_bits = w->nr_bits;
-						no_progress = w->no_progress;
-					}
 					ip = w->ip;
+					/* Skimming, on in the skim loop: no TNT bits held here. */
+					if (skimming)
+						ptw_walk__skim_on(w, &ip, &tnt, &nr_bits, &no_progress);
 					continue;
 				}
 			}

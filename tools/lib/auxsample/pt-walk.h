@@ -218,9 +218,9 @@ bool ptw_walk__skim(struct ptw_walk *w, uint64_t from, uint64_t end);
 /*
  * Skimming, the commonest blocks walked with only what a skim keeps
  * (pt-walk-skim-fast.c), up to the first that needs more: ptw_walk__run()
- * goes on from there.
+ * goes on from there.  Whether it stopped at the skim's point.
  */
-void ptw_walk__skim_fast(struct ptw_walk *w);
+bool ptw_walk__skim_fast(struct ptw_walk *w);
 /*
  * The walk reached where ptw_walk__skim() left the packets to count: the
  * point to skim to, counted from @pos, @branches walked.
