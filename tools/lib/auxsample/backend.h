@@ -21,6 +21,9 @@
 #ifndef noinline
 #define noinline		__attribute__((noinline))
 #endif
+#ifndef __aligned
+#define __aligned(x)		__attribute__((__aligned__(x)))
+#endif
 #ifndef likely
 #define likely(x)		__builtin_expect(!!(x), 1)
 #define unlikely(x)		__builtin_expect(!!(x), 0)

@@ -6,7 +6,6 @@
  * holds addresses, not blocks: it stays true while the code is as it
  * was, whichever blocks keep their slots.
  */
-#include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,9 +154,8 @@ static void ptw_memo__fill(struct ptw_memo *m, const struct ptw_walk *w, uint64_
  * cache model on the medium bench file: 1.7M misses, two thirds of the
  * decode's).
  */
-#define PTW_MEMO_ALIGN		64
-static_assert(sizeof(struct ptw_memo) == 2 * PTW_MEMO_ALIGN, "a walk is two cache lines");
-static_assert(offsetof(struct ptw_memo, end) < PTW_MEMO_ALIGN, "a lookup reads one");
+_Static_assert(sizeof(struct ptw_memo) == 2 * PTW_MEMO_ALIGN, "a walk is two cache lines");
+_Static_assert(offsetof(struct ptw_memo, end) < PTW_MEMO_ALIGN, "a lookup reads one");
 
 static struct ptw_memo *ptw_memo__table(struct ptw_blocks *blocks)
 {

@@ -11,6 +11,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include "backend.h"
 
 struct ptw_blocks;
 struct ptw_walk;
@@ -63,8 +64,11 @@ enum ptw_skim_pending {
  * block's is still to come (@run_pops of @expect, @run_pushes of
  * @push).
  */
+/* A walk's two cache lines (pt-walk-memo.c: ptw_memo__table()). */
+#define PTW_MEMO_ALIGN		64
+
 struct ptw_memo {
-	/* What a lookup reads, in the first of its two cache lines (ptw_memo__table()) */
+	/* What a lookup reads, in the first of its two cache lines */
 	uint64_t	ip;		/* the key: the first block, and @tnt */
 	uint8_t		tnt;		/* the bits, lowest first, under a stop bit; 0: empty */
 	uint8_t		pops;
@@ -89,7 +93,7 @@ struct ptw_memo {
 	uint8_t		cls;		/* the last block's branch */
 	uint8_t		length;
 	uint8_t		pending;	/* enum ptw_skim_pending: its resolution */
-};
+} __aligned(PTW_MEMO_ALIGN);	/* 124 bytes on i386 */
 
 /* The set of @ip and @tnt's walks, the one built last first. */
 static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, unsigned int shift,
