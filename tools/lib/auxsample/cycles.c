@@ -228,7 +228,10 @@ static void auxsample_timing__anchor(struct auxsample_decoder *dec, uint64_t idx
  * stretch @stretch (a new one after each PSB or lost packet: the count
  * may not go on across): a new time means the packets before were all
  * read.  @exact: the packet went out with the last branch it tells of
- * (a full TNT, a TIP), else its time is no anchor.
+ * (a full TNT, a TIP), else its time is no anchor.  A call with the time
+ * of the call before, in the same stretch, and neither exact, changes
+ * nothing that counts (the instruction is read only with @exact):
+ * pt-cyc.c calls once a TNT, not once a bit.
  */
 void auxsample_timing__packet(struct auxsample_decoder *dec, uint64_t time, uint32_t stretch,
 			      bool exact)

@@ -24,7 +24,7 @@ struct pt_cyc {
 	/* the TNT being used */
 	unsigned int	nr_bits;	/* bits left */
 	bool		full;		/* it went out with its last bit */
-	bool		told;		/* its time given to the timing */
+	bool		told;		/* the timing has its time (pt_cyc__bit()) */
 	uint64_t	time;		/* of the packet taken last */
 	bool		last_pgd;	/* ... a TIP.PGD */
 };
