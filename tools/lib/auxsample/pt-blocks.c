@@ -134,8 +134,12 @@ static int64_t ptw_rel(const uint8_t *raw, unsigned int len)
 			 (uint32_t)raw[len - 2] << 16 | (uint32_t)raw[len - 1] << 24);
 }
 
-int ptw_block__build(struct ptw_block *b, struct ptw_code *code, struct auxsample_decoder *dec,
-		     uint64_t ip)
+/*
+ * Decode the block at @ip into @b, its code read through @code: 0, or -1
+ * where the code cannot be read or decoded here.
+ */
+static int ptw_block__build(struct ptw_block *b, struct ptw_code *code,
+			    struct auxsample_decoder *dec, uint64_t ip)
 {
 	struct x86_branch br;
 	const uint8_t *raw;

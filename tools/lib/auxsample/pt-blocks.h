@@ -95,14 +95,9 @@ void ptw_blocks__clear(struct ptw_blocks *blocks);
  */
 void ptw_blocks__grow(struct ptw_blocks *blocks);
 /*
- * Decode the block at @ip into @b, its code read through @code: 0, or -1
- * where the code cannot be read or decoded here.
- */
-int ptw_block__build(struct ptw_block *b, struct ptw_code *code, struct auxsample_decoder *dec,
-		     uint64_t ip);
-/*
  * The block at @ip into @b, a slot of @blocks: from the shared cache, or
- * built and put there.  0, or -1 as ptw_block__build().
+ * built from the code there.  0, or -1 where the code cannot be read or
+ * decoded.
  */
 int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
 		     struct auxsample_decoder *dec, uint64_t ip);

@@ -50,6 +50,9 @@ enum ptw_skim_pending {
 /* A multiplicative hash's: the kernel's GOLDEN_RATIO_64, 2^64 (1 - 1/phi) */
 #define PTW_MEMO_HASH		0x61c8864680b583ebULL
 
+/* A walk's two cache lines (pt-walk-memo.c: ptw_memo__table()). */
+#define PTW_MEMO_ALIGN		64
+
 /*
  * The blocks walked from @ip with the TNT bits @tnt, the first block's
  * included, up to where the bits are used up or before a block that
@@ -64,9 +67,6 @@ enum ptw_skim_pending {
  * block's is still to come (@run_pops of @expect, @run_pushes of
  * @push).
  */
-/* A walk's two cache lines (pt-walk-memo.c: ptw_memo__table()). */
-#define PTW_MEMO_ALIGN		64
-
 struct ptw_memo {
 	/* What a lookup reads, in the first of its two cache lines */
 	uint64_t	ip;		/* the key: the first block, and @tnt */

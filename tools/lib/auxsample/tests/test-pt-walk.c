@@ -507,6 +507,7 @@ static int test_recursion(void)
 	/* The walks are kept only skimming: there must have been some. */
 	return T_CHECK(skims > 0) ? TEST_OK : TEST_FAIL;
 }
+
 /*
  * Cycles where the time a branch takes changes from one full TNT to the
  * next: each went out with its last branch, an anchor (cycles.c), so
