@@ -25,9 +25,12 @@
 /*
  * Read ahead of what a run's decoder asks for, and let go of behind it,
  * at least this much at a time: a copy or read and an madvise() every so
- * many bytes, not every sample.
+ * many bytes, not every sample.  Each madvise() that lets go flushes the
+ * TLB, costly in a VM: 256 KiB took decoding the 12000-sample medium
+ * bench file from 11.9 to 10.9 ns a taken branch against 64 KiB, with
+ * the same peak RSS; 1 MiB gained nothing more.
  */
-#define STREAM_FETCH_AHEAD	(64 << 10)
+#define STREAM_FETCH_AHEAD	(256 << 10)
 
 /* @size bytes at @offset in the file onto the trace, to be read later. */
 int stream_trace__add_piece(struct stream_trace *t, u64 offset, size_t size)
@@ -151,6 +154,24 @@ static int stream_trace__read(struct stream_trace *t, size_t i, size_t j, u64 po
 	return 0;
 }
 
+/*
+ * The mapping's pages for the run's bytes [@from, @to), about to be
+ * written, made at once: the copy would fault each page in, one
+ * exception a page where this is one system call.  Decoding the
+ * 12000-sample medium bench file, the faults were a tenth of its time
+ * (13.0 ns a taken branch, 11.9 without them).  Only a hint: a kernel
+ * without MADV_POPULATE_WRITE (5.14) faults them in as before.
+ */
+static void stream_trace__populate(struct stream_trace *t, u64 from, u64 to)
+{
+#ifdef MADV_POPULATE_WRITE
+	u64 start = round_down(from, page_size), end = round_up(to, page_size);
+
+	if (start < end)
+		madvise(t->buf + start, end - start, MADV_POPULATE_WRITE);
+#endif
+}
+
 /* The piece that holds the run's byte @at, and where it begins in the run. */
 static size_t stream_trace__piece_at(const struct stream_trace *t, u64 at, u64 *pos)
 {
@@ -190,6 +211,7 @@ int stream_trace__fetch(u64 from, u64 to, void *arg)
 		want = min_t(u64, t->len, max_t(u64, to, pos + STREAM_FETCH_AHEAD));
 		for (j = t->next_piece; j < t->nr_pieces && t->hi < want; j++)
 			t->hi += t->pieces[j].len;
+		stream_trace__populate(t, pos, t->hi);
 		err = stream_trace__read(t, t->next_piece, j, pos);
 		if (err) {
 			t->hi = pos;
