@@ -184,19 +184,22 @@ static size_t stream_trace__piece_at(const struct stream_trace *t, u64 at, u64 *
 
 /*
  * auxsample_decoder__set_stream_fetch()'s callback: the run's bytes
- * [@from, @to) into its mapping, and those before @from let go.  A
- * forward walk asks for a little more each sample: it reads and lets go
- * STREAM_FETCH_AHEAD bytes at a time.
+ * [@from, @to) after its decoder's base into its mapping, and those
+ * before @from let go.  A forward walk asks for a little more each
+ * sample: it reads and lets go STREAM_FETCH_AHEAD bytes at a time.
  */
 int stream_trace__fetch(u64 from, u64 to, void *arg)
 {
 	struct stream_trace *t = arg;
-	u64 pos, last, want, keep = round_down(from, page_size);
+	u64 pos, last, want, keep;
 	size_t i, j;
 	int err;
 
-	if (from > to || to > t->len)
+	if (from > to || to > t->len - t->base)
 		return -EINVAL;
+	from += t->base;
+	to += t->base;
+	keep = round_down(from, page_size);
 	/* Let go before: libipt, taking the stream over, reads it again whole. */
 	if (keep < t->lo) {
 		i = stream_trace__piece_at(t, keep, &pos);

