@@ -25,12 +25,12 @@
 /*
  * Read ahead of what a run's decoder asks for, and let go of behind it,
  * at least this much at a time: a copy or read and an madvise() every so
- * many bytes, not every sample.  Each madvise() that lets go flushes the
- * TLB, costly in a VM: 256 KiB took decoding the 12000-sample medium
- * bench file from 11.9 to 10.9 ns a taken branch against 64 KiB, with
- * the same peak RSS; 1 MiB gained nothing more.
+ * many bytes, not every sample.  An open run holds up to twice this:
+ * every CPU of a system-wide file has one.  256 KiB decoded some 4%
+ * faster on this VM (fewer TLB flushes letting go), for four times the
+ * memory a CPU.
  */
-#define STREAM_FETCH_AHEAD	(256 << 10)
+#define STREAM_FETCH_AHEAD	(64 << 10)
 
 /* @size bytes at @offset in the file onto the trace, to be read later. */
 int stream_trace__add_piece(struct stream_trace *t, u64 offset, size_t size)
@@ -157,10 +157,9 @@ static int stream_trace__read(struct stream_trace *t, size_t i, size_t j, u64 po
 /*
  * The mapping's pages for the run's bytes [@from, @to), about to be
  * written, made at once: the copy would fault each page in, one
- * exception a page where this is one system call.  Decoding the
- * 12000-sample medium bench file, the faults were a tenth of its time
- * (13.0 ns a taken branch, 11.9 without them).  Only a hint: a kernel
- * without MADV_POPULATE_WRITE (5.14) faults them in as before.
+ * exception a page where this is one system call, and page faults cost
+ * a tenth of a stream's decoding on a VM.  Only a hint: a kernel before
+ * 5.14 (no MADV_POPULATE_WRITE) faults them in as before.
  */
 static void stream_trace__populate(struct stream_trace *t, u64 from, u64 to)
 {
