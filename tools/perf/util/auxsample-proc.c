@@ -100,7 +100,7 @@ static struct auxsample_proc_entry *auxsample_proc__new_entry(struct auxsample_p
 	return lru;
 }
 
-static unsigned int auxsample_thread__nr_maps(struct thread *thread)
+unsigned int auxsample_proc__nr_maps(struct thread *thread)
 {
 	struct maps *maps = thread__maps(thread);
 
@@ -111,7 +111,7 @@ static unsigned int auxsample_thread__nr_maps(struct thread *thread)
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread)
 {
-	unsigned int nr_maps = auxsample_thread__nr_maps(thread);
+	unsigned int nr_maps = auxsample_proc__nr_maps(thread);
 	struct maps *maps = thread__maps(thread);
 	pid_t pid = thread__pid(thread);
 	struct auxsample_proc_entry *e;
@@ -140,7 +140,7 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 						   struct machine *machine, struct thread *thread)
 {
 	struct auxsample_image *image = auxsample_proc__image(proc, machine, thread);
-	unsigned int nr_maps = auxsample_thread__nr_maps(thread);
+	unsigned int nr_maps = auxsample_proc__nr_maps(thread);
 	pid_t pid = thread__pid(thread);
 	struct auxsample_config cfg = *config;
 	struct auxsample_proc_entry *e;

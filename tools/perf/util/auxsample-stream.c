@@ -73,6 +73,7 @@ struct stream_run {
 	bool				failed;		/* decode the rest alone */
 	struct auxsample_decoder	*dec;
 	struct auxsample_image		*image;		/* the decoder's */
+	unsigned int			nr_maps;	/* ... made of so many */
 	struct auxsample_mem		mem;
 };
 
@@ -423,13 +424,19 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 }
 
 /* Done decoding: its trace too, so no sample is matched to it any more. */
-static void stream_run__end(struct stream_run *run)
+/* The run's decoder gone: it begins again at the next sample claimed, if any. */
+static void stream_run__stop(struct stream_run *run)
 {
-	run->done = true;
 	auxsample_decoder__delete(run->dec);
 	run->dec = NULL;
 	auxsample_image__put(run->image);
 	run->image = NULL;
+}
+
+static void stream_run__end(struct stream_run *run)
+{
+	run->done = true;
+	stream_run__stop(run);
 	thread__zput(run->mem.thread);
 	stream_trace__exit(&run->t);
 }
@@ -566,45 +573,29 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 /*
  * The run's decoder, started on its first sample (@base 0), or again at a
  * later one's (@base, where its snippet begins in the run), for the
- * process's image.
+ * process's image of @ctx.
  */
 static int stream_run__start(struct stream_run *run, const struct auxsample_config *config,
-			     struct auxsample_image *image, unsigned int depth, u32 base)
+			     const struct auxsample_stream_ctx *ctx, u32 base)
 {
 	struct auxsample_config cfg = *config;
 	int err;
 
-	cfg.image = image;
+	cfg.image = ctx->image;
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &run->mem;
 	cfg.flow = NULL;
 	run->dec = auxsample_decoder__new(&cfg, &err);
 	if (!run->dec)
 		return err;
-	run->image = auxsample_image__get(image);
+	run->image = auxsample_image__get(ctx->image);
+	run->nr_maps = ctx->nr_maps;
 	run->t.base = base;
 	if (run->t.mapped)
 		auxsample_decoder__set_stream_fetch(run->dec, stream_trace__fetch, &run->t);
 	err = auxsample_decoder__stream_begin(run->dec, run->t.buf + base, run->t.len - base,
-					      depth);
+					      ctx->depth);
 	return err < 0 ? err : 0;
-}
-
-/*
- * The process mapped more since the run's decoder began: its image is not
- * the decoder's.  The decoder begins again with it, at this sample's
- * snippet, as at a run's first (its first PSB).  The rest of the run was
- * decoded alone, each snippet whole and with the call chain its own trace
- * shows: of /bin/true's 427 samples in a stream (perf auxsample simulate
- * -c 300), ld.so mapping libc left 124 to the stream; now 426, and 1638
- * callers known against 1181.
- */
-static void stream_run__restart(struct stream_run *run)
-{
-	auxsample_decoder__delete(run->dec);
-	run->dec = NULL;
-	auxsample_image__put(run->image);
-	run->image = NULL;
 }
 
 bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
@@ -634,12 +625,21 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 		return AUXSAMPLE_STREAM_ALONE;
 	/* The first stretch's decode begins the stream. */
 	start = rdclock();
-	/* Or where a longer snippet begins before it began again. */
-	if (run->dec && (run->image != ctx->image || cut->start < run->t.base)) {
-		stream_run__restart(run);
+	/*
+	 * The process mapped more since (ld.so, dlopen(), a JIT): the
+	 * decoder's image lacks the new code.  It begins again with the
+	 * process's image at this snippet, as at a run's first, rather than
+	 * leave the rest of the run to be decoded alone, each snippet whole
+	 * and with only the callers its own trace shows.  The same maps in a
+	 * new image (perf's cache of them let go of the old one) are the
+	 * decoder's still.  Cuts come in the run's order, so none begins
+	 * before the base: tested all the same, as the offsets are unsigned.
+	 */
+	if (run->dec && (run->nr_maps != ctx->nr_maps || cut->start < run->t.base)) {
+		stream_run__stop(run);
 		base = cut->start;
 	}
-	if (!run->dec && stream_run__start(run, config, ctx->image, ctx->depth, base)) {
+	if (!run->dec && stream_run__start(run, config, ctx, base)) {
 		run->failed = true;
 		return AUXSAMPLE_STREAM_ALONE;
 	}

@@ -88,6 +88,8 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 /* The image alone, for decoders of other threads (auxsample_pool). */
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread);
+/* The maps of @thread's process: a new count, a new image. */
+unsigned int auxsample_proc__nr_maps(struct thread *thread);
 void auxsample_proc__exit(struct auxsample_proc *proc);
 
 struct auxsample_branch;
@@ -139,11 +141,12 @@ void auxsample_streams__delete(struct auxsample_streams *ss);
  * the order they were made: auxsample_stream_job__decode() calls ctx->fn()
  * with the results while they are valid, and returns what it returned;
  * AUXSAMPLE_STREAM_ALONE when the stream cannot serve the sample (the
- * trace did not stop at its end, the process mapped more code since the
- * stream began): decode it alone.  A stream's samples cost little each, less than a
- * handover to a decoding thread and back: they are decoded where the
- * file is read, holding what guards perf's machine (code outside the
- * image is read through its maps).
+ * trace did not stop at its end, or decoding it failed): decode it
+ * alone.  Where the process mapped more code since the stream's decoder
+ * began, it begins again at the sample, with the new image.  A stream's
+ * samples cost little each, less than a handover to a decoding thread
+ * and back: they are decoded where the file is read, holding what guards
+ * perf's machine (code outside the image is read through its maps).
  */
 struct stream_run;
 struct stream_cut;
@@ -159,6 +162,7 @@ struct auxsample_stream_ctx {
 	struct machine		*machine;
 	struct thread		*thread;	/* the sample's */
 	struct auxsample_image	*image;		/* its process's */
+	unsigned int		nr_maps;	/* the process's, for @image */
 	unsigned int		depth;
 	u64			sample_ip;	/* for the late-sample rule */
 	int			(*fn)(void *arg, const struct auxsample_result *res);

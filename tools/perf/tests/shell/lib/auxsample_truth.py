@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare the virtual LBR of simulated AUX samples with the ground truth.
 
-usage: auxsample_truth.py [--auxsample] [--exact|--gaps] <perf.data> <depth> <perf> [args...]
+usage: auxsample_truth.py [--auxsample [--callers]] [--exact|--gaps] <perf.data> <depth> <perf> [args...]
 
 Without --auxsample the branch stacks come from perf's own decoder
 ('perf script --itrace=L<depth> -F ip,brstack'); with it from
 'perf auxsample script --depth <depth>' (libauxsample), which must match
-exactly: it shows no trace begins or ends.
+exactly: it shows no trace begins or ends.  With --callers its call
+chains too (the return addresses it prints as callers) must be the
+truth's stack, innermost first, or the innermost part of it: a decode
+knows the calls its trace saw made, no others.
 
 With --exact every sample whose truth has <depth> branches must show them
 all, the newest <depth> true branches and no fewer (perf's decoder is run
@@ -283,8 +286,9 @@ def iter_perf(perf, data, depth, args):
 
 def iter_auxsample(perf, data, depth, args, gaps=False):
     """The samples of 'perf auxsample script --depth <depth>', as it prints
-    them: dicts with ip and br; with @gaps each entry says whether it is a
-    gap, (from, to, is_gap)."""
+    them: dicts with ip, br and stack (the callers' return addresses,
+    innermost first); with @gaps each entry says whether it is a gap,
+    (from, to, is_gap)."""
     cmd = [perf, 'auxsample', 'script', '-i', data, '--depth', str(depth)] + args
     cur = None
     for line in _lines(cmd):
@@ -299,7 +303,9 @@ def iter_auxsample(perf, data, depth, args, gaps=False):
             ev = [x for x in f if x in ('instructions:u:', 'instructions:',
                                         'sched:sched_switch:')]
             ip = f[f.index(ev[0]) + 1] if ev else '0'
-            cur = {'ip': int(ip, 16), 'br': []}
+            cur = {'ip': int(ip, 16), 'br': [], 'stack': []}
+        elif f[0] == 'caller' and cur is not None:
+            cur['stack'].append(int(f[1], 16))
         elif f[0] == 'branch':
             if cur is None:
                 raise PerfError('a branch before the first sample')
@@ -431,11 +437,21 @@ def compare_gaps(pairs, depth):
     return 0 if compared and gaps else 1
 
 
-def compare(pairs, depth):
-    """perf's entries are the newest true branches, in order, or fewer."""
-    compared = short = 0
+def compare(pairs, depth, callers=False):
+    """perf's entries are the newest true branches, in order, or fewer;
+    with @callers its callers the innermost of the truth's stack."""
+    compared = short = known = 0
     for i, t, p in pairs:
         want = t['br']
+        if callers:
+            chain = p['stack']
+            if chain != t['stack'][:len(chain)]:
+                if not pairs.counts_differ():
+                    print('sample %d ip %#x: callers %s, truth %s' %
+                          (i, t['ip'], ['%#x' % a for a in chain[:4]],
+                           ['%#x' % a for a in t['stack'][:4]]))
+                return 1
+            known += len(chain)
         if t['ip'] != p['ip']:
             if not pairs.counts_differ():
                 print('sample %d: ip %#x, perf says %#x' % (i, t['ip'], p['ip']))
@@ -454,7 +470,9 @@ def compare(pairs, depth):
     print('%d samples, %d branches equal to the truth, %d samples with fewer'
           ' (perf shows trace begins and ends, or the sync point limits it)'
           % (pairs.nr_truth, compared, short))
-    return 0 if compared else 1
+    if callers:
+        print('%d callers, each in the truth\'s stack' % known)
+    return 0 if compared and (known or not callers) else 1
 
 
 def main():
@@ -469,11 +487,12 @@ def main():
             print('%s: %s' % (args[1], e), file=sys.stderr)
             return 1
         return 0
-    ours = exact = gaps = False
-    while args[0] in ('--auxsample', '--exact', '--gaps'):
-        ours |= args[0] in ('--auxsample', '--gaps')
+    ours = exact = gaps = callers = False
+    while args[0] in ('--auxsample', '--exact', '--gaps', '--callers'):
+        ours |= args[0] in ('--auxsample', '--gaps', '--callers')
         exact |= args[0] == '--exact'
         gaps |= args[0] == '--gaps'
+        callers |= args[0] == '--callers'
         args = args[1:]
     data, depth, perf = args[0], int(args[1]), args[2]
     # Between gaps the runs may go further back than depth in the truth.
@@ -486,7 +505,9 @@ def main():
     try:
         if gaps:
             return compare_gaps(pairs, depth)
-        return (compare_exact if exact else compare)(pairs, depth)
+        if exact:
+            return compare_exact(pairs, depth)
+        return compare(pairs, depth, callers)
     except (TruthError, OSError) as e:
         print('%s.truth: %s' % (data, e))
         return 1
