@@ -73,7 +73,7 @@ struct stream_run {
 	bool				failed;		/* decode the rest alone */
 	struct auxsample_decoder	*dec;
 	struct auxsample_image		*image;		/* the decoder's */
-	unsigned int			nr_maps;	/* ... made of so many */
+	unsigned int			nr_maps;	/* the process's maps then */
 	struct auxsample_mem		mem;
 };
 
@@ -423,7 +423,6 @@ static int streams__scan(struct auxsample_streams *ss, struct perf_session *sess
 	return scan.err;
 }
 
-/* Done decoding: its trace too, so no sample is matched to it any more. */
 /* The run's decoder gone: it begins again at the next sample claimed, if any. */
 static void stream_run__stop(struct stream_run *run)
 {
@@ -433,6 +432,7 @@ static void stream_run__stop(struct stream_run *run)
 	run->image = NULL;
 }
 
+/* Done decoding: its trace too, so no sample is matched to it any more. */
 static void stream_run__end(struct stream_run *run)
 {
 	run->done = true;
@@ -573,22 +573,26 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 /*
  * The run's decoder, started on its first sample (@base 0), or again at a
  * later one's (@base, where its snippet begins in the run), for the
- * process's image of @ctx.
+ * process's image.  The image is asked for only here: auxsample_proc
+ * keeps the last few processes' and makes one again for the others.
  */
 static int stream_run__start(struct stream_run *run, const struct auxsample_config *config,
 			     const struct auxsample_stream_ctx *ctx, u32 base)
 {
+	struct auxsample_image *image = auxsample_proc__image(ctx->proc, ctx->machine, ctx->thread);
 	struct auxsample_config cfg = *config;
 	int err;
 
-	cfg.image = ctx->image;
+	if (!image)
+		return -ENOMEM;
+	cfg.image = image;
 	cfg.read_memory = auxsample_mem__read;
 	cfg.context = &run->mem;
 	cfg.flow = NULL;
 	run->dec = auxsample_decoder__new(&cfg, &err);
 	if (!run->dec)
 		return err;
-	run->image = auxsample_image__get(ctx->image);
+	run->image = auxsample_image__get(image);
 	run->nr_maps = ctx->nr_maps;
 	run->t.base = base;
 	if (run->t.mapped)
@@ -630,10 +634,11 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 	 * decoder's image lacks the new code.  It begins again with the
 	 * process's image at this snippet, as at a run's first, rather than
 	 * leave the rest of the run to be decoded alone, each snippet whole
-	 * and with only the callers its own trace shows.  The same maps in a
-	 * new image (perf's cache of them let go of the old one) are the
-	 * decoder's still.  Cuts come in the run's order, so none begins
-	 * before the base: tested all the same, as the offsets are unsigned.
+	 * and with only the callers its own trace shows (the callers the
+	 * stream knew are lost either way).  As many maps as before: the
+	 * decoder's image still, whether or not auxsample_proc kept it.
+	 * Cuts come in the run's order, so none begins before the base:
+	 * tested all the same, as the offsets are unsigned.
 	 */
 	if (run->dec && (run->nr_maps != ctx->nr_maps || cut->start < run->t.base)) {
 		stream_run__stop(run);

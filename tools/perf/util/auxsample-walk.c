@@ -128,7 +128,7 @@ int auxsample_decoding__decode_claim(struct auxsample_decoding *d,
 	struct auxsample_stream_ctx ctx = {
 		.machine	= machine,
 		.thread		= thread,
-		.image		= auxsample_proc__image(&d->proc, machine, thread),
+		.proc		= &d->proc,
 		.nr_maps	= auxsample_proc__nr_maps(thread),
 		.depth		= d->depth,
 		.sample_ip	= sample_ip,
@@ -136,8 +136,6 @@ int auxsample_decoding__decode_claim(struct auxsample_decoding *d,
 		.arg		= arg,
 	};
 
-	if (!ctx.image)
-		return -ENOMEM;
 	return auxsample_stream_job__decode(job, &d->config, &ctx);
 }
 

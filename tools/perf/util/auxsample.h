@@ -161,8 +161,9 @@ struct auxsample_stream_job {
 struct auxsample_stream_ctx {
 	struct machine		*machine;
 	struct thread		*thread;	/* the sample's */
-	struct auxsample_image	*image;		/* its process's */
-	unsigned int		nr_maps;	/* the process's, for @image */
+	/* its process's image, asked for only where a stream's decoder begins */
+	struct auxsample_proc	*proc;
+	unsigned int		nr_maps;	/* the process's maps */
 	unsigned int		depth;
 	u64			sample_ip;	/* for the late-sample rule */
 	int			(*fn)(void *arg, const struct auxsample_result *res);

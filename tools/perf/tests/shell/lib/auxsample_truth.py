@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare the virtual LBR of simulated AUX samples with the ground truth.
 
-usage: auxsample_truth.py [--auxsample [--callers]] [--exact|--gaps] <perf.data> <depth> <perf> [args...]
+usage: auxsample_truth.py [--auxsample [--callers]|--exact|--gaps] <perf.data> <depth> <perf> [args...]
 
 Without --auxsample the branch stacks come from perf's own decoder
 ('perf script --itrace=L<depth> -F ip,brstack'); with it from
@@ -304,8 +304,10 @@ def iter_auxsample(perf, data, depth, args, gaps=False):
                                         'sched:sched_switch:')]
             ip = f[f.index(ev[0]) + 1] if ev else '0'
             cur = {'ip': int(ip, 16), 'br': [], 'stack': []}
-        elif f[0] == 'caller' and cur is not None:
-            cur['stack'].append(int(f[1], 16))
+        elif f[0] == 'caller':
+            if cur is None:
+                raise PerfError('a caller before the first sample')
+            cur['stack'].append(0 if f[1] == '?' else int(f[1], 16))
         elif f[0] == 'branch':
             if cur is None:
                 raise PerfError('a branch before the first sample')
@@ -443,6 +445,10 @@ def compare(pairs, depth, callers=False):
     compared = short = known = 0
     for i, t, p in pairs:
         want = t['br']
+        if t['ip'] != p['ip']:
+            if not pairs.counts_differ():
+                print('sample %d: ip %#x, perf says %#x' % (i, t['ip'], p['ip']))
+            return 1
         if callers:
             chain = p['stack']
             if chain != t['stack'][:len(chain)]:
@@ -452,10 +458,6 @@ def compare(pairs, depth, callers=False):
                            ['%#x' % a for a in t['stack'][:4]]))
                 return 1
             known += len(chain)
-        if t['ip'] != p['ip']:
-            if not pairs.counts_differ():
-                print('sample %d: ip %#x, perf says %#x' % (i, t['ip'], p['ip']))
-            return 1
         for j, e in enumerate(p['br']):
             if j >= len(want) or want[j] != e:
                 if not pairs.counts_differ():
@@ -494,6 +496,9 @@ def main():
         gaps |= args[0] == '--gaps'
         callers |= args[0] == '--callers'
         args = args[1:]
+    if callers and (exact or gaps):
+        print('--callers goes with neither --exact nor --gaps', file=sys.stderr)
+        return 2
     data, depth, perf = args[0], int(args[1]), args[2]
     # Between gaps the runs may go further back than depth in the truth.
     truth = iter_truth(data + '.truth', None if gaps else depth)
