@@ -27,7 +27,7 @@
  * time, and let go of behind it this much: a copy or read and an
  * madvise() every so many bytes, not every sample.  Letting go flushes
  * the TLB, and the decoder misses its tables again after it: letting go
- * of more at a time pays (1d5aacd), reading ahead more did not.  An open
+ * of more at a time pays (656cfbc), reading ahead more did not.  An open
  * run (every CPU of a system-wide file has one) holds about the sum of
  * the two.
  */
