@@ -391,15 +391,29 @@ static int hand_code__start(struct hand_code *code, struct pair *pr,
 	return auxsample_pt_writer__start(*w, PIC_BASE);
 }
 
+/*
+ * @w's trace decoded 64 deep by both of @pr's decoders, alike, the
+ * walker walking it once: the walker's branches into *@br, newest first,
+ * and how many; -1 where the decoders differ.
+ */
+static int hand_code__branches(struct pair *pr, struct auxsample_pt_writer *w,
+			       const struct auxsample_branch **br)
+{
+	size_t len;
+	const uint8_t *buf = auxsample_pt_writer__data(w, &len);
+
+	if (!T_CHECK(!pair__compare(pr, buf, len, 64) && pr->walked == 1))
+		return -1;
+	return auxsample_decoder__branches(pr->walker, br);
+}
+
 static int test_call_next(void)
 {
 	struct hand_code code = { pic_code, sizeof(pic_code) };
 	struct auxsample_pt_writer *w;
 	const struct auxsample_branch *br;
-	const uint8_t *buf;
 	struct pair pr;
 	int err, n, ret = TEST_FAIL;
-	size_t len;
 
 	err = hand_code__start(&code, &pr, &w, false);
 	for (int i = 0; i < 20 && !err; i++) {
@@ -410,11 +424,8 @@ static int test_call_next(void)
 	}
 	if (err || auxsample_pt_writer__interrupt(w, PIC_BASE + 0x10))
 		goto out;
-	buf = auxsample_pt_writer__data(w, &len);
-	if (!T_CHECK(!pair__compare(&pr, buf, len, 64) && pr.walked == 1))
-		goto out;
 	/* Newest first: the CALL the interrupt came after, JNE, RET, CALL to the next. */
-	n = auxsample_decoder__branches(pr.walker, &br);
+	n = hand_code__branches(&pr, w, &br);
 	if (!T_CHECK(n == 64 && br[1].kind == AUXSAMPLE_BR_COND &&
 		     br[2].from == PIC_BASE + 0x16 && br[2].to == PIC_BASE + 5 &&
 		     br[2].kind == AUXSAMPLE_BR_RET && br[3].from == PIC_BASE + 0x10 &&
@@ -534,10 +545,8 @@ static int test_cycles_tnt_anchors(void)
 	const struct auxsample_branch *br;
 	uint64_t tsc = HAND_TSC;
 	unsigned int wrong = 0;
-	const uint8_t *buf;
 	struct pair pr;
 	int err, n, ret = TEST_FAIL;
-	size_t len;
 
 	err = hand_code__start(&code, &pr, &w, true);
 	for (unsigned int i = 0; i < nr_tnts * 6 && !err; i++) {
@@ -548,11 +557,8 @@ static int test_cycles_tnt_anchors(void)
 	if (err || auxsample_pt_writer__tick(w, tsc + 1) ||
 	    auxsample_pt_writer__interrupt(w, PIC_BASE + 1))
 		goto out;
-	buf = auxsample_pt_writer__data(w, &len);
-	if (!T_CHECK(!pair__compare(&pr, buf, len, 64) && pr.walked == 1))
-		goto out;
 	/* Newest first: the last TNT's last branch. */
-	n = auxsample_decoder__branches(pr.walker, &br);
+	n = hand_code__branches(&pr, w, &br);
 	if (!T_CHECK(n == 64))
 		goto out;
 	for (int k = 0; k < n; k++) {
