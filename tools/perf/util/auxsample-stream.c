@@ -577,7 +577,8 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
  * keeps the last few processes' and makes one again for the others.
  */
 static int stream_run__start(struct stream_run *run, const struct auxsample_config *config,
-			     const struct auxsample_stream_ctx *ctx, u32 base)
+			     const struct auxsample_stream_ctx *ctx, unsigned int nr_maps,
+			     u32 base)
 {
 	struct auxsample_image *image = auxsample_proc__image(ctx->proc, ctx->machine, ctx->thread);
 	struct auxsample_config cfg = *config;
@@ -593,7 +594,7 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	if (!run->dec)
 		return err;
 	run->image = auxsample_image__get(image);
-	run->nr_maps = ctx->nr_maps;
+	run->nr_maps = nr_maps;
 	run->t.base = base;
 	if (run->t.mapped)
 		auxsample_decoder__set_stream_fetch(run->dec, stream_trace__fetch, &run->t);
@@ -621,6 +622,7 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 {
 	struct auxsample_result res;
 	struct auxsample_stats stats;
+	unsigned int nr_maps;
 	u32 base = 0;
 	u64 start;
 	int nr;
@@ -640,11 +642,12 @@ static int stream_run__decode(struct stream_run *run, const struct stream_cut *c
 	 * Cuts come in the run's order, so none begins before the base:
 	 * tested all the same, as the offsets are unsigned.
 	 */
-	if (run->dec && (run->nr_maps != ctx->nr_maps || cut->start < run->t.base)) {
+	nr_maps = auxsample_proc__nr_maps(ctx->thread);
+	if (run->dec && (run->nr_maps != nr_maps || cut->start < run->t.base)) {
 		stream_run__stop(run);
 		base = cut->start;
 	}
-	if (!run->dec && stream_run__start(run, config, ctx, base)) {
+	if (!run->dec && stream_run__start(run, config, ctx, nr_maps, base)) {
 		run->failed = true;
 		return AUXSAMPLE_STREAM_ALONE;
 	}

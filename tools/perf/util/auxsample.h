@@ -163,7 +163,6 @@ struct auxsample_stream_ctx {
 	struct thread		*thread;	/* the sample's */
 	/* its process's image, asked for only where a stream's decoder begins */
 	struct auxsample_proc	*proc;
-	unsigned int		nr_maps;	/* the process's maps */
 	unsigned int		depth;
 	u64			sample_ip;	/* for the late-sample rule */
 	int			(*fn)(void *arg, const struct auxsample_result *res);
