@@ -93,7 +93,7 @@ struct ptw_memo {
 	uint8_t		cls;		/* the last block's branch */
 	uint8_t		length;
 	uint8_t		pending;	/* enum ptw_skim_pending: its resolution */
-} __aligned(PTW_MEMO_ALIGN);	/* 124 bytes on i386 */
+} __aligned(PTW_MEMO_ALIGN);	/* padded on i386, whose fields take 124 bytes */
 
 /* The set of @ip and @tnt's walks, the one built last first. */
 static inline struct ptw_memo *ptw_memo__set(struct ptw_memo *memo, unsigned int shift,
