@@ -3,6 +3,7 @@
  * Where a stream's trace stops: see pt-stops.h.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "backend.h"
 #include "pt-stops.h"
 
@@ -22,6 +23,13 @@ int pt_stops__packet(struct pt_stops *s, uint64_t offset, unsigned int size, boo
 		last->until = offset;
 	if (!pgd)
 		return 0;
+	if (s->nr == s->cap && s->first > s->dropped) {
+		size_t gone = s->first - s->dropped;
+
+		memmove(s->stops, s->stops + gone, (s->nr - gone) * sizeof(*s->stops));
+		s->nr -= gone;
+		s->dropped = s->first;
+	}
 	if (s->nr == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
 		struct pt_stop *stops = realloc(s->stops, cap * sizeof(*stops));
@@ -45,7 +53,7 @@ void pt_stops__lost(struct pt_stops *s, uint64_t offset)
 
 uint64_t pt_stops__before(const struct pt_stops *s, uint64_t offset)
 {
-	size_t lo = 0, hi = s->nr;
+	size_t lo = s->first - s->dropped, hi = s->nr;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -55,14 +63,20 @@ uint64_t pt_stops__before(const struct pt_stops *s, uint64_t offset)
 		else
 			hi = mid;
 	}
-	return lo;
+	return lo + s->dropped;
 }
 
 uint64_t pt_stops__of(const struct pt_stops *s, uint64_t end)
 {
 	uint64_t n = pt_stops__before(s, end);
 
-	return n && end <= s->stops[n - 1].until ? n : 0;
+	return n > s->first && end <= pt_stops__at(s, n)->until ? n : 0;
+}
+
+void pt_stops__let_go(struct pt_stops *s, uint64_t n)
+{
+	if (n > s->first + 1 && n <= s->dropped + s->nr)
+		s->first = n - 1;
 }
 
 void pt_stops__exit(struct pt_stops *s)
@@ -70,4 +84,5 @@ void pt_stops__exit(struct pt_stops *s)
 	free(s->stops);
 	s->stops = NULL;
 	s->nr = s->cap = 0;
+	s->dropped = s->first = 0;
 }

@@ -17,10 +17,16 @@ struct pt_stop {
 	uint64_t	until;		/* the next packet of the flow, or the end */
 };
 
+/*
+ * The stops, counted from the stream's first; those before @first let go
+ * of (pt_stops__let_go()), and the array's first @dropped of them gone.
+ */
 struct pt_stops {
-	struct pt_stop	*stops;
-	size_t		nr;
+	struct pt_stop	*stops;		/* stop i at stops[i - dropped] */
+	size_t		nr;		/* in the array */
 	size_t		cap;
+	uint64_t	dropped;
+	uint64_t	first;		/* the first kept */
 	uint64_t	len;		/* of the stream */
 };
 
@@ -33,13 +39,25 @@ int pt_stops__packet(struct pt_stops *s, uint64_t offset, unsigned int size, boo
 		     bool pgd);
 /* The scan lost the packets at @offset (cut or corrupt): the last stop's timing ends. */
 void pt_stops__lost(struct pt_stops *s, uint64_t offset);
-/* The number of stops before @offset. */
+/* The number of stops before @offset, those let go of counted as before it. */
 uint64_t pt_stops__before(const struct pt_stops *s, uint64_t offset);
 /*
  * The stop a snippet ending at @end ends at, counted from 1: 0 where it
- * ends at none (before the first, or past the timing after its stop).
+ * ends at none (before the first, or past the timing after its stop) or
+ * at one let go of.
  */
 uint64_t pt_stops__of(const struct pt_stops *s, uint64_t end);
+/* The @n-th stop, counted from 1 (pt_stops__of()'s): one kept. */
+static inline const struct pt_stop *pt_stops__at(const struct pt_stops *s, uint64_t n)
+{
+	return &s->stops[n - 1 - s->dropped];
+}
+/*
+ * The stops before the @n-th, counted from 1, let go of: no snippet is
+ * asked for that ends there any more.  A stream's memory is then what
+ * lies ahead of its decoder, not all its samples'.
+ */
+void pt_stops__let_go(struct pt_stops *s, uint64_t n);
 void pt_stops__exit(struct pt_stops *s);
 
 #endif /* __AUXSAMPLE_PT_STOPS_H */

@@ -53,10 +53,10 @@ struct ptw_stream {
 
 /*
  * A mark of the scan's count at @pos (ptw_skim_marks): 0 or
- * -AUXSAMPLE_ERR_NOMEM.  Where the scan runs far ahead of the walk (no
- * PSB in the stream's first fetch: all of it scanned at once), the
- * marks stop at PTW_SKIM_MARKS; a skim without them counts the packets
- * itself.
+ * -AUXSAMPLE_ERR_NOMEM.  The scan runs ahead of the walk by a stretch;
+ * where one is long (the samples before its end not asked for), the
+ * marks stop at PTW_SKIM_MARKS, and a skim without them counts the
+ * packets itself.
  */
 static int ptw_stream__mark(struct ptw_skim_marks *m, struct ptw_skim_point now, size_t pos)
 {
@@ -93,17 +93,19 @@ static void ptw_stream__unmark(struct ptw_skim_marks *m, size_t pos)
 
 /*
  * Where the trace stops, from the first PSB on, and until where nothing
- * but timing follows, in the bytes fetched and not yet scanned: 0,
+ * but timing follows, in the bytes fetched and not yet scanned up to @to
+ * (a stretch's end and its slack: the marks are then a stretch's, not
+ * all that a first fetch brought): 0,
  * PTW_FALLBACK for a packet the walker does not know (libipt's scan syncs
  * on at the next PSB, which the walker would not know to do alike), or
  * -AUXSAMPLE_ERR_NOMEM.  A packet cut by the end of what was fetched
  * waits for the next fetch; one cut by the stream's end ends the scan,
  * where libipt's stops too.
  */
-static int ptw_stream__scan(struct ptw_stream *s)
+static int ptw_stream__scan(struct ptw_stream *s, uint64_t to)
 {
 	const uint8_t *buf = s->w.buf;
-	size_t pos = s->scanned, len = s->w.len;
+	size_t pos = s->scanned, len = to < s->w.len ? to : s->w.len;
 	/* Counted as a skim counts, so that no skim reads them again. */
 	struct ptw_skim_point now = s->marks.now;
 	int err = 0;
@@ -164,8 +166,9 @@ static int ptw_stream__scan(struct ptw_stream *s)
 /*
  * The stream's bytes up to @to fetched, those before the walk's position
  * let go: the walk sees no more than were fetched.  Its position is past
- * a packet it holds (ptw_walk__skim() counts from it), and its CYC
- * packets' may be behind.
+ * a packet it holds (ptw_walk__skim() counts from it), its CYC packets'
+ * may be behind, and so may the scan's (the first stretch's scan begins
+ * at the PSB the walk synced at).
  */
 static int ptw_stream__fetch(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t to)
 {
@@ -178,6 +181,8 @@ static int ptw_stream__fetch(struct ptw_decoder *wd, struct ptw_stream *s, uint6
 		return 0;
 	if (w->timed && w->cyc.buf && w->cyc.pos < keep)
 		keep = w->cyc.pos;
+	if (s->scanned < keep)
+		keep = s->scanned;
 	err = auxsample__fetch(wd->dec, keep, to);
 	if (err)
 		return err;
@@ -263,11 +268,9 @@ static int ptw_stream__start(struct ptw_decoder *wd, struct ptw_stream *s)
 		return err;
 	if (first == w->len)
 		return -AUXSAMPLE_ERR_NOSYNC;
-	/* What comes before is no packet to count, as for pt.c. */
+	/* What comes before is no packet to count, as for pt.c; the first stretch scans on. */
 	s->scanned = first;
-	err = ptw_stream__scan(s);
-	if (!err)
-		err = ptw_walk__sync(w, first);
+	err = ptw_walk__sync(w, first);
 	if (!err)
 		err = ptw_walk__peek(w);
 	if (err)
@@ -421,14 +424,15 @@ static int ptw_stream__skim_lost(struct ptw_decoder *wd, struct ptw_stream *s)
 static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t end)
 {
 	struct ptw_walk *w = &s->w;
-	uint64_t target;
+	uint64_t target, to;
 	bool skimmed;
 	int err;
 
 	/* ptw_stream__fetch() takes no more than the stream: only the sum may wrap. */
-	err = ptw_stream__fetch(wd, s, end < s->len ? end + PTW_STREAM_SLACK : s->len);
+	to = end < s->len ? end + PTW_STREAM_SLACK : s->len;
+	err = ptw_stream__fetch(wd, s, to);
 	if (!err)
-		err = ptw_stream__scan(s);
+		err = ptw_stream__scan(s, to);
 	if (err == PTW_FALLBACK) {
 		/* As where the whole stream's scan found it first. */
 		err = ptw_stream__decoded_to(s, end);
@@ -436,7 +440,11 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	}
 	if (err)
 		return err;
-	/* The snippet must end at a trace stop: the stop's branches are its. */
+	/*
+	 * The snippet must end at a trace stop: the stop's branches are its.
+	 * None before the walk's can be: those are let go of.
+	 */
+	pt_stops__let_go(&s->stops, w->stops);
 	target = pt_stops__of(&s->stops, end);
 	if (!target || w->stops > target)
 		return -AUXSAMPLE_ERR_NOT_IN_STREAM;
@@ -452,7 +460,7 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	 * where it cannot be, libipt takes over, as where the walk fails.
 	 */
 	ptw_stream__save(wd, s);
-	skimmed = ptw_walk__skim(w, w->pos, s->stops.stops[target - 1].end);
+	skimmed = ptw_walk__skim(w, w->pos, pt_stops__at(&s->stops, target)->end);
 	err = ptw_stream__run(s);
 	if (skimmed) {
 		bool whole = ptw_walk__skimmed(w);
