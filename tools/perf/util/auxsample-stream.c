@@ -537,6 +537,32 @@ static bool stream_cut__matches(struct auxsample_streams *ss, const struct strea
 	       !memcmp(buf, want, check);
 }
 
+/*
+ * The cuts before the next one to match let go of, once they are most
+ * of the CPU's: the first look made all of them, and what perf report
+ * builds as it goes would otherwise come on top of all of them (peak RSS
+ * on the mix bench file).  A claim copies what it needs of its cut.
+ */
+#define STREAM_CUTS_LET_GO	4096
+
+static void stream_cpu__let_go(struct stream_cpu *c)
+{
+	size_t left = c->nr_cuts - c->next;
+	struct stream_cut *cuts;
+
+	if (c->next < STREAM_CUTS_LET_GO || c->next < left)
+		return;
+	memmove(c->cuts, c->cuts + c->next, left * sizeof(*c->cuts));
+	c->nr_cuts = left;
+	c->next = 0;
+	/* Smaller: it only shrinks from here, and a failure keeps it as it was. */
+	cuts = realloc(c->cuts, max_t(size_t, left, 1) * sizeof(*cuts));
+	if (cuts) {
+		c->cuts = cuts;
+		c->cap_cuts = max_t(size_t, left, 1);
+	}
+}
+
 /* @sample's cut, the next of its CPU with its time and its bytes. */
 static struct stream_cut *streams__find(struct auxsample_streams *ss,
 					const struct perf_sample *sample)
@@ -551,6 +577,7 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 	}
 	if (!c)
 		return NULL;
+	stream_cpu__let_go(c);
 	for (size_t i = c->next; i < c->nr_cuts && c->cuts[i].time <= sample->time; i++) {
 		struct stream_cut *cut = &c->cuts[i];
 		struct stream_run *run = &ss->runs[cut->run];
@@ -610,13 +637,14 @@ bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *
 
 	if (!cut)
 		return false;
-	job->run = &ss->runs[cut->run];
-	job->cut = cut;
+	*job = (struct auxsample_stream_job){
+		.run = &ss->runs[cut->run], .start = cut->start, .end = cut->end, .last = cut->last,
+	};
 	return true;
 }
 
 /* The claim's results from the stream. */
-static int stream_run__decode(struct stream_run *run, const struct stream_cut *cut,
+static int stream_run__decode(struct stream_run *run, const struct auxsample_stream_job *cut,
 			      const struct auxsample_config *config,
 			      struct auxsample_stream_ctx *ctx)
 {
@@ -674,9 +702,9 @@ int auxsample_stream_job__decode(const struct auxsample_stream_job *job,
 				 struct auxsample_stream_ctx *ctx)
 {
 	struct stream_run *run = job->run;
-	int err = stream_run__decode(run, job->cut, config, ctx);
+	int err = stream_run__decode(run, job, config, ctx);
 
-	if (job->cut->last)
+	if (job->last)
 		stream_run__end(run);
 	return err;
 }

@@ -149,13 +149,15 @@ void auxsample_streams__delete(struct auxsample_streams *ss);
  * perf's machine (code outside the image is read through its maps).
  */
 struct stream_run;
-struct stream_cut;
 
 #define AUXSAMPLE_STREAM_ALONE	1	/* not a stream's: decode the sample alone */
 
+/* A claimed sample: its run, and where its snippet lies in it. */
 struct auxsample_stream_job {
 	struct stream_run	*run;
-	struct stream_cut	*cut;
+	u32			start;
+	u32			end;
+	bool			last;		/* of its run */
 };
 
 struct auxsample_stream_ctx {
