@@ -23,12 +23,12 @@ int pt_stops__packet(struct pt_stops *s, uint64_t offset, unsigned int size, boo
 		last->until = offset;
 	if (!pgd)
 		return 0;
-	if (s->nr == s->cap && s->first > s->dropped) {
-		size_t gone = s->first - s->dropped;
+	if (s->nr == s->cap && s->gone > s->base) {
+		size_t n = s->gone - s->base;
 
-		memmove(s->stops, s->stops + gone, (s->nr - gone) * sizeof(*s->stops));
-		s->nr -= gone;
-		s->dropped = s->first;
+		memmove(s->stops, s->stops + n, (s->nr - n) * sizeof(*s->stops));
+		s->nr -= n;
+		s->base = s->gone;
 	}
 	if (s->nr == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
@@ -53,7 +53,7 @@ void pt_stops__lost(struct pt_stops *s, uint64_t offset)
 
 uint64_t pt_stops__before(const struct pt_stops *s, uint64_t offset)
 {
-	size_t lo = s->first - s->dropped, hi = s->nr;
+	size_t lo = s->gone - s->base, hi = s->nr;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -63,20 +63,21 @@ uint64_t pt_stops__before(const struct pt_stops *s, uint64_t offset)
 		else
 			hi = mid;
 	}
-	return lo + s->dropped;
+	return lo + s->base;
 }
 
 uint64_t pt_stops__of(const struct pt_stops *s, uint64_t end)
 {
 	uint64_t n = pt_stops__before(s, end);
 
-	return n > s->first && end <= pt_stops__at(s, n)->until ? n : 0;
+	return n > s->gone && end <= pt_stops__at(s, n)->until ? n : 0;
 }
 
 void pt_stops__let_go(struct pt_stops *s, uint64_t n)
 {
-	if (n > s->first + 1 && n <= s->dropped + s->nr)
-		s->first = n - 1;
+	/* Only forward, and only stops found. */
+	if (n > s->gone + 1 && n <= s->base + s->nr)
+		s->gone = n - 1;
 }
 
 void pt_stops__exit(struct pt_stops *s)
@@ -84,5 +85,5 @@ void pt_stops__exit(struct pt_stops *s)
 	free(s->stops);
 	s->stops = NULL;
 	s->nr = s->cap = 0;
-	s->dropped = s->first = 0;
+	s->base = s->gone = 0;
 }

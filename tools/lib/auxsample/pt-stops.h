@@ -18,15 +18,17 @@ struct pt_stop {
 };
 
 /*
- * The stops, counted from the stream's first; those before @first let go
- * of (pt_stops__let_go()), and the array's first @dropped of them gone.
+ * The stops, counted from 1 from the stream's first, as pt_stops__of()
+ * counts them: the n-th at stops[n - 1 - @base].  The first @gone are
+ * let go of (pt_stops__let_go()); the array keeps them until it would
+ * grow, then moves the others down (@base catches up with @gone).
  */
 struct pt_stops {
-	struct pt_stop	*stops;		/* stop i at stops[i - dropped] */
+	struct pt_stop	*stops;
 	size_t		nr;		/* in the array */
 	size_t		cap;
-	uint64_t	dropped;
-	uint64_t	first;		/* the first kept */
+	uint64_t	base;		/* stops no longer in the array */
+	uint64_t	gone;		/* stops let go of, @base or more */
 	uint64_t	len;		/* of the stream */
 };
 
@@ -50,12 +52,14 @@ uint64_t pt_stops__of(const struct pt_stops *s, uint64_t end);
 /* The @n-th stop, counted from 1 (pt_stops__of()'s): one kept. */
 static inline const struct pt_stop *pt_stops__at(const struct pt_stops *s, uint64_t n)
 {
-	return &s->stops[n - 1 - s->dropped];
+	return &s->stops[n - 1 - s->base];
 }
 /*
  * The stops before the @n-th, counted from 1, let go of: no snippet is
- * asked for that ends there any more.  A stream's memory is then what
- * lies ahead of its decoder, not all its samples'.
+ * asked for that ends there any more.  The @n-th is kept, and so are
+ * all where fewer than @n were found (a later scan finds the rest).  A
+ * stream's stops then take what those ahead of its decoder take, at
+ * their most, not all its samples'.
  */
 void pt_stops__let_go(struct pt_stops *s, uint64_t n);
 void pt_stops__exit(struct pt_stops *s);

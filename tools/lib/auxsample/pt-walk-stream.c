@@ -93,9 +93,9 @@ static void ptw_stream__unmark(struct ptw_skim_marks *m, size_t pos)
 
 /*
  * Where the trace stops, from the first PSB on, and until where nothing
- * but timing follows, in the bytes fetched and not yet scanned up to @to
- * (a stretch's end and its slack: the marks are then a stretch's, not
- * all that a first fetch brought): 0,
+ * but timing follows, in the bytes fetched and not yet scanned, up to
+ * @to: a stretch's end and its slack, so that the marks are a stretch's,
+ * not all that a first fetch brought.  0,
  * PTW_FALLBACK for a packet the walker does not know (libipt's scan syncs
  * on at the next PSB, which the walker would not know to do alike), or
  * -AUXSAMPLE_ERR_NOMEM.  A packet cut by the end of what was fetched
@@ -431,6 +431,8 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	/* ptw_stream__fetch() takes no more than the stream: only the sum may wrap. */
 	to = end < s->len ? end + PTW_STREAM_SLACK : s->len;
 	err = ptw_stream__fetch(wd, s, to);
+	/* The marks behind the walk first: the scan's come after them. */
+	ptw_stream__unmark(&s->marks, w->have ? w->pos - w->pkt.size : w->pos);
 	if (!err)
 		err = ptw_stream__scan(s, to);
 	if (err == PTW_FALLBACK) {
@@ -453,7 +455,6 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 		return err;
 	ptw_decoder__update(wd);
 	w->stop_at = target;
-	ptw_stream__unmark(&s->marks, w->have ? w->pos - w->pkt.size : w->pos);
 	/*
 	 * Skimmed up to the last branches before the stop where it can; where
 	 * that did not give what a whole walk gives, walked again whole, or

@@ -64,6 +64,7 @@ static const struct test *suites[] = {
 	tests_pt_walk,
 	tests_pt_walk_kernel,
 	tests_pt_stream,
+	tests_pt_stops,
 	tests_pt_blocks,
 #endif
 #ifdef AUXSAMPLE_ETM

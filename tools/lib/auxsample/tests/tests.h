@@ -54,6 +54,7 @@ extern const struct test tests_pt_real[];
 extern const struct test tests_pt_walk[];
 extern const struct test tests_pt_walk_kernel[];
 extern const struct test tests_pt_stream[];
+extern const struct test tests_pt_stops[];
 extern const struct test tests_pt_blocks[];
 extern const struct test tests_etm_real[];
 
