@@ -537,14 +537,15 @@ static bool stream_cut__matches(struct auxsample_streams *ss, const struct strea
 	       !memcmp(buf, want, check);
 }
 
+/* Matched cuts let go of at once, at least: the rest are moved each time. */
+#define STREAM_CUTS_LET_GO	4096
+
 /*
  * The cuts before the next one to match let go of, once they are most
  * of the CPU's: the first look made all of them, and what perf report
  * builds as it goes would otherwise come on top of all of them (peak RSS
  * on the mix bench file).  A claim copies what it needs of its cut.
  */
-#define STREAM_CUTS_LET_GO	4096
-
 static void stream_cpu__let_go(struct stream_cpu *c)
 {
 	size_t left = c->nr_cuts - c->next;
@@ -552,14 +553,19 @@ static void stream_cpu__let_go(struct stream_cpu *c)
 
 	if (c->next < STREAM_CUTS_LET_GO || c->next < left)
 		return;
+	if (!left) {
+		zfree(&c->cuts);
+		c->nr_cuts = c->cap_cuts = c->next = 0;
+		return;
+	}
 	memmove(c->cuts, c->cuts + c->next, left * sizeof(*c->cuts));
 	c->nr_cuts = left;
 	c->next = 0;
 	/* Smaller: it only shrinks from here, and a failure keeps it as it was. */
-	cuts = realloc(c->cuts, max_t(size_t, left, 1) * sizeof(*cuts));
+	cuts = realloc(c->cuts, left * sizeof(*cuts));
 	if (cuts) {
 		c->cuts = cuts;
-		c->cap_cuts = max_t(size_t, left, 1);
+		c->cap_cuts = left;
 	}
 }
 
@@ -644,7 +650,7 @@ bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *
 }
 
 /* The claim's results from the stream. */
-static int stream_run__decode(struct stream_run *run, const struct auxsample_stream_job *cut,
+static int stream_run__decode(struct stream_run *run, const struct auxsample_stream_job *job,
 			      const struct auxsample_config *config,
 			      struct auxsample_stream_ctx *ctx)
 {
@@ -671,9 +677,9 @@ static int stream_run__decode(struct stream_run *run, const struct auxsample_str
 	 * tested all the same, as the offsets are unsigned.
 	 */
 	nr_maps = auxsample_proc__nr_maps(ctx->thread);
-	if (run->dec && (run->nr_maps != nr_maps || cut->start < run->t.base)) {
+	if (run->dec && (run->nr_maps != nr_maps || job->start < run->t.base)) {
 		stream_run__stop(run);
-		base = cut->start;
+		base = job->start;
 	}
 	if (!run->dec && stream_run__start(run, config, ctx, nr_maps, base)) {
 		run->failed = true;
@@ -683,8 +689,8 @@ static int stream_run__decode(struct stream_run *run, const struct auxsample_str
 	thread__put(run->mem.thread);
 	run->mem.thread = thread__get(ctx->thread);
 	auxsample_decoder__set_sample_ip(run->dec, ctx->sample_ip);
-	nr = auxsample_decoder__stream_to(run->dec, cut->start - run->t.base,
-					  cut->end - run->t.base);
+	nr = auxsample_decoder__stream_to(run->dec, job->start - run->t.base,
+					  job->end - run->t.base);
 	if (nr == -AUXSAMPLE_ERR_NOT_IN_STREAM)
 		return AUXSAMPLE_STREAM_ALONE;
 	if (nr < 0) {
