@@ -538,7 +538,7 @@ static bool stream_cut__matches(struct auxsample_streams *ss, const struct strea
 }
 
 /* Matched cuts let go of at once, at least: the rest are moved each time. */
-#define STREAM_CUTS_LET_GO	4096
+#define STREAM_CUTS_LET_GO	512
 
 /*
  * The cuts before the next one to match let go of, once they are most
