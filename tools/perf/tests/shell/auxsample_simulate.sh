@@ -252,6 +252,39 @@ else
 	fail "new maps: simulate failed"
 fi
 
+# More processes at once than perf auxsample keeps images of
+# (AUXSAMPLE_PROC_CACHE, 8): their samples interleave, and an image let
+# go of is made again at the process's next sample.  A stream's decoder
+# keeps its own, and begins again only where the process mapped more:
+# the streams' samples still come from them, with the truth's branches
+# and callers, walker and libipt alike.
+procs=""
+for _ in $(seq 10); do
+	procs="$procs \"$wl\" branches 300 &"
+done
+if perf auxsample simulate -o "$tmp/procs.data" -c 500 -- /bin/sh -c "$procs wait" \
+	> "$out" 2>&1; then
+	perf auxsample script -i "$tmp/procs.data" -v -j 1 > /dev/null 2> "$out"
+	in=$(sed -n 's/^auxsample streams: \([0-9]*\) samples in .*/\1/p' "$out")
+	from=$(sed -n 's/^auxsample streams: \([0-9]*\) samples decoded from them.*/\1/p' "$out")
+	pids=$(perf script -i "$tmp/procs.data" -F pid 2> /dev/null | sort -u | wc -l)
+	[ "$pids" -gt 8 ] && [ "${in:-0}" -ge 1000 ] &&
+		[ $((${in:-0} - ${from:-0})) -le $((${in:-0} / 50)) ] ||
+		fail "$pids processes: ${from:-?} of ${in:-?} stream samples from their stream"
+	for j in 1 2; do
+		python3 "$lib/auxsample_truth.py" --auxsample --callers "$tmp/procs.data" 64 \
+			perf -j $j > "$out" 2>&1 || fail "$pids processes, -j $j: not the truth"
+	done
+	for decoder in walker libipt; do
+		perf auxsample script -i "$tmp/procs.data" -j 1 --json --decoder=$decoder \
+			> "$tmp/procs.$decoder" 2> /dev/null
+	done
+	cmp -s "$tmp/procs.walker" "$tmp/procs.libipt" ||
+		fail "$pids processes: the walker's streams are not libipt's"
+else
+	fail "ten processes: simulate failed"
+fi
+
 # Threads on CPUs of their own, their buffers filling up: snippets that
 # grow, padded with zeros to 8 bytes, still make streams.
 perf auxsample simulate -o "$tmp/threads.data" -c 150 -- "$wl" threads 20 > /dev/null 2>&1
