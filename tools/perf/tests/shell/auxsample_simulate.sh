@@ -223,6 +223,30 @@ perf inject -i "$data" -o - 2> /dev/null | perf auxsample script -i - > "$tmp/pi
 	fail "script of a pipe failed"
 cmp -s "$tmp/pipe" "$tmp/alone" || fail "script of a pipe: not the file's samples"
 
+# What -v says of @1's streams: the samples they held ($in) and those
+# decoded from them ($from).
+stream_counts() {
+	perf auxsample script -i "$1" -v -j 1 > /dev/null 2> "$out"
+	in=$(sed -n 's/^auxsample streams: \([0-9]*\) samples in .*/\1/p' "$out")
+	from=$(sed -n 's/^auxsample streams: \([0-9]*\) samples decoded from them.*/\1/p' "$out")
+}
+# @1's streams (@2 in failures): the truth's branches and callers with
+# -j 1 and -j 2, and the walker's JSON libipt's.
+streams_true() {
+	local j decoder
+
+	for j in 1 2; do
+		python3 "$lib/auxsample_truth.py" --auxsample --callers "$1" 64 perf -j $j \
+			> "$out" 2>&1 || fail "$2, streams, -j $j: not the truth"
+	done
+	for decoder in walker libipt; do
+		perf auxsample script -i "$1" -j 1 --json --decoder=$decoder \
+			> "$tmp/json.$decoder" 2> /dev/null
+	done
+	cmp -s "$tmp/json.walker" "$tmp/json.libipt" ||
+		fail "$2: the walker's streams are not libipt's"
+}
+
 # A process that maps more code as it runs: its stream's decoder begins
 # again with the new maps at the next sample.  The samples after the last
 # mapping were decoded alone (before 754227d: 127 of 150 samples from the
@@ -232,22 +256,11 @@ cmp -s "$tmp/pipe" "$tmp/alone" || fail "script of a pipe: not the file's sample
 if perf auxsample simulate -o "$tmp/maps.data" -c 300 -- "$wl" mmaps 40 > "$out" 2>&1; then
 	after=$(perf script -i "$tmp/maps.data" --show-mmap-events -F event 2> /dev/null |
 		awk '/PERF_RECORD_MMAP/ { n = 0 } /instructions/ { n++ } END { print n }')
-	perf auxsample script -i "$tmp/maps.data" -v -j 1 > /dev/null 2> "$out"
-	in=$(sed -n 's/^auxsample streams: \([0-9]*\) samples in .*/\1/p' "$out")
-	from=$(sed -n 's/^auxsample streams: \([0-9]*\) samples decoded from them.*/\1/p' "$out")
+	stream_counts "$tmp/maps.data"
 	[ "${after:-0}" -ge 10 ] && [ "${in:-0}" -gt "$after" ] &&
 		[ $((${in:-0} - ${from:-0})) -le $((after / 4)) ] ||
 		fail "new maps: ${from:-?} of ${in:-?} stream samples from their stream, ${after:-?} after the last mapping"
-	for j in 1 2; do
-		python3 "$lib/auxsample_truth.py" --auxsample --callers "$tmp/maps.data" 64 perf \
-			-j $j > "$out" 2>&1 || fail "new maps, streams, -j $j: not the truth"
-	done
-	for decoder in walker libipt; do
-		perf auxsample script -i "$tmp/maps.data" -j 1 --json --decoder=$decoder \
-			> "$tmp/maps.$decoder" 2> /dev/null
-	done
-	cmp -s "$tmp/maps.walker" "$tmp/maps.libipt" ||
-		fail "new maps: the walker's streams are not libipt's"
+	streams_true "$tmp/maps.data" "new maps"
 else
 	fail "new maps: simulate failed"
 fi
@@ -264,23 +277,12 @@ for _ in $(seq 10); do
 done
 if perf auxsample simulate -o "$tmp/procs.data" -c 500 -- /bin/sh -c "$procs wait" \
 	> "$out" 2>&1; then
-	perf auxsample script -i "$tmp/procs.data" -v -j 1 > /dev/null 2> "$out"
-	in=$(sed -n 's/^auxsample streams: \([0-9]*\) samples in .*/\1/p' "$out")
-	from=$(sed -n 's/^auxsample streams: \([0-9]*\) samples decoded from them.*/\1/p' "$out")
+	stream_counts "$tmp/procs.data"
 	pids=$(perf script -i "$tmp/procs.data" -F pid 2> /dev/null | sort -u | wc -l)
 	[ "$pids" -gt 8 ] && [ "${in:-0}" -ge 1000 ] &&
 		[ $((${in:-0} - ${from:-0})) -le $((${in:-0} / 50)) ] ||
 		fail "$pids processes: ${from:-?} of ${in:-?} stream samples from their stream"
-	for j in 1 2; do
-		python3 "$lib/auxsample_truth.py" --auxsample --callers "$tmp/procs.data" 64 \
-			perf -j $j > "$out" 2>&1 || fail "$pids processes, -j $j: not the truth"
-	done
-	for decoder in walker libipt; do
-		perf auxsample script -i "$tmp/procs.data" -j 1 --json --decoder=$decoder \
-			> "$tmp/procs.$decoder" 2> /dev/null
-	done
-	cmp -s "$tmp/procs.walker" "$tmp/procs.libipt" ||
-		fail "$pids processes: the walker's streams are not libipt's"
+	streams_true "$tmp/procs.data" "$pids processes"
 else
 	fail "ten processes: simulate failed"
 fi
