@@ -434,7 +434,7 @@ void ptw_walk__unskim(struct ptw_walk *w)
 
 	/* Where the packets are counted: on to the point, if any is further. */
 	if (plan->later &&
-	    ptw_walk__replan(w, w->have ? w->pos - w->pkt.size : w->pos,
+	    ptw_walk__replan(w, ptw_walk__read_pos(w),
 			     auxsample__stats(w->dec)->branches) > w->pos)
 		return;
 	if (ptw_walk__skim_further(w))

@@ -173,7 +173,7 @@ static int ptw_stream__scan(struct ptw_stream *s, uint64_t to)
 static int ptw_stream__fetch(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t to)
 {
 	struct ptw_walk *w = &s->w;
-	uint64_t keep = w->have ? w->pos - w->pkt.size : w->pos;
+	uint64_t keep = ptw_walk__read_pos(w);
 	int err;
 
 	to = to < s->len ? to : s->len;
@@ -432,7 +432,7 @@ static int ptw_stream__walk_to(struct ptw_decoder *wd, struct ptw_stream *s, uin
 	to = end < s->len ? end + PTW_STREAM_SLACK : s->len;
 	err = ptw_stream__fetch(wd, s, to);
 	/* The marks behind the walk first: the scan's come after them. */
-	ptw_stream__unmark(&s->marks, w->have ? w->pos - w->pkt.size : w->pos);
+	ptw_stream__unmark(&s->marks, ptw_walk__read_pos(w));
 	if (!err)
 		err = ptw_stream__scan(s, to);
 	if (err == PTW_FALLBACK) {

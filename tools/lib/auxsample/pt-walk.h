@@ -150,6 +150,12 @@ static inline void ptw_walk__insns(struct ptw_walk *w, uint64_t n)
 	w->stats->insns += n;
 }
 
+/* Where the walk reads on: the packet it peeked and holds, or its position. */
+static inline uint64_t ptw_walk__read_pos(const struct ptw_walk *w)
+{
+	return w->have ? w->pos - w->pkt.size : w->pos;
+}
+
 /*
  * The return compression stack, as libipt keeps it and the SDM describes
  * it: a near CALL's return address pushed (the oldest dropped when full),
