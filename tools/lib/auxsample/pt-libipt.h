@@ -69,6 +69,9 @@ void pt_flow__synced(struct pt_flow *f);
 /* What libipt's block decoder gave: a block, an event. */
 void pt_flow__block(struct pt_flow *f, const struct pt_block *b);
 void pt_flow__event(struct pt_flow *f, const struct pt_event *ev);
+/* pt_blk_event() into the flow: libipt's status. */
+#define PT_EVENT_NONE	((enum pt_event_type)-1)
+int pt_flow__next_event(struct pt_flow *f, struct pt_event *ev);
 /* Nonzero where PT_MAX_LOOPS blocks came without the trace read on. */
 int pt_flow__progress(struct pt_flow *f);
 void pt_config__fill(struct pt_config *cfg, const struct auxsample_pt_config *pt,

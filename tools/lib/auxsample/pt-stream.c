@@ -164,19 +164,22 @@ static int pt_stream__run(struct pt_stream *s, uint64_t target)
 	struct pt_block b;
 	struct pt_event ev;
 
+	/* The packets after the last stop were corrupt: lost from here. */
+	if (status < 0)
+		return status;
 	for (;;) {
 		while (status & pts_event_pending) {
-			status = pt_blk_event(f->blk, &ev, sizeof(ev));
+			status = pt_flow__next_event(f, &ev);
+			if (ev.type == ptev_disabled || ev.type == ptev_async_disabled) {
+				s->decoded = ++s->seen;
+				/* An error after it is the next snippet's. */
+				if (s->seen >= target) {
+					s->status = status;
+					return 0;
+				}
+			}
 			if (status < 0)
 				return status;
-			pt_flow__event(f, &ev);
-			if (ev.type != ptev_disabled && ev.type != ptev_async_disabled)
-				continue;
-			s->decoded = ++s->seen;
-			if (s->seen >= target) {
-				s->status = status;
-				return 0;
-			}
 		}
 		status = pt_blk_next(f->blk, &b, sizeof(b));
 		pt_flow__block(f, &b);

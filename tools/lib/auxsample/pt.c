@@ -361,6 +361,25 @@ void pt_flow__event(struct pt_flow *f, const struct pt_event *ev)
 	}
 }
 
+/*
+ * The next event, taken into the flow; in @ev, type PT_EVENT_NONE where
+ * there was none.  pt_blk_event() copies an event out and applies it
+ * before it decodes the one after, whose error it returns (libipt 2.0,
+ * and 2.1 where that error is not deferred): the event still happened,
+ * before the error.  A TIP.PGD followed by a corrupt packet is then a
+ * stop all the same, as where the packet is not in the snippet at all.
+ */
+int pt_flow__next_event(struct pt_flow *f, struct pt_event *ev)
+{
+	int status;
+
+	ev->type = PT_EVENT_NONE;
+	status = pt_blk_event(f->blk, ev, sizeof(*ev));
+	if (ev->type != PT_EVENT_NONE)
+		pt_flow__event(f, ev);
+	return status;
+}
+
 /* Decode from a sync point until the trace ends or fails. */
 static int pt_flow__run(struct pt_flow *f, int status)
 {
@@ -369,10 +388,9 @@ static int pt_flow__run(struct pt_flow *f, int status)
 
 	for (;;) {
 		while (status & pts_event_pending) {
-			status = pt_blk_event(f->blk, &ev, sizeof(ev));
+			status = pt_flow__next_event(f, &ev);
 			if (status < 0)
 				return status;
-			pt_flow__event(f, &ev);
 		}
 		status = pt_blk_next(f->blk, &b, sizeof(b));
 		/* The block is valid even when its end is an error. */

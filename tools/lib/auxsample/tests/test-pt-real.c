@@ -641,6 +641,79 @@ static int test_repro_jump_loop(void)
 }
 
 /*
+ * The glibc static hello's trace from a PSB to a TIP.PGD that stops it
+ * (bytes 0 to 91, the end of the snippet ending there), then what a
+ * fuzzer made of the next one: MODE.Exec, a FUP with tracing off, TNTs.
+ */
+static const uint8_t stop_then_corrupt[] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x19, 0x10, 0x35, 0x32, 0x1b, 0xf3, 0xbb, 0x1e,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x73, 0x0a, 0x6e,
+	0x00, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x0c, 0x00, 0x02, 0x23,
+	0x00, 0x00, 0x4f, 0x04, 0x99, 0x01, 0x71, 0xa0, 0x16, 0x40, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x2f, 0x14, 0x59, 0x35, 0x87, 0x18, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x0c, 0xc3, 0xc8, 0x68, 0x00, 0x90,
+	0x61, 0x00, 0x00, 0x00, 0x02, 0x23, 0x00, 0x00, 0xd7, 0x0e, 0x2f, 0x59,
+	0xc2, 0x77, 0x18, 0x59, 0x59, 0xcf, 0x77, 0x18, 0x59, 0xd8, 0x87, 0x3d,
+	0x59, 0xd9, 0x77, 0x18, 0x33, 0x77, 0x18, 0x59, 0x34, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x4f, 0x04, 0x99, 0x01, 0x3d, 0xa0, 0xbe, 0xbe,
+	0xbe, 0xbe, 0xbe, 0xbe, 0xbe, 0x00, 0x00,
+};
+#define STOP_THEN_CORRUPT_END	91
+
+/*
+ * A stream's snippet ends at a stop that corrupt trace follows.  libipt
+ * decoding the snippet alone never reads that trace: a stream must give
+ * the same branches, whichever backend (libipt's block decoder reads on
+ * past the stop and fails there before it hands the stop's event over).
+ */
+static int test_stream_stop_then_corrupt(void)
+{
+	struct recording r;
+	const struct auxsample_branch *alone, *streamed;
+	struct auxsample_config config;
+	struct pair pr;
+	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
+	int n;
+
+	if (ret != TEST_OK)
+		goto out_rec;
+	/* The reference: libipt on the snippet alone. */
+	config = (struct auxsample_config){
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = program__read,
+		.context = &r.prog,
+	};
+	auxsample_decoder__delete(r.dec);
+	r.dec = auxsample_decoder__new(&config, NULL);
+	ret = TEST_FAIL;
+	if (!r.dec)
+		goto out_rec;
+	n = auxsample_decoder__decode(r.dec, stop_then_corrupt, STOP_THEN_CORRUPT_END, 64);
+	if (!T_CHECK(n == 8) || !T_CHECK(auxsample_decoder__branches(r.dec, &alone) == n))
+		goto out_rec;
+	if (pair__init(&pr, &config))
+		goto out;
+	if (pair__stream_begin(&pr, stop_then_corrupt, sizeof(stop_then_corrupt), 64) ||
+	    pair__stream_to(&pr, 0, STOP_THEN_CORRUPT_END))
+		goto out;
+	/* The walker's branches are libipt's stream's: compare those with the alone. */
+	if (!T_CHECK(pr.result == n) ||
+	    !T_CHECK(auxsample_decoder__branches(pr.ref, &streamed) == n) ||
+	    !T_CHECK(!memcmp(alone, streamed, n * sizeof(*alone))))
+		goto out;
+	ret = TEST_OK;
+out:
+	pair__exit(&pr);
+out_rec:
+	recording__exit(&r);
+	return ret;
+}
+
+/*
  * The recording as a stream, whole and with a byte flipped, decoded to
  * ends every 61 bytes (most no stop: not in the stream) and to its end.
  */
@@ -755,5 +828,7 @@ const struct test tests_pt_real[] = {
 	{ "real PT through a shared section cache", test_image },
 	{ "real PT through clones of an image, in threads", test_image_clone },
 	{ "PT repro: a loop of direct jumps ends in a decode error", test_repro_jump_loop },
+	{ "real PT stream: a stop that corrupt trace follows is its snippet's",
+	  test_stream_stop_then_corrupt },
 	{ NULL, NULL },
 };
