@@ -18,6 +18,8 @@ trace: the usual case at default sample rates), 'medium', one every 5000
 CPU of its own), one sample every 5000.  Then, on the same files, times
 
   ours      perf auxsample script --depth 64 -j T > /dev/null
+  ours      perf auxsample script --depth 64 -F ip,brstack -j T > /dev/null
+            (upstream's fields, as perf script prints them)
   upstream  perf script --itrace=L64 -F ip,brstack > /dev/null
   upstream  perf script --itrace=L64 -F ip,brstacksym > /dev/null
             (what ours prints: each address with its symbol; no ratio)
@@ -198,6 +200,10 @@ def bench(args, perf, threads, name, recorded, small):
         script += [('auxsample script -j%d%s' % (t, sfx),
                     [perf, 'auxsample', 'script', '--depth', '64'] + opt + jobs(t) +
                     ['-i', data], None) for t in threads]
+        # upstream's fields, as perf script prints an injected file's
+        script += [('auxsample script -F ip,brstack -j%d%s' % (t, sfx),
+                    [perf, 'auxsample', 'script', '--depth', '64', '-F', 'ip,brstack'] + opt +
+                    jobs(t) + ['-i', data], None) for t in threads]
         report += [('auxsample report -j%d%s' % (t, sfx),
                     [perf, 'auxsample', 'report', '--depth', '64'] + opt + jobs(t) +
                     ['-i', data], None) for t in threads]

@@ -40,6 +40,7 @@ struct script_opts {
 	/* decode the trace buffers, not AUX samples (auxsample-fulltrace.h) */
 	bool		full_trace;
 	bool		autofdo;	/* full trace as AutoFDO text */
+	const char	*fields;	/* -F: perf script's fields, as it prints them */
 };
 
 #ifdef HAVE_AUXSAMPLE_SUPPORT
@@ -54,6 +55,7 @@ struct script {
 	u64				skims;
 	u64				skims_lost;
 	struct strbuf			line;	/* a sample's text */
+	unsigned int			fields;	/* -F's AUXSAMPLE_FIELD_*, or 0 */
 	struct auxsample_stat		stat;	/* perf auxsample stat */
 };
 
@@ -146,6 +148,9 @@ static int script__sample(struct auxsample_walk *w, struct thread *thread,
 	s->skims_lost += res->stats->pt_skims_lost;
 	if (s->opts->json)
 		auxsample_print__json(stdout, &w->symcache, thread, sample, evsel, res);
+	else if (s->fields)
+		auxsample_print__fields(stdout, &s->line, &w->symcache, thread, sample, res,
+					w->d.config.type, s->fields);
 	else
 		auxsample_print__text(stdout, &s->line, &w->symcache, thread, sample, evsel, res);
 	return 0;
@@ -234,6 +239,8 @@ static int script__run(const struct script_opts *opts)
 	};
 	int err;
 
+	if (opts->fields && auxsample_print__parse_fields(opts->fields, &s.fields))
+		return -1;
 	script__buffer_output();
 	signal(SIGINT, script__sig_handler);
 	signal(SIGTERM, script__sig_handler);
@@ -269,6 +276,8 @@ int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		OPT_STRING('i', "input", &opts.input, "file", "input file name"),
 		OPT_UINTEGER(0, "depth", &opts.depth, "branches per sample (default 64)"),
 		OPT_BOOLEAN(0, "json", &opts.json, "one JSON object per sample (script)"),
+		OPT_STRING('F', "fields", &opts.fields, "comm,pid,tid,cpu,ip,brstack,brstacksym",
+			   "a line a sample of these fields, as perf script -F prints them (script)"),
 		OPT_BOOLEAN(0, "reuse", &opts.reuse,
 			    "decode the overlapping snippets of a CPU once (default: on)"),
 		OPT_CALLBACK(0, "window-size", &opts.window, "size",
@@ -300,6 +309,10 @@ int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		return 1;
 	if (opts.autofdo && (stat || opts.json)) {
 		pr_err("perf auxsample: --autofdo is a perf auxsample script output of its own, without --json\n");
+		return 1;
+	}
+	if (opts.fields && (stat || opts.json || opts.full_trace || opts.autofdo)) {
+		pr_err("perf auxsample: -F is a perf auxsample script output of AUX samples, without --json, --full-trace or --autofdo\n");
 		return 1;
 	}
 	if (opts.autofdo)

@@ -3,18 +3,22 @@
  * Decoded samples as text and JSON: what perf auxsample script prints,
  * and the JSON of the addresses that perf auxsample report prints.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/kernel.h>
+#include <linux/perf_event.h>
 #include <linux/string.h>
 #include <auxsample/auxsample.h>
 
 #include "auxsample.h"
 #include "auxsample-print.h"
 #include "auxsample-symcache.h"
+#include "branch.h"
 #include "data-convert.h"
+#include "debug.h"
 #include "dso.h"
 #include "event.h"
 #include "evsel.h"
@@ -348,4 +352,214 @@ void auxsample_print__json_addr(FILE *fp, const char *key, const struct auxsampl
 	} else {
 		fprintf(fp, "null,\"%s_off\":null", key);
 	}
+}
+
+/*
+ * A far branch: into the kernel (a syscall, whose user-only trace shows
+ * no target), back out of it, or, for ETM, an exception return.  Far
+ * calls, jumps and returns within user code have no perf type of their own.
+ */
+static u8 auxsample_branch__far_type(const struct auxsample_branch *br, u32 trace_type)
+{
+	const u64 kernel = 1ULL << 63;	/* the upper half of x86-64 and AArch64 */
+	u64 to = br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br->to;
+
+	if (trace_type == AUXSAMPLE_TRACE_ETM)
+		return PERF_BR_ERET;
+	if (br->from < kernel && (!to || to >= kernel))
+		return PERF_BR_SYSCALL;
+	if (br->from >= kernel && to && to < kernel)
+		return PERF_BR_SYSRET;
+	return PERF_BR_UNKNOWN;
+}
+
+u8 auxsample_branch__perf_type(const struct auxsample_branch *br, u32 trace_type)
+{
+	switch (br->kind) {
+	case AUXSAMPLE_BR_COND:		return PERF_BR_COND;
+	case AUXSAMPLE_BR_JUMP:		return PERF_BR_UNCOND;
+	case AUXSAMPLE_BR_IND_JUMP:	return PERF_BR_IND;
+	case AUXSAMPLE_BR_CALL:		return PERF_BR_CALL;
+	case AUXSAMPLE_BR_IND_CALL:	return PERF_BR_IND_CALL;
+	case AUXSAMPLE_BR_RET:		return PERF_BR_RET;
+	case AUXSAMPLE_BR_FAR:		return auxsample_branch__far_type(br, trace_type);
+	case AUXSAMPLE_BR_INTR:		return PERF_BR_IRQ;
+	default:			return PERF_BR_UNKNOWN;
+	}
+}
+
+/* perf script -F's names of the fields printed here. */
+static const struct {
+	const char	*name;
+	unsigned int	field;
+} auxsample_field_names[] = {
+	{ "comm",	AUXSAMPLE_FIELD_COMM },
+	{ "pid",	AUXSAMPLE_FIELD_PID },
+	{ "tid",	AUXSAMPLE_FIELD_TID },
+	{ "cpu",	AUXSAMPLE_FIELD_CPU },
+	{ "ip",		AUXSAMPLE_FIELD_IP },
+	{ "brstack",	AUXSAMPLE_FIELD_BRSTACK },
+	{ "brstacksym",	AUXSAMPLE_FIELD_BRSTACKSYM },
+};
+
+/* The field named @name, or 0. */
+static unsigned int auxsample_print__field(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(auxsample_field_names); i++) {
+		if (!strcmp(name, auxsample_field_names[i].name))
+			return auxsample_field_names[i].field;
+	}
+	return 0;
+}
+
+int auxsample_print__parse_fields(const char *list, unsigned int *fields)
+{
+	char *copy = strdup(list), *tok, *saveptr = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	*fields = 0;
+	for (tok = strtok_r(copy, ",", &saveptr); tok; tok = strtok_r(NULL, ",", &saveptr)) {
+		unsigned int field = auxsample_print__field(tok);
+
+		if (!field) {
+			pr_err("perf auxsample script: -F: '%s' is not a field it prints: comm, pid, tid, cpu, ip, brstack, brstacksym (perf script -F prints the others of an injected file)\n",
+			       tok);
+			err = -EINVAL;
+			break;
+		}
+		*fields |= field;
+	}
+	free(copy);
+	if (!err && !*fields) {
+		pr_err("perf auxsample script: -F: no field given\n");
+		err = -EINVAL;
+	}
+	return err;
+}
+
+/* Room for a brstack entry's text, the name of its type (at most 12: "ERET", "SYSCALL" ...) aside. */
+#define BRSTACK_ENTRY_MAX	(4 + 16 + 3 + 16 + 8 + 10 + 1 + 16 + 4)
+
+/* @v in decimal, at @p: the end. */
+static char *dec_text(char *p, unsigned int v)
+{
+	char digits[10];
+	int n = 0;
+
+	do
+		digits[n++] = '0' + v % 10;
+	while (v /= 10);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+static char *hex0x_text(char *p, u64 v)
+{
+	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
+
+	*p++ = '0';
+	*p++ = 'x';
+	if (!v)
+		*p = '0';
+	else
+		hex_text(p + n, v);
+	return p + n;
+}
+
+/*
+ * One branch of perf script's brstack field: " 0x<from>/0x<to>" or, for
+ * brstacksym, "<sym>+0x<off>/<sym>+0x<off>" ("[unknown]" without a
+ * symbol), then its flags: "/<P|M|->/<X|->/<A|->/<cycles>/<type>/<spec> ",
+ * as print_bstack_flags() prints them.  A virtual LBR predicts nothing
+ * and has no transactions; its cycles are CYC's, as perf report's.
+ */
+static int auxsample_print__brstack_entry(struct auxsample_listing *l,
+					  const struct auxsample_branch *br, u32 trace_type,
+					  bool sym)
+{
+	struct branch_entry e = {
+		.from = br->from,
+		.to = br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br->to,
+	};
+	const char *type;
+	u64 addr[2] = { e.from, e.to };
+	char *p;
+	int err;
+
+	e.flags.type = auxsample_branch__perf_type(br, trace_type);
+	type = get_branch_type(&e);
+	for (int i = 0; i < 2; i++) {
+		struct auxsample_symcache_entry tmp, *c;
+
+		if (!sym) {
+			err = auxsample_print__room(l->sb, 4 + 16);
+			if (err)
+				return err;
+			p = l->sb->buf + l->sb->len;
+			if (!i)
+				*p++ = ' ';
+			else
+				*p++ = '/';
+			l->sb->len = hex0x_text(p, addr[i]) - l->sb->buf;
+			continue;
+		}
+		c = auxsample_symcache__find(l->cache, l->thread, addr[i], &tmp);
+		err = i ? strbuf_addch(l->sb, '/') : 0;
+		if (!err && c->a.sym)
+			err = strbuf_addf(l->sb, "%s+0x%" PRIx64, c->a.sym->name, c->a.symoff);
+		else if (!err)
+			err = strbuf_addstr(l->sb, "[unknown]");
+		if (err)
+			return err;
+	}
+	err = auxsample_print__room(l->sb, BRSTACK_ENTRY_MAX + strlen(type));
+	if (err)
+		return err;
+	p = l->sb->buf + l->sb->len;
+	memcpy(p, "/-/-/-/", 7);
+	p = dec_text(p + 7, br->cycles);
+	*p++ = '/';
+	memcpy(p, type, strlen(type));
+	p += strlen(type);
+	memcpy(p, "/- ", 3);
+	l->sb->len = p + 3 - l->sb->buf;
+	return 0;
+}
+
+void auxsample_print__fields(FILE *fp, struct strbuf *sb, struct auxsample_symcache *cache,
+			     struct thread *thread, struct perf_sample *sample,
+			     const struct auxsample_result *res, u32 trace_type,
+			     unsigned int fields)
+{
+	struct auxsample_listing l = {
+		.cache = cache, .sb = sb, .thread = thread,
+		.maps = thread__maps(thread), .pid = thread__pid(thread),
+	};
+	bool sym = !(fields & AUXSAMPLE_FIELD_BRSTACK);
+	int nr = res->nr != -AUXSAMPLE_ERR_NOSYNC ? res->nr_branches : 0;
+	int err = 0;
+
+	strbuf_setlen(sb, 0);
+	/* builtin-script.c's perf_sample__fprintf_start(), then process_event()'s. */
+	if (fields & AUXSAMPLE_FIELD_COMM)
+		err = strbuf_addf(sb, "%16s ", auxsample_thread__comm_str_at(thread, sample->time));
+	if (!err && (fields & AUXSAMPLE_FIELD_PID) && (fields & AUXSAMPLE_FIELD_TID))
+		err = strbuf_addf(sb, "%7d/%-7d ", sample->pid, sample->tid);
+	else if (!err && (fields & (AUXSAMPLE_FIELD_PID | AUXSAMPLE_FIELD_TID)))
+		err = strbuf_addf(sb, "%7d ", fields & AUXSAMPLE_FIELD_PID ? sample->pid : sample->tid);
+	if (!err && (fields & AUXSAMPLE_FIELD_CPU))
+		err = strbuf_addf(sb, "[%03d] ", sample->cpu);
+	if (!err && (fields & AUXSAMPLE_FIELD_IP))
+		err = strbuf_addf(sb, " %16" PRIx64, sample->ip);
+	if (fields & (AUXSAMPLE_FIELD_BRSTACK | AUXSAMPLE_FIELD_BRSTACKSYM)) {
+		for (int i = 0; !err && i < nr; i++)
+			err = auxsample_print__brstack_entry(&l, &res->branches[i], trace_type, sym);
+	}
+	if (!err)
+		err = strbuf_addch(sb, '\n');
+	/* Out of memory: what fits, rather than nothing. */
+	fwrite_unlocked(sb->buf, 1, sb->len, fp);
 }

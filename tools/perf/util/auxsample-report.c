@@ -22,6 +22,7 @@
 #include "auxsample-config.h"
 #include "auxsample-fulltrace.h"
 #include "auxsample-place.h"
+#include "auxsample-print.h"
 #include "auxsample-report.h"
 #include "auxsample-walk.h"
 #include "auxsample-window.h"
@@ -139,40 +140,6 @@ static int auxsample_report__auxtrace_info(struct perf_session *session,
 }
 
 /*
- * A far branch: into the kernel (a syscall, whose user-only trace shows
- * no target), back out of it, or, for ETM, an exception return.  Far
- * calls, jumps and returns within user code have no perf type of their own.
- */
-static u8 auxsample_report__far_type(const struct auxsample_branch *br, u32 trace_type)
-{
-	const u64 kernel = 1ULL << 63;	/* the upper half of x86-64 and AArch64 */
-	u64 to = br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br->to;
-
-	if (trace_type == AUXSAMPLE_TRACE_ETM)
-		return PERF_BR_ERET;
-	if (br->from < kernel && (!to || to >= kernel))
-		return PERF_BR_SYSCALL;
-	if (br->from >= kernel && to && to < kernel)
-		return PERF_BR_SYSRET;
-	return PERF_BR_UNKNOWN;
-}
-
-static u8 auxsample_report__br_type(const struct auxsample_branch *br, u32 trace_type)
-{
-	switch (br->kind) {
-	case AUXSAMPLE_BR_COND:		return PERF_BR_COND;
-	case AUXSAMPLE_BR_JUMP:		return PERF_BR_UNCOND;
-	case AUXSAMPLE_BR_IND_JUMP:	return PERF_BR_IND;
-	case AUXSAMPLE_BR_CALL:		return PERF_BR_CALL;
-	case AUXSAMPLE_BR_IND_CALL:	return PERF_BR_IND_CALL;
-	case AUXSAMPLE_BR_RET:		return PERF_BR_RET;
-	case AUXSAMPLE_BR_FAR:		return auxsample_report__far_type(br, trace_type);
-	case AUXSAMPLE_BR_INTR:		return PERF_BR_IRQ;
-	default:			return PERF_BR_UNKNOWN;
-	}
-}
-
-/*
  * The call chain the snippet shows: the sample's IP, then the return
  * addresses of the calls still open, innermost first.
  */
@@ -266,7 +233,7 @@ static int auxsample_report__fill(void *arg, const struct auxsample_result *res)
 		memset(e, 0, sizeof(*e));
 		e->from = br[i].from;
 		e->to = br[i].flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br[i].to;
-		e->flags.type = auxsample_report__br_type(&br[i], r->d.config.type);
+		e->flags.type = auxsample_branch__perf_type(&br[i], r->d.config.type);
 		/* Where the trace has CYC packets: LBR's cycles, else 0 (unknown). */
 		e->flags.cycles = br[i].cycles;
 	}

@@ -134,6 +134,28 @@ done
 cmp -s "$tmp/j1.brstack" "$tmp/j3.brstack" || fail "inject -j 3: other branch stacks than -j 1"
 cmp -s "$tmp/j1.records" "$tmp/j3.records" || fail "inject -j 3: other events, or in another order"
 
+# perf auxsample script -F prints a sample as stock perf script -F prints
+# the injected one: perf script's own formatting is the reference, byte
+# for byte, with the symbols, the comm and perf's branch types.
+for fields in ip,brstack pid,tid,ip,brstacksym comm,cpu,ip,brstack; do
+	perf auxsample script -F "$fields" -i "$data" > "$tmp/fields" 2> "$out"
+	rc=$?
+	killed $rc && fail "script -F $fields: killed by signal $((rc - 128))"
+	[ $rc -eq 0 ] || fail "script -F $fields: exit $rc"
+	perf script -F "$fields" -i "$injected" > "$tmp/fields.stock" 2> /dev/null
+	[ "$(wc -l < "$tmp/fields.stock")" = "$samples" ] ||
+		fail "perf script -F $fields: not $samples samples"
+	cmp -s "$tmp/fields" "$tmp/fields.stock" ||
+		fail "script -F $fields: not what perf script -F $fields prints of the injected file"
+done
+perf auxsample script -F ip,period -i "$data" > "$out" 2>&1
+rc=$?
+[ $rc -ne 0 ] || fail "script -F ip,period: accepted"
+grep -q "'period' is not a field it prints" "$out" || fail "script -F ip,period: no clear error"
+perf auxsample script -F ip --json -i "$data" > "$out" 2>&1
+[ $? -ne 0 ] || fail "script -F ip --json: accepted"
+grep -q -- '-F is a perf auxsample script output' "$out" || fail "script -F --json: no clear error"
+
 # The attrs: branch stacks with hw_idx, no AUX samples.
 perf evlist -v -i "$injected" > "$out" 2>&1
 grep '^instructions:u:' "$out" > "$tmp/attr"
