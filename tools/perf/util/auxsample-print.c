@@ -388,6 +388,27 @@ u8 auxsample_branch__perf_type(const struct auxsample_branch *br, u32 trace_type
 	}
 }
 
+/*
+ * "/<type>/- ", the end of a brstack entry, for each perf branch type:
+ * get_branch_type() builds its table of names at each call, which was a
+ * tenth of -F ip,brstack's time a sample on the dense bench file.  Made
+ * once, by the parse of -F, before any sample is printed.
+ */
+static struct line_part brstack_tails[PERF_BR_MAX];
+
+static void brstack_tails__init(void)
+{
+	for (int t = 0; t < PERF_BR_MAX; t++) {
+		struct branch_entry e = { .flags.type = t };
+		const char *type = t == PERF_BR_EXTEND_ABI ? "" : get_branch_type(&e);
+		struct line_part *tail = &brstack_tails[t];
+
+		tail->len = snprintf(tail->text, sizeof(tail->text), "/%s/- ", type ?: "");
+		if (tail->len >= sizeof(tail->text))
+			tail->len = sizeof(tail->text) - 1;
+	}
+}
+
 /* perf script -F's names of the fields printed here. */
 static const struct {
 	const char	*name;
@@ -436,11 +457,13 @@ int auxsample_print__parse_fields(const char *list, unsigned int *fields)
 		pr_err("perf auxsample script: -F: no field given\n");
 		err = -EINVAL;
 	}
+	if (!err)
+		brstack_tails__init();
 	return err;
 }
 
-/* Room for a brstack entry's text, the name of its type (at most 12: "ERET", "SYSCALL" ...) aside. */
-#define BRSTACK_ENTRY_MAX	(4 + 16 + 3 + 16 + 8 + 10 + 1 + 16 + 4)
+/* Room for a brstack entry's text: " 0x<16>/0x<16>/-/-/-/<10>", then its tail. */
+#define BRSTACK_ENTRY_MAX	(3 + 16 + 3 + 16 + 7 + 10)
 
 /* @v in decimal, at @p: the end. */
 static char *dec_text(char *p, unsigned int v)
@@ -456,6 +479,7 @@ static char *dec_text(char *p, unsigned int v)
 	return p;
 }
 
+/* "0x" and @v's hex digits at @p: the end. */
 static char *hex0x_text(char *p, u64 v)
 {
 	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
@@ -469,63 +493,54 @@ static char *hex0x_text(char *p, u64 v)
 	return p + n;
 }
 
+/* brstacksym's "<sym>+0x<off>" of @addr, or "[unknown]", as symbol__fprintf_symname_offs(). */
+static int auxsample_listing__add_symoff(struct auxsample_listing *l, u64 addr)
+{
+	struct auxsample_symcache_entry tmp;
+	const struct auxsample_symcache_entry *e = auxsample_symcache__find(l->cache, l->thread,
+									    addr, &tmp);
+
+	if (!e->a.sym)
+		return strbuf_addstr(l->sb, "[unknown]");
+	return strbuf_addf(l->sb, "%s+0x%" PRIx64, e->a.sym->name, e->a.symoff);
+}
+
 /*
  * One branch of perf script's brstack field: " 0x<from>/0x<to>" or, for
- * brstacksym, "<sym>+0x<off>/<sym>+0x<off>" ("[unknown]" without a
- * symbol), then its flags: "/<P|M|->/<X|->/<A|->/<cycles>/<type>/<spec> ",
- * as print_bstack_flags() prints them.  A virtual LBR predicts nothing
- * and has no transactions; its cycles are CYC's, as perf report's.
+ * brstacksym, "<sym>+0x<off>/<sym>+0x<off>", then its flags:
+ * "/<P|M|->/<X|->/<A|->/<cycles>/<type>/<spec> ", as print_bstack_flags()
+ * prints them.  A virtual LBR predicts nothing and has no transactions;
+ * its cycles are CYC's, as perf report's.
  */
-static int auxsample_print__brstack_entry(struct auxsample_listing *l,
+static int auxsample_listing__add_brstack(struct auxsample_listing *l,
 					  const struct auxsample_branch *br, u32 trace_type,
 					  bool sym)
 {
-	struct branch_entry e = {
-		.from = br->from,
-		.to = br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br->to,
-	};
-	const char *type;
-	u64 addr[2] = { e.from, e.to };
-	char *p;
+	u64 to = br->flags & AUXSAMPLE_BRF_TO_UNKNOWN ? 0 : br->to;
+	unsigned int type = auxsample_branch__perf_type(br, trace_type);
 	int err;
+	char *p;
 
-	e.flags.type = auxsample_branch__perf_type(br, trace_type);
-	type = get_branch_type(&e);
-	for (int i = 0; i < 2; i++) {
-		struct auxsample_symcache_entry tmp, *c;
-
-		if (!sym) {
-			err = auxsample_print__room(l->sb, 4 + 16);
-			if (err)
-				return err;
-			p = l->sb->buf + l->sb->len;
-			if (!i)
-				*p++ = ' ';
-			else
-				*p++ = '/';
-			l->sb->len = hex0x_text(p, addr[i]) - l->sb->buf;
-			continue;
-		}
-		c = auxsample_symcache__find(l->cache, l->thread, addr[i], &tmp);
-		err = i ? strbuf_addch(l->sb, '/') : 0;
-		if (!err && c->a.sym)
-			err = strbuf_addf(l->sb, "%s+0x%" PRIx64, c->a.sym->name, c->a.symoff);
-		else if (!err)
-			err = strbuf_addstr(l->sb, "[unknown]");
+	if (sym) {
+		err = auxsample_listing__add_symoff(l, br->from) ?:
+		      strbuf_addch(l->sb, '/') ?:
+		      auxsample_listing__add_symoff(l, to);
 		if (err)
 			return err;
 	}
-	err = auxsample_print__room(l->sb, BRSTACK_ENTRY_MAX + strlen(type));
+	err = auxsample_print__room(l->sb, BRSTACK_ENTRY_MAX);
 	if (err)
 		return err;
 	p = l->sb->buf + l->sb->len;
+	if (!sym) {
+		*p++ = ' ';
+		p = hex0x_text(p, br->from);
+		*p++ = '/';
+		p = hex0x_text(p, to);
+	}
 	memcpy(p, "/-/-/-/", 7);
-	p = dec_text(p + 7, br->cycles);
-	*p++ = '/';
-	memcpy(p, type, strlen(type));
-	p += strlen(type);
-	memcpy(p, "/- ", 3);
-	l->sb->len = p + 3 - l->sb->buf;
+	l->sb->len = dec_text(p + 7, br->cycles) - l->sb->buf;
+	line_part__add(l->sb, &brstack_tails[type < PERF_BR_MAX ? type : PERF_BR_UNKNOWN]);
 	return 0;
 }
 
@@ -556,7 +571,7 @@ void auxsample_print__fields(FILE *fp, struct strbuf *sb, struct auxsample_symca
 		err = strbuf_addf(sb, " %16" PRIx64, sample->ip);
 	if (fields & (AUXSAMPLE_FIELD_BRSTACK | AUXSAMPLE_FIELD_BRSTACKSYM)) {
 		for (int i = 0; !err && i < nr; i++)
-			err = auxsample_print__brstack_entry(&l, &res->branches[i], trace_type, sym);
+			err = auxsample_listing__add_brstack(&l, &res->branches[i], trace_type, sym);
 	}
 	if (!err)
 		err = strbuf_addch(sb, '\n');
