@@ -32,15 +32,20 @@ int pair__init(struct pair *pr, struct auxsample_config *config)
 	memset(pr, 0, sizeof(*pr));
 	config->pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT;
 	pr->ref = auxsample_decoder__new(config, NULL);
+	pr->ref_config = malloc(sizeof(*config));
+	if (pr->ref_config)
+		*pr->ref_config = *config;
 	config->pt_decoder = AUXSAMPLE_PT_DECODER_WALKER;
 	pr->walker = auxsample_decoder__new(config, NULL);
-	return pr->ref && pr->walker ? 0 : -1;
+	return pr->ref && pr->walker && pr->ref_config ? 0 : -1;
 }
 
 void pair__exit(struct pair *pr)
 {
 	auxsample_decoder__delete(pr->ref);
 	auxsample_decoder__delete(pr->walker);
+	free(pr->ref_config);
+	free(pr->cuts);
 	for (int i = 0; i < 2; i++) {
 		pair_view__unpoison(pr->views[i].buf, pr->views[i].len);
 		free(pr->views[i].buf);
@@ -97,6 +102,7 @@ static int pair_view__begin(struct pair_view *v, struct auxsample_decoder *dec,
 
 void pair__set_sample_ip(struct pair *pr, uint64_t ip)
 {
+	pr->sample_ip = ip;
 	auxsample_decoder__set_sample_ip(pr->ref, ip);
 	auxsample_decoder__set_sample_ip(pr->walker, ip);
 }
@@ -108,10 +114,12 @@ static void print_branch(const char *who, const struct auxsample_branch *br)
 }
 
 /*
- * What both backends gave (@rn and @wn returned, @buf of @len decoded,
- * NULL for a stream's stretch): 0 when they agree in everything public.
+ * What both backends gave (@ref libipt's, @rn and @wn returned, @buf of
+ * @len decoded, NULL for a stream's stretch): 0 when they agree in
+ * everything public.  Unless @final, only that: nothing counted or said.
  */
-static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, size_t len)
+static int pair__results(struct pair *pr, struct auxsample_decoder *ref, int rn, int wn,
+			 const uint8_t *buf, size_t len, bool final)
 {
 	const struct auxsample_branch *rb, *wb;
 	const struct auxsample_decode_error *re, *we;
@@ -120,34 +128,37 @@ static int pair__results(struct pair *pr, int rn, int wn, const uint8_t *buf, si
 	int rd, wdp, rne, wne;
 	bool fell_back, dump;
 
-	auxsample_decoder__branches(pr->ref, &rb);
+	auxsample_decoder__branches(ref, &rb);
 	auxsample_decoder__branches(pr->walker, &wb);
-	rd = auxsample_decoder__callchain(pr->ref, &rc);
+	rd = auxsample_decoder__callchain(ref, &rc);
 	wdp = auxsample_decoder__callchain(pr->walker, &wc);
-	rne = auxsample_decoder__errors(pr->ref, &re);
+	rne = auxsample_decoder__errors(ref, &re);
 	wne = auxsample_decoder__errors(pr->walker, &we);
-	auxsample_decoder__stats(pr->ref, &rs, sizeof(rs));
+	auxsample_decoder__stats(ref, &rs, sizeof(rs));
 	auxsample_decoder__stats(pr->walker, &ws, sizeof(ws));
-	pr->decodes++;
-	pr->result = rn;
 	fell_back = ws.pt_fallbacks;
-	if (!fell_back)
-		pr->walked++;
+	if (final) {
+		pr->decodes++;
+		pr->result = rn;
+		pr->walked += !fell_back;
+		pr->skims += ws.pt_skims;
+		pr->skims_lost += ws.pt_skims_lost;
+		for (int i = 0; i < rn; i++)
+			pr->timed += rb[i].cycles != 0;
+	}
 	ws.pt_fallbacks = 0;
 	ws.pt_blocks_built = 0;
 	ws.pt_blocks_evicted = 0;
-	pr->skims += ws.pt_skims;
-	pr->skims_lost += ws.pt_skims_lost;
 	ws.pt_skims = 0;
 	ws.pt_skims_lost = 0;
-	for (int i = 0; i < rn; i++)
-		pr->timed += rb[i].cycles != 0;
 	if (rn == wn && rd == wdp && rne == wne &&
 	    (rn <= 0 || !memcmp(rb, wb, rn * sizeof(*rb))) &&
 	    (rd <= 0 || !memcmp(rc, wc, rd * sizeof(*rc))) &&
 	    (rne <= 0 || !memcmp(re, we, rne * sizeof(*re))) &&
 	    !memcmp(&rs, &ws, sizeof(rs)))
 		return 0;
+	if (!final)
+		return -1;
 
 	dump = getenv("PTW_DUMP");
 	fprintf(stderr, "  %zu bytes, the walker %s\n", len, fell_back ? "fell back" : "walked");
@@ -197,13 +208,17 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 	int rn = auxsample_decoder__decode(pr->ref, buf, len, max);
 	int wn = auxsample_decoder__decode(pr->walker, buf, len, max);
 
-	return pair__results(pr, rn, wn, buf, len);
+	return pair__results(pr, pr->ref, rn, wn, buf, len, true);
 }
 
 /* Both backends begin the stream of @len bytes at @buf: 0 when alike. */
 int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
 {
 	int rn = pair_view__begin(&pr->views[0], pr->ref, buf, len, max);
+
+	pr->nr_cuts = 0;
+	pr->max = max;
+	pr->ref_lost = false;
 	int wn = pair_view__begin(&pr->views[1], pr->walker, buf, len, max);
 
 	pr->result = rn;
@@ -213,13 +228,62 @@ int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned
 	return -1;
 }
 
+/*
+ * libipt's stream reads on past a snippet's stop, and an error there can
+ * cost it the stop (its event queue overflowing on FUPs with tracing
+ * off: pt_blk_next() fails before the TIP.PGD's event is handed over),
+ * where libipt on the bytes up to the snippet's end decodes its
+ * branches.  A snippet's results must not depend on what follows it:
+ * the walker's are held against that stream's, the same cuts made.
+ * From there on libipt's stream has another history than the walker's,
+ * and libipt none that could be the walker's: the rest of the stream is
+ * not compared (pr->unreferenced counts it).
+ */
+static int pair__stream_truncated(struct pair *pr, int wn)
+{
+	struct auxsample_decoder *ref = auxsample_decoder__new(pr->ref_config, NULL);
+	uint64_t end = pr->cuts[pr->nr_cuts - 1][1];
+	int rn = -1, err = -1;
+
+	if (!ref)
+		return -1;
+	auxsample_decoder__set_sample_ip(ref, pr->sample_ip);
+	if (auxsample_decoder__stream_begin(ref, pr->views[0].trace, end, pr->max) >= 0) {
+		for (size_t i = 0; i < pr->nr_cuts; i++)
+			rn = auxsample_decoder__stream_to(ref, pr->cuts[i][0], pr->cuts[i][1]);
+		err = pair__results(pr, ref, rn, wn, NULL, end - pr->cuts[pr->nr_cuts - 1][0], true);
+		pr->ref_lost = !err;
+	}
+	auxsample_decoder__delete(ref);
+	return err;
+}
+
 /* Both backends on the stream's stretch [@start, @end): 0 when alike. */
 int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end)
 {
 	int rn = auxsample_decoder__stream_to(pr->ref, start, end);
 	int wn = auxsample_decoder__stream_to(pr->walker, start, end);
 
-	return pair__results(pr, rn, wn, NULL, end - start);
+	if (pr->nr_cuts == pr->cap_cuts) {
+		size_t cap = pr->cap_cuts ? 2 * pr->cap_cuts : 16;
+		uint64_t (*cuts)[2] = realloc(pr->cuts, cap * sizeof(*cuts));
+
+		if (!cuts)
+			return -1;
+		pr->cuts = cuts;
+		pr->cap_cuts = cap;
+	}
+	pr->cuts[pr->nr_cuts][0] = start;
+	pr->cuts[pr->nr_cuts++][1] = end;
+	pr->ref_stream = rn;
+	if (pr->ref_lost) {
+		pr->unreferenced++;
+		return 0;
+	}
+	if (rn == -AUXSAMPLE_ERR_NOT_IN_STREAM && wn >= 0 &&
+	    pair__results(pr, pr->ref, rn, wn, NULL, end - start, false))
+		return pair__stream_truncated(pr, wn);
+	return pair__results(pr, pr->ref, rn, wn, NULL, end - start, true);
 }
 
 /*

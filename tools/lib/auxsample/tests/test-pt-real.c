@@ -641,11 +641,12 @@ static int test_repro_jump_loop(void)
 }
 
 /*
- * The glibc static hello's trace from a PSB to a TIP.PGD that stops it
- * (bytes 0 to 91, the end of the snippet ending there), then what a
- * fuzzer made of the next one: MODE.Exec, a FUP with tracing off, TNTs.
+ * The glibc static hello's trace from a PSB to a TIP.PGD that stops it,
+ * then what fuzz-pt made of the next snippet's: MODE.Exec, a FUP with
+ * tracing off and TNTs, which libipt's pt_blk_event() fails on while it
+ * hands the stop's event over (fuzz/regress/pt/walker-stream-stop-then-bad-query.bin)...
  */
-static const uint8_t stop_then_corrupt[] = {
+static const uint8_t stop_then_bad_query[] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 	0x02, 0x82, 0x02, 0x82, 0x19, 0x10, 0x35, 0x32, 0x1b, 0xf3, 0xbb, 0x1e,
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x73, 0x0a, 0x6e,
@@ -659,56 +660,110 @@ static const uint8_t stop_then_corrupt[] = {
 	0x00, 0x00, 0x00, 0x00, 0x4f, 0x04, 0x99, 0x01, 0x3d, 0xa0, 0xbe, 0xbe,
 	0xbe, 0xbe, 0xbe, 0xbe, 0xbe, 0x00, 0x00,
 };
-#define STOP_THEN_CORRUPT_END	91
+
+/*
+ * ... and one whose next snippet is FUPs with tracing off, which fill
+ * libipt's event queue while it reads on past the TIP.PGD, before it
+ * hands the stop's event over: pt_blk_next() fails
+ * (fuzz/regress/pt/walker-stream-stop-then-evq-full.bin).
+ */
+static const uint8_t stop_then_evq_full[] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x23, 0x99, 0x01, 0x71, 0xa0, 0x16, 0x40,
+	0x00, 0x00, 0x00, 0xc8, 0x68, 0x90, 0x61, 0xff, 0x77, 0x59, 0xcf, 0x00,
+	0x00, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x00, 0x00, 0x00, 0x00,
+	0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x77, 0x3d,
+	0x77, 0x0e, 0xc4, 0x0e,
+};
+
+static const struct stop_then_corrupt {
+	const uint8_t	*trace;
+	size_t		len;
+	size_t		end;		/* the stopped snippet's */
+	unsigned int	branches;	/* libipt's of it, decoded alone */
+	/*
+	 * libipt's stream keeps the stop, and libipt decoding the whole
+	 * alone gives its branches after the gap of the error
+	 */
+	bool		ref_keeps;
+} stops_then_corrupt[] = {
+	{ stop_then_bad_query, sizeof(stop_then_bad_query), 91, 8, true },
+	{ stop_then_evq_full, sizeof(stop_then_evq_full), 37, 8, false },
+};
 
 /*
  * A stream's snippet ends at a stop that corrupt trace follows.  libipt
- * decoding the snippet alone never reads that trace: a stream must give
- * the same branches, whichever backend (libipt's block decoder reads on
- * past the stop and fails there before it hands the stop's event over).
+ * decoding the snippet alone never reads that trace: the walker's stream
+ * gives its branches, and so does libipt's where libipt hands the stop
+ * over before it fails on what follows (pt_flow__next_event(): decoded
+ * whole, the stop's branches come before the error's gap); where it
+ * cannot, it says the snippet is not in the stream, to be decoded alone.
  */
-static int test_stream_stop_then_corrupt(void)
+static int check_stop_then_corrupt(struct recording *r, const struct stop_then_corrupt *c)
 {
-	struct recording r;
 	const struct auxsample_branch *alone, *streamed;
-	struct auxsample_config config;
-	struct pair pr;
-	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
-	int n;
-
-	if (ret != TEST_OK)
-		goto out_rec;
-	/* The reference: libipt on the snippet alone. */
-	config = (struct auxsample_config){
+	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
 		.pt_decoder = AUXSAMPLE_PT_DECODER_LIBIPT,
 		.pt = { .family = 6, .model = 85, .stepping = 4 },
 		.read_memory = program__read,
-		.context = &r.prog,
+		.context = &r->prog,
 	};
-	auxsample_decoder__delete(r.dec);
-	r.dec = auxsample_decoder__new(&config, NULL);
-	ret = TEST_FAIL;
-	if (!r.dec)
-		goto out_rec;
-	n = auxsample_decoder__decode(r.dec, stop_then_corrupt, STOP_THEN_CORRUPT_END, 64);
-	if (!T_CHECK(n == 8) || !T_CHECK(auxsample_decoder__branches(r.dec, &alone) == n))
-		goto out_rec;
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
+	struct auxsample_branch kept[8];
+	struct pair pr;
+	int ret = TEST_FAIL;
+	int n;
+
+	if (!dec)
+		return TEST_FAIL;
+	if (c->ref_keeps) {
+		const struct auxsample_branch *whole;
+
+		n = auxsample_decoder__decode(dec, c->trace, c->len, 64);
+		if (!T_CHECK(c->branches <= ARRAY_SIZE(kept)) || !T_CHECK(n == (int)c->branches + 1) ||
+		    !T_CHECK(auxsample_decoder__branches(dec, &whole) == n) ||
+		    !T_CHECK(whole[0].kind == AUXSAMPLE_BR_GAP))
+			goto out_dec;
+		memcpy(kept, whole + 1, c->branches * sizeof(*whole));
+	}
+	n = auxsample_decoder__decode(dec, c->trace, c->end, 64);
+	if (!T_CHECK(n == (int)c->branches) || !T_CHECK(auxsample_decoder__branches(dec, &alone) == n))
+		goto out_dec;
+	if (c->ref_keeps && !T_CHECK(!memcmp(kept, alone, n * sizeof(*alone))))
+		goto out_dec;
 	if (pair__init(&pr, &config))
 		goto out;
-	if (pair__stream_begin(&pr, stop_then_corrupt, sizeof(stop_then_corrupt), 64) ||
-	    pair__stream_to(&pr, 0, STOP_THEN_CORRUPT_END))
+	/* Alike, or the walker as libipt on the trace up to the snippet's end */
+	if (pair__stream_begin(&pr, c->trace, c->len, 64) ||
+	    pair__stream_to(&pr, 0, c->end))
 		goto out;
-	/* The walker's branches are libipt's stream's: compare those with the alone. */
-	if (!T_CHECK(pr.result == n) ||
-	    !T_CHECK(auxsample_decoder__branches(pr.ref, &streamed) == n) ||
+	if (!T_CHECK(auxsample_decoder__branches(pr.walker, &streamed) == n) ||
 	    !T_CHECK(!memcmp(alone, streamed, n * sizeof(*alone))))
+		goto out;
+	if (c->ref_keeps ? !T_CHECK(pr.ref_stream == n) :
+			     !T_CHECK(pr.ref_stream == -AUXSAMPLE_ERR_NOT_IN_STREAM))
 		goto out;
 	ret = TEST_OK;
 out:
 	pair__exit(&pr);
-out_rec:
+out_dec:
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int test_stream_stop_then_corrupt(void)
+{
+	struct recording r;
+	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
+
+	for (size_t i = 0; ret == TEST_OK && i < ARRAY_SIZE(stops_then_corrupt); i++) {
+		ret = check_stop_then_corrupt(&r, &stops_then_corrupt[i]);
+		if (ret != TEST_OK)
+			fprintf(stderr, "  the %zu-byte stream, stopped at %zu\n",
+				stops_then_corrupt[i].len, stops_then_corrupt[i].end);
+	}
 	recording__exit(&r);
 	return ret;
 }

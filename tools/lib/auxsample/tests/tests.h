@@ -83,6 +83,16 @@ struct pair {
 	unsigned int			skims;		/* the walker's (skim.c) */
 	unsigned int			skims_lost;	/* ... walked again whole */
 	int				result;		/* libipt's, last compared */
+	int				ref_stream;	/* libipt's stream's, last stretch */
+	/* libipt's stream lost a stop the walker kept: no reference for the rest */
+	bool				ref_lost;
+	unsigned int			unreferenced;	/* stretches not compared so */
+	/* The stream's cuts so far, for libipt on its bytes up to the last one's end */
+	struct auxsample_config		*ref_config;
+	uint64_t			(*cuts)[2];
+	size_t				nr_cuts, cap_cuts;
+	unsigned int			max;
+	uint64_t			sample_ip;
 };
 
 int pair__init(struct pair *pr, struct auxsample_config *config);
