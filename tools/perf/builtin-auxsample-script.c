@@ -5,6 +5,7 @@
  * it, newest first) and the call chain those branches show; perf
  * auxsample stat: what those samples hold, and what decodes and why not.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ struct script {
 	u64				skims_lost;
 	struct strbuf			line;	/* a sample's text */
 	unsigned int			fields;	/* -F's AUXSAMPLE_FIELD_*, or 0 */
+	struct evsel			*fields_checked;	/* the last sample's event */
 	struct auxsample_stat		stat;	/* perf auxsample stat */
 };
 
@@ -132,6 +134,19 @@ static void script__print_cost(const struct script *s)
 			" of them again whole ]\n", s->skims, s->skims_lost);
 }
 
+/* -F: the sample's line, its event's fields checked when it is first seen. */
+static int script__print_fields(struct script *s, struct thread *thread,
+				struct perf_sample *sample, struct evsel *evsel,
+				const struct auxsample_result *res)
+{
+	if (evsel != s->fields_checked && auxsample_print__check_fields(evsel, s->fields))
+		return -EINVAL;
+	s->fields_checked = evsel;
+	auxsample_print__fields(stdout, &s->line, &s->walk.symcache, thread, sample, res,
+				s->walk.d.config.type, s->fields);
+	return 0;
+}
+
 static int script__sample(struct auxsample_walk *w, struct thread *thread,
 			  struct perf_sample *sample, struct evsel *evsel,
 			  const struct auxsample_result *res)
@@ -149,8 +164,7 @@ static int script__sample(struct auxsample_walk *w, struct thread *thread,
 	if (s->opts->json)
 		auxsample_print__json(stdout, &w->symcache, thread, sample, evsel, res);
 	else if (s->fields)
-		auxsample_print__fields(stdout, &s->line, &w->symcache, thread, sample, res,
-					w->d.config.type, s->fields);
+		return script__print_fields(s, thread, sample, evsel, res);
 	else
 		auxsample_print__text(stdout, &s->line, &w->symcache, thread, sample, evsel, res);
 	return 0;
@@ -166,6 +180,12 @@ static int script__fulltrace(struct auxsample_walk *w)
 		.autofdo = s->opts->autofdo,
 	};
 
+	/* A file with a full trace and no AUX samples: nothing -F prints. */
+	if (s->fields) {
+		pr_err("perf auxsample script: -F prints AUX samples, and %s holds a full trace without them: perf auxsample script prints it without -F\n",
+		       s->opts->input);
+		return -EINVAL;
+	}
 	return auxsample_fulltrace__run(w->ft, w->session, &w->d.config, &opts);
 }
 
@@ -312,7 +332,7 @@ int cmd_auxsample_script(int argc, const char **argv, bool stat)
 		return 1;
 	}
 	if (opts.fields && (stat || opts.json || opts.full_trace || opts.autofdo)) {
-		pr_err("perf auxsample: -F is a perf auxsample script output of AUX samples, without --json, --full-trace or --autofdo\n");
+		pr_err("perf auxsample: -F is an output of perf auxsample script, of AUX samples, without --json, --full-trace or --autofdo\n");
 		return 1;
 	}
 	if (opts.autofdo)

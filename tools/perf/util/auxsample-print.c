@@ -35,6 +35,12 @@
  */
 #define ADDR_TEXT_MAX	(16 + 2 + 1 + 18)
 
+/* How many hex digits @v, not 0, has. */
+static int hex_digits(u64 v)
+{
+	return (67 - __builtin_clzll(v)) / 4;
+}
+
 /* The hex digits of @v, not 0, ending just before @end. */
 static void hex_text(char *end, u64 v)
 {
@@ -69,7 +75,7 @@ static char *addr_text(char *p, const struct auxsample_symcache_entry *e, u64 ad
 	}
 	*p++ = '0';
 	*p++ = 'x';
-	n = (67 - __builtin_clzll(e->a.symoff)) / 4;	/* digits */
+	n = hex_digits(e->a.symoff);
 	hex_text(p + n, e->a.symoff);
 	return p + n;
 }
@@ -423,6 +429,42 @@ static const struct {
 	{ "brstacksym",	AUXSAMPLE_FIELD_BRSTACKSYM },
 };
 
+/*
+ * Whether @evsel's samples have what @fields prints, as perf script
+ * checks them (evsel__check_attr()): 0, or -EINVAL said with pr_err().
+ * With call chains (perf record -g), perf script prints comm and ip its
+ * own way, the chain after the ip: not here.
+ */
+int auxsample_print__check_fields(struct evsel *evsel, unsigned int fields)
+{
+	static const struct {
+		unsigned int	fields;
+		u64		sample_type;
+		const char	*what;
+	} needs[] = {
+		{ AUXSAMPLE_FIELD_COMM | AUXSAMPLE_FIELD_PID | AUXSAMPLE_FIELD_TID,
+		  PERF_SAMPLE_TID, "TID" },
+		{ AUXSAMPLE_FIELD_CPU, PERF_SAMPLE_CPU, "CPU" },
+		{ AUXSAMPLE_FIELD_IP, PERF_SAMPLE_IP, "IP" },
+	};
+	u64 sample_type = evsel->core.attr.sample_type;
+
+	for (size_t i = 0; i < ARRAY_SIZE(needs); i++) {
+		if ((fields & needs[i].fields) && !(sample_type & needs[i].sample_type)) {
+			pr_err("perf auxsample script: samples for '%s' event do not have %s attribute set: cannot print -F's fields of it\n",
+			       evsel__name(evsel), needs[i].what);
+			return -EINVAL;
+		}
+	}
+	if ((fields & (AUXSAMPLE_FIELD_COMM | AUXSAMPLE_FIELD_IP)) &&
+	    (sample_type & PERF_SAMPLE_CALLCHAIN)) {
+		pr_err("perf auxsample script: '%s' samples have call chains (perf record -g), which perf script -F prints with comm and ip its own way: perf auxsample inject, then perf script -F\n",
+		       evsel__name(evsel));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The field named @name, or 0. */
 static unsigned int auxsample_print__field(const char *name)
 {
@@ -462,8 +504,8 @@ int auxsample_print__parse_fields(const char *list, unsigned int *fields)
 	return err;
 }
 
-/* Room for a brstack entry's text: " 0x<16>/0x<16>/-/-/-/<10>", then its tail. */
-#define BRSTACK_ENTRY_MAX	(3 + 16 + 3 + 16 + 7 + 10)
+/* Room for a brstack entry's text but its tail: " 0x<from>/0x<to>/-/-/-/<cycles>". */
+#define BRSTACK_ENTRY_MAX	(sizeof(" 0x/0x/-/-/-/") - 1 + 16 + 16 + 10)
 
 /* @v in decimal, at @p: the end. */
 static char *dec_text(char *p, unsigned int v)
@@ -482,7 +524,7 @@ static char *dec_text(char *p, unsigned int v)
 /* "0x" and @v's hex digits at @p: the end. */
 static char *hex0x_text(char *p, u64 v)
 {
-	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
+	int n = v ? hex_digits(v) : 1;
 
 	*p++ = '0';
 	*p++ = 'x';
@@ -554,7 +596,8 @@ void auxsample_print__fields(FILE *fp, struct strbuf *sb, struct auxsample_symca
 		.maps = thread__maps(thread), .pid = thread__pid(thread),
 	};
 	bool sym = !(fields & AUXSAMPLE_FIELD_BRSTACK);
-	int nr = res->nr != -AUXSAMPLE_ERR_NOSYNC ? res->nr_branches : 0;
+	/* As perf auxsample inject writes it: no branches without a sync point. */
+	int nr = res->nr > 0 ? res->nr : 0;
 	int err = 0;
 
 	strbuf_setlen(sb, 0);

@@ -58,6 +58,8 @@ void auxsample_print__json_addr(FILE *fp, const char *key, const struct auxsampl
 
 /* A -F list ("pid,ip,brstack") into @fields: 0, or -EINVAL said with pr_err(). */
 int auxsample_print__parse_fields(const char *list, unsigned int *fields);
+/* Whether @evsel's samples have what @fields prints: 0, or -EINVAL said. */
+int auxsample_print__check_fields(struct evsel *evsel, unsigned int fields);
 
 /*
  * A decoded sample as perf script -F @fields prints the sample that perf

@@ -154,7 +154,19 @@ rc=$?
 grep -q "'period' is not a field it prints" "$out" || fail "script -F ip,period: no clear error"
 perf auxsample script -F ip --json -i "$data" > "$out" 2>&1
 [ $? -ne 0 ] || fail "script -F ip --json: accepted"
-grep -q -- '-F is a perf auxsample script output' "$out" || fail "script -F --json: no clear error"
+grep -q -- '-F is an output of perf auxsample script' "$out" || fail "script -F --json: no clear error"
+# A field the samples lack is refused, as perf script refuses it.
+if perf auxsample simulate -o "$tmp/nocpu.data" --no-sample-cpu -c 700 -- "$wl" branches 40 \
+	> /dev/null 2>&1; then
+	perf auxsample script -F cpu,ip -i "$tmp/nocpu.data" > "$out" 2>&1
+	rc=$?
+	killed $rc && fail "script -F cpu of samples without one: killed by signal $((rc - 128))"
+	[ $rc -ne 0 ] || fail "script -F cpu of samples without one: accepted"
+	grep -q 'do not have CPU attribute set' "$out" ||
+		fail "script -F cpu of samples without one: no clear error"
+else
+	fail "simulate --no-sample-cpu failed"
+fi
 
 # The attrs: branch stacks with hw_idx, no AUX samples.
 perf evlist -v -i "$injected" > "$out" 2>&1
