@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <intel-pt.h>
 #include <auxsample/auxsample.h>
 #include "tests.h"
 
@@ -232,23 +233,62 @@ int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned
  * libipt's stream reads on past a snippet's stop, and an error there can
  * cost it the stop (its event queue overflowing on FUPs with tracing
  * off: pt_blk_next() fails before the TIP.PGD's event is handed over),
- * where libipt on the bytes up to the snippet's end decodes its
- * branches.  A snippet's results must not depend on what follows it:
- * the walker's are held against that stream's, the same cuts made.
+ * where libipt on the bytes up to the snippet's end (its last packet's)
+ * decodes its branches.  A snippet's results must not depend on what
+ * follows it: the walker's are held against that stream's, the same
+ * cuts made.
  * From there on libipt's stream has another history than the walker's,
  * and libipt none that could be the walker's: the rest of the stream is
  * not compared (pr->unreferenced counts it).
  */
+/*
+ * Where the trace is cut for libipt's stream to @end: past the packet
+ * that @end cuts, if one does.  Its scan, as the stream's on the whole
+ * trace, then takes that packet whole (a CYC that a snippet's last byte
+ * begins, after its TIP.PGD, leaves the stop the snippet's).
+ */
+static uint64_t pair__packet_end(const uint8_t *trace, size_t len, uint64_t end)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_packet packet;
+	struct pt_config cfg;
+	uint64_t at = end, offset;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)trace;
+	cfg.end = (uint8_t *)trace + len;
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt)
+		return end;
+	for (int status = pt_pkt_sync_forward(pkt); status >= 0;
+	     status = pt_pkt_sync_forward(pkt)) {
+		while (!pt_pkt_get_offset(pkt, &offset) && offset < end &&
+		       pt_pkt_next(pkt, &packet, sizeof(packet)) > 0) {
+			if (offset + packet.size > end) {
+				at = offset + packet.size;
+				goto out;
+			}
+		}
+		if (offset >= end)
+			break;
+	}
+out:
+	pt_pkt_free_decoder(pkt);
+	return at;
+}
+
 static int pair__stream_truncated(struct pair *pr, int wn)
 {
 	struct auxsample_decoder *ref = auxsample_decoder__new(pr->ref_config, NULL);
+	const struct pair_view *v = &pr->views[0];
 	uint64_t end = pr->cuts[pr->nr_cuts - 1][1];
 	int rn = -1, err = -1;
 
 	if (!ref)
 		return -1;
 	auxsample_decoder__set_sample_ip(ref, pr->sample_ip);
-	if (auxsample_decoder__stream_begin(ref, pr->views[0].trace, end, pr->max) >= 0) {
+	if (auxsample_decoder__stream_begin(ref, v->trace, pair__packet_end(v->trace, v->len, end),
+					    pr->max) >= 0) {
 		for (size_t i = 0; i < pr->nr_cuts; i++)
 			rn = auxsample_decoder__stream_to(ref, pr->cuts[i][0], pr->cuts[i][1]);
 		err = pair__results(pr, ref, rn, wn, NULL, end - pr->cuts[pr->nr_cuts - 1][0], true);
