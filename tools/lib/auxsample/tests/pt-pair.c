@@ -137,6 +137,7 @@ static int pair__results(struct pair *pr, struct auxsample_decoder *ref, int rn,
 	wne = auxsample_decoder__errors(pr->walker, &we);
 	auxsample_decoder__stats(ref, &rs, sizeof(rs));
 	auxsample_decoder__stats(pr->walker, &ws, sizeof(ws));
+	rs.bytes += pr->ref_short;
 	fell_back = ws.pt_fallbacks;
 	if (final) {
 		pr->decodes++;
@@ -230,42 +231,33 @@ int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned
 }
 
 /*
- * libipt's stream reads on past a snippet's stop, and an error there can
- * cost it the stop (its event queue overflowing on FUPs with tracing
- * off: pt_blk_next() fails before the TIP.PGD's event is handed over),
- * where libipt on the bytes up to the snippet's end (its last packet's)
- * decodes its branches.  A snippet's results must not depend on what
- * follows it: the walker's are held against that stream's, the same
- * cuts made.
- * From there on libipt's stream has another history than the walker's,
- * and libipt none that could be the walker's: the rest of the stream is
- * not compared (pr->unreferenced counts it).
+ * The packet that @end cuts, [*@from, *@to), or both @end where none
+ * does.  A snippet's end may cut the timing packet after its TIP.PGD: the
+ * streams on the whole trace scan it as timing, and the stop stays the
+ * snippet's.
  */
-/*
- * Where the trace is cut for libipt's stream to @end: past the packet
- * that @end cuts, if one does.  Its scan, as the stream's on the whole
- * trace, then takes that packet whole (a CYC that a snippet's last byte
- * begins, after its TIP.PGD, leaves the stop the snippet's).
- */
-static uint64_t pair__packet_end(const uint8_t *trace, size_t len, uint64_t end)
+static void pair__cut_packet(const uint8_t *trace, size_t len, uint64_t end, uint64_t *from,
+			     uint64_t *to)
 {
 	struct pt_packet_decoder *pkt;
 	struct pt_packet packet;
 	struct pt_config cfg;
-	uint64_t at = end, offset;
+	uint64_t offset;
 
+	*from = *to = end;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)trace;
 	cfg.end = (uint8_t *)trace + len;
 	pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!pkt)
-		return end;
+		return;
 	for (int status = pt_pkt_sync_forward(pkt); status >= 0;
 	     status = pt_pkt_sync_forward(pkt)) {
 		while (!pt_pkt_get_offset(pkt, &offset) && offset < end &&
 		       pt_pkt_next(pkt, &packet, sizeof(packet)) > 0) {
 			if (offset + packet.size > end) {
-				at = offset + packet.size;
+				*from = offset;
+				*to = offset + packet.size;
 				goto out;
 			}
 		}
@@ -274,27 +266,59 @@ static uint64_t pair__packet_end(const uint8_t *trace, size_t len, uint64_t end)
 	}
 out:
 	pt_pkt_free_decoder(pkt);
-	return at;
 }
 
-static int pair__stream_truncated(struct pair *pr, int wn)
+/* libipt's stream of the trace cut at @cut, the stream's cuts made: 0 when the walker's alike. */
+static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn, bool final)
 {
 	struct auxsample_decoder *ref = auxsample_decoder__new(pr->ref_config, NULL);
-	const struct pair_view *v = &pr->views[0];
-	uint64_t end = pr->cuts[pr->nr_cuts - 1][1];
+	uint64_t start = pr->cuts[pr->nr_cuts - 1][0], end = pr->cuts[pr->nr_cuts - 1][1];
 	int rn = -1, err = -1;
 
 	if (!ref)
 		return -1;
 	auxsample_decoder__set_sample_ip(ref, pr->sample_ip);
-	if (auxsample_decoder__stream_begin(ref, v->trace, pair__packet_end(v->trace, v->len, end),
-					    pr->max) >= 0) {
-		for (size_t i = 0; i < pr->nr_cuts; i++)
-			rn = auxsample_decoder__stream_to(ref, pr->cuts[i][0], pr->cuts[i][1]);
-		err = pair__results(pr, ref, rn, wn, NULL, end - pr->cuts[pr->nr_cuts - 1][0], true);
-		pr->ref_lost = !err;
+	if (auxsample_decoder__stream_begin(ref, pr->views[0].trace, cut, pr->max) >= 0) {
+		for (size_t i = 0; i < pr->nr_cuts; i++) {
+			uint64_t to = pr->cuts[i][1] < cut ? pr->cuts[i][1] : cut;
+
+			rn = auxsample_decoder__stream_to(ref, pr->cuts[i][0] < to ?
+							  pr->cuts[i][0] : to, to);
+		}
+		/* The packet left out is the snippet's bytes all the same. */
+		pr->ref_short = cut < end ? end - cut : 0;
+		err = pair__results(pr, ref, rn, wn, NULL, end - start, final);
+		pr->ref_short = 0;
 	}
 	auxsample_decoder__delete(ref);
+	return err;
+}
+
+/*
+ * libipt's stream reads on past a snippet's stop, and an error there can
+ * cost it the stop (its event queue overflowing on FUPs with tracing
+ * off: pt_blk_next() fails before the TIP.PGD's event is handed over),
+ * where libipt on the bytes up to the snippet's end decodes its
+ * branches.  A snippet's results must not depend on what follows it: the
+ * walker's are held against that stream's, the same cuts made, with the
+ * packet the end cuts whole (a CYC, whose cycles count) or, where that
+ * fails, left out (a TMA without its TSC, which libipt's look past the
+ * stop fails on).
+ * From there on libipt's stream has another history than the walker's,
+ * and libipt none that could be the walker's: the rest of the stream is
+ * not compared (pr->unreferenced counts it).
+ */
+static int pair__stream_truncated(struct pair *pr, int wn)
+{
+	uint64_t from, to;
+	int err;
+
+	pair__cut_packet(pr->views[0].trace, pr->views[0].len, pr->cuts[pr->nr_cuts - 1][1],
+			 &from, &to);
+	err = pair__stream_cut(pr, to, wn, from == to);
+	if (err && from != to)
+		err = pair__stream_cut(pr, from, wn, true);
+	pr->ref_lost = !err;
 	return err;
 }
 
