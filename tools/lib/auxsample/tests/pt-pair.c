@@ -268,8 +268,8 @@ out:
 	pt_pkt_free_decoder(pkt);
 }
 
-/* libipt's stream of the trace cut at @cut, the stream's cuts made: 0 when the walker's alike. */
-static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn, bool final)
+/* libipt's stream of the trace cut at @cut, the stream's cuts made: 0 when the walker's alike (nothing said). */
+static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn)
 {
 	struct auxsample_decoder *ref = auxsample_decoder__new(pr->ref_config, NULL);
 	uint64_t start = pr->cuts[pr->nr_cuts - 1][0], end = pr->cuts[pr->nr_cuts - 1][1];
@@ -287,7 +287,7 @@ static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn, bool final)
 		}
 		/* The packet left out is the snippet's bytes all the same. */
 		pr->ref_short = cut < end ? end - cut : 0;
-		err = pair__results(pr, ref, rn, wn, NULL, end - start, final);
+		err = pair__results(pr, ref, rn, wn, NULL, end - start, false);
 		pr->ref_short = 0;
 	}
 	auxsample_decoder__delete(ref);
@@ -303,23 +303,82 @@ static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn, bool final)
  * walker's are held against that stream's, the same cuts made, with the
  * packet the end cuts whole (a CYC, whose cycles count) or, where that
  * fails, left out (a TMA without its TSC, which libipt's look past the
- * stop fails on).
+ * stop fails on); or, where libipt's errors all follow the stop's
+ * TIP.PGD, taken as they are (pair__lost_after_stop()).
  * From there on libipt's stream has another history than the walker's,
  * and libipt none that could be the walker's: the rest of the stream is
  * not compared (pr->unreferenced counts it).
  */
-static int pair__stream_truncated(struct pair *pr, int wn)
+/*
+ * The end of the last TIP.PGD that ends by @end, 0 if none: where the
+ * snippet's stop is, where it has one.
+ */
+static uint64_t pair__stop_end(const uint8_t *trace, size_t len, uint64_t end)
 {
-	uint64_t from, to;
+	struct pt_packet_decoder *pkt;
+	struct pt_packet packet;
+	struct pt_config cfg;
+	uint64_t offset, stop = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)trace;
+	cfg.end = (uint8_t *)trace + len;
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt)
+		return 0;
+	for (int status = pt_pkt_sync_forward(pkt); status >= 0;
+	     status = pt_pkt_sync_forward(pkt)) {
+		while (!pt_pkt_get_offset(pkt, &offset) && offset < end &&
+		       pt_pkt_next(pkt, &packet, sizeof(packet)) > 0) {
+			if (packet.type == ppt_tip_pgd && offset + packet.size <= end)
+				stop = offset + packet.size;
+		}
+		if (offset >= end)
+			break;
+	}
+	pt_pkt_free_decoder(pkt);
+	return stop;
+}
+
+/*
+ * Whether libipt's stream lost the snippet's stop only to what follows
+ * its TIP.PGD within the snippet: its errors are all after the stop
+ * (a TMA without its TSC among the timing packets there, which libipt
+ * looks at before it hands the stop over, and the walker has no need
+ * to).  libipt has no answer for that snippet then.
+ */
+static bool pair__lost_after_stop(struct pair *pr)
+{
+	const struct auxsample_decode_error *errors;
+	uint64_t stop = pair__stop_end(pr->views[0].trace, pr->views[0].len,
+				       pr->cuts[pr->nr_cuts - 1][1]);
+	int n = auxsample_decoder__errors(pr->ref, &errors);
+
+	if (!stop || n <= 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (errors[i].offset < stop)
+			return false;
+	}
+	return true;
+}
+
+static int pair__stream_truncated(struct pair *pr, int rn, int wn)
+{
+	uint64_t from, to, end = pr->cuts[pr->nr_cuts - 1][1];
 	int err;
 
-	pair__cut_packet(pr->views[0].trace, pr->views[0].len, pr->cuts[pr->nr_cuts - 1][1],
-			 &from, &to);
-	err = pair__stream_cut(pr, to, wn, from == to);
+	pair__cut_packet(pr->views[0].trace, pr->views[0].len, end, &from, &to);
+	err = pair__stream_cut(pr, to, wn);
 	if (err && from != to)
-		err = pair__stream_cut(pr, from, wn, true);
-	pr->ref_lost = !err;
-	return err;
+		err = pair__stream_cut(pr, from, wn);
+	if (err && pair__lost_after_stop(pr))
+		err = 0;
+	if (err)
+		return pair__results(pr, pr->ref, rn, wn, NULL, end - pr->cuts[pr->nr_cuts - 1][0],
+				     true);
+	pr->ref_lost = true;
+	return 0;
 }
 
 /* Both backends on the stream's stretch [@start, @end): 0 when alike. */
@@ -346,7 +405,7 @@ int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end)
 	}
 	if (rn == -AUXSAMPLE_ERR_NOT_IN_STREAM && wn >= 0 &&
 	    pair__results(pr, pr->ref, rn, wn, NULL, end - start, false))
-		return pair__stream_truncated(pr, wn);
+		return pair__stream_truncated(pr, rn, wn);
 	return pair__results(pr, pr->ref, rn, wn, NULL, end - start, true);
 }
 
