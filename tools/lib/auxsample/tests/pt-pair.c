@@ -217,11 +217,11 @@ int pair__compare(struct pair *pr, const uint8_t *buf, size_t len, unsigned int 
 int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned int max)
 {
 	int rn = pair_view__begin(&pr->views[0], pr->ref, buf, len, max);
+	int wn = pair_view__begin(&pr->views[1], pr->walker, buf, len, max);
 
 	pr->nr_cuts = 0;
 	pr->max = max;
 	pr->ref_lost = false;
-	int wn = pair_view__begin(&pr->views[1], pr->walker, buf, len, max);
 
 	pr->result = rn;
 	if (rn == wn)
@@ -230,21 +230,25 @@ int pair__stream_begin(struct pair *pr, const uint8_t *buf, size_t len, unsigned
 	return -1;
 }
 
+/* What the packets up to a snippet's end say (pair__scan_to()). */
+struct pair_end {
+	uint64_t	stop;			/* the end of its last TIP.PGD, 0 if none */
+	uint64_t	cut_from, cut_to;	/* the packet the end cuts; both the end if none */
+};
+
 /*
- * The packet that @end cuts, [*@from, *@to), or both @end where none
- * does.  A snippet's end may cut the timing packet after its TIP.PGD: the
- * streams on the whole trace scan it as timing, and the stop stays the
- * snippet's.
+ * The packets of @trace up to @end, by libipt's packet decoder.  A
+ * snippet's end may cut the timing packet after its TIP.PGD: the streams
+ * on the whole trace scan it as timing, and the stop stays the snippet's.
  */
-static void pair__cut_packet(const uint8_t *trace, size_t len, uint64_t end, uint64_t *from,
-			     uint64_t *to)
+static void pair__scan_to(const uint8_t *trace, size_t len, uint64_t end, struct pair_end *pe)
 {
 	struct pt_packet_decoder *pkt;
 	struct pt_packet packet;
 	struct pt_config cfg;
 	uint64_t offset;
 
-	*from = *to = end;
+	*pe = (struct pair_end){ .cut_from = end, .cut_to = end };
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)trace;
 	cfg.end = (uint8_t *)trace + len;
@@ -256,10 +260,12 @@ static void pair__cut_packet(const uint8_t *trace, size_t len, uint64_t end, uin
 		while (!pt_pkt_get_offset(pkt, &offset) && offset < end &&
 		       pt_pkt_next(pkt, &packet, sizeof(packet)) > 0) {
 			if (offset + packet.size > end) {
-				*from = offset;
-				*to = offset + packet.size;
+				pe->cut_from = offset;
+				pe->cut_to = offset + packet.size;
 				goto out;
 			}
+			if (packet.type == ppt_tip_pgd)
+				pe->stop = offset + packet.size;
 		}
 		if (offset >= end)
 			break;
@@ -268,7 +274,10 @@ out:
 	pt_pkt_free_decoder(pkt);
 }
 
-/* libipt's stream of the trace cut at @cut, the stream's cuts made: 0 when the walker's alike (nothing said). */
+/*
+ * libipt's stream of the trace cut at @cut, the stream's cuts made: 0
+ * when the walker's results are alike (nothing said).
+ */
 static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn)
 {
 	struct auxsample_decoder *ref = auxsample_decoder__new(pr->ref_config, NULL);
@@ -295,6 +304,27 @@ static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn)
 }
 
 /*
+ * Whether libipt's stream lost the snippet's stop only to what follows
+ * its TIP.PGD within the snippet: its errors are all after the stop
+ * (a TMA without its TSC among the timing packets there, which libipt
+ * looks at before it hands the stop over, and the walker has no need
+ * to).  libipt has no answer for that snippet then.
+ */
+static bool pair__lost_after_stop(struct pair *pr, uint64_t stop)
+{
+	const struct auxsample_decode_error *errors;
+	int n = auxsample_decoder__errors(pr->ref, &errors);
+
+	if (!stop || n <= 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (errors[i].offset < stop)
+			return false;
+	}
+	return true;
+}
+
+/*
  * libipt's stream reads on past a snippet's stop, and an error there can
  * cost it the stop (its event queue overflowing on FUPs with tracing
  * off: pt_blk_next() fails before the TIP.PGD's event is handed over),
@@ -307,72 +337,19 @@ static int pair__stream_cut(struct pair *pr, uint64_t cut, int wn)
  * TIP.PGD, taken as they are (pair__lost_after_stop()).
  * From there on libipt's stream has another history than the walker's,
  * and libipt none that could be the walker's: the rest of the stream is
- * not compared (pr->unreferenced counts it).
+ * not compared.
  */
-/*
- * The end of the last TIP.PGD that ends by @end, 0 if none: where the
- * snippet's stop is, where it has one.
- */
-static uint64_t pair__stop_end(const uint8_t *trace, size_t len, uint64_t end)
-{
-	struct pt_packet_decoder *pkt;
-	struct pt_packet packet;
-	struct pt_config cfg;
-	uint64_t offset, stop = 0;
-
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)trace;
-	cfg.end = (uint8_t *)trace + len;
-	pkt = pt_pkt_alloc_decoder(&cfg);
-	if (!pkt)
-		return 0;
-	for (int status = pt_pkt_sync_forward(pkt); status >= 0;
-	     status = pt_pkt_sync_forward(pkt)) {
-		while (!pt_pkt_get_offset(pkt, &offset) && offset < end &&
-		       pt_pkt_next(pkt, &packet, sizeof(packet)) > 0) {
-			if (packet.type == ppt_tip_pgd && offset + packet.size <= end)
-				stop = offset + packet.size;
-		}
-		if (offset >= end)
-			break;
-	}
-	pt_pkt_free_decoder(pkt);
-	return stop;
-}
-
-/*
- * Whether libipt's stream lost the snippet's stop only to what follows
- * its TIP.PGD within the snippet: its errors are all after the stop
- * (a TMA without its TSC among the timing packets there, which libipt
- * looks at before it hands the stop over, and the walker has no need
- * to).  libipt has no answer for that snippet then.
- */
-static bool pair__lost_after_stop(struct pair *pr)
-{
-	const struct auxsample_decode_error *errors;
-	uint64_t stop = pair__stop_end(pr->views[0].trace, pr->views[0].len,
-				       pr->cuts[pr->nr_cuts - 1][1]);
-	int n = auxsample_decoder__errors(pr->ref, &errors);
-
-	if (!stop || n <= 0)
-		return false;
-	for (int i = 0; i < n; i++) {
-		if (errors[i].offset < stop)
-			return false;
-	}
-	return true;
-}
-
 static int pair__stream_truncated(struct pair *pr, int rn, int wn)
 {
-	uint64_t from, to, end = pr->cuts[pr->nr_cuts - 1][1];
+	uint64_t end = pr->cuts[pr->nr_cuts - 1][1];
+	struct pair_end pe;
 	int err;
 
-	pair__cut_packet(pr->views[0].trace, pr->views[0].len, end, &from, &to);
-	err = pair__stream_cut(pr, to, wn);
-	if (err && from != to)
-		err = pair__stream_cut(pr, from, wn);
-	if (err && pair__lost_after_stop(pr))
+	pair__scan_to(pr->views[0].trace, pr->views[0].len, end, &pe);
+	err = pair__stream_cut(pr, pe.cut_to, wn);
+	if (err && pe.cut_from != pe.cut_to)
+		err = pair__stream_cut(pr, pe.cut_from, wn);
+	if (err && pair__lost_after_stop(pr, pe.stop))
 		err = 0;
 	if (err)
 		return pair__results(pr, pr->ref, rn, wn, NULL, end - pr->cuts[pr->nr_cuts - 1][0],
@@ -399,10 +376,8 @@ int pair__stream_to(struct pair *pr, uint64_t start, uint64_t end)
 	pr->cuts[pr->nr_cuts][0] = start;
 	pr->cuts[pr->nr_cuts++][1] = end;
 	pr->ref_stream = rn;
-	if (pr->ref_lost) {
-		pr->unreferenced++;
+	if (pr->ref_lost)
 		return 0;
-	}
 	if (rn == -AUXSAMPLE_ERR_NOT_IN_STREAM && wn >= 0 &&
 	    pair__results(pr, pr->ref, rn, wn, NULL, end - start, false))
 		return pair__stream_truncated(pr, rn, wn);

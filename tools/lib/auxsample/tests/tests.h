@@ -86,7 +86,6 @@ struct pair {
 	int				ref_stream;	/* libipt's stream's, last stretch */
 	/* libipt's stream lost a stop the walker kept: no reference for the rest */
 	bool				ref_lost;
-	unsigned int			unreferenced;	/* stretches not compared so */
 	uint64_t			ref_short;	/* bytes the reference's stretch lacks */
 	/* The stream's cuts so far, for libipt on its bytes up to the last one's end */
 	struct auxsample_config		*ref_config;
