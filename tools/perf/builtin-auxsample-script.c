@@ -161,10 +161,10 @@ static int script__sample(struct auxsample_walk *w, struct thread *thread,
 	s->decode_ns += res->decode_ns;
 	s->skims += res->stats->pt_skims;
 	s->skims_lost += res->stats->pt_skims_lost;
+	if (s->fields)
+		return script__print_fields(s, thread, sample, evsel, res);
 	if (s->opts->json)
 		auxsample_print__json(stdout, &w->symcache, thread, sample, evsel, res);
-	else if (s->fields)
-		return script__print_fields(s, thread, sample, evsel, res);
 	else
 		auxsample_print__text(stdout, &s->line, &w->symcache, thread, sample, evsel, res);
 	return 0;

@@ -41,7 +41,7 @@ static int hex_digits(u64 v)
 	return (67 - __builtin_clzll(v)) / 4;
 }
 
-/* The hex digits of @v, not 0, ending just before @end. */
+/* The hex digits of @v ("0" for 0), ending just before @end. */
 static void hex_text(char *end, u64 v)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -528,10 +528,7 @@ static char *hex0x_text(char *p, u64 v)
 
 	*p++ = '0';
 	*p++ = 'x';
-	if (!v)
-		*p = '0';
-	else
-		hex_text(p + n, v);
+	hex_text(p + n, v);	/* 0: one digit */
 	return p + n;
 }
 
@@ -617,7 +614,7 @@ void auxsample_print__fields(FILE *fp, struct strbuf *sb, struct auxsample_symca
 			err = auxsample_listing__add_brstack(&l, &res->branches[i], trace_type, sym);
 	}
 	if (!err)
-		err = strbuf_addch(sb, '\n');
+		strbuf_addch(sb, '\n');
 	/* Out of memory: what fits, rather than nothing. */
 	fwrite_unlocked(sb->buf, 1, sb->len, fp);
 }
