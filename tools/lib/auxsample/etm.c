@@ -91,7 +91,8 @@ struct etm_source_state {
 	bool			async_seen;
 	bool			synced;
 	bool			overflowed;	/* its NO_SYNC made the gap */
-	bool			maxspec;	/* TRCIDR8.MAXSPEC: speculation traced */
+	uint32_t		maxspec;	/* TRCIDR8.MAXSPEC: speculation traced */
+	bool			wants_addr;	/* an exception's address is to come */
 	bool			stack;		/* feeds the call stack */
 	bool			pid_in_vmid;	/* the OS's PID is in the VMID */
 	int64_t			pid;		/* of the last context, -1 unknown */
@@ -272,6 +273,8 @@ static void etm_source__lost(struct etm_state *etm, struct etm_source_state *s)
 	if (s->synced)
 		auxsample__gap(etm->dec, s->end_ip, 0);
 	s->synced = false;
+	/* The decoder's P0 stack is empty, its exception gone. */
+	s->wants_addr = false;
 }
 
 /*
@@ -577,6 +580,59 @@ static void etm_source__packet(struct etm_source_state *s, const ocsd_etmv4_i_pk
 }
 
 /*
+ * Packets that OpenCSD 1.3.3's ETMv4 decoder crashes or hangs on:
+ *  - without speculation (TRCIDR8.MAXSPEC 0, every core traced here), a
+ *    cancel or mispredict (see etm_packet__is_speculative());
+ *  - a Commit while an exception or Q element waits for its address:
+ *    where the commit reaches the element, processException() or
+ *    processQElement() reads the address past the end of the P0 stack
+ *    (SIGSEGV).  Without speculation every older element is committed
+ *    already, so it always does.  With it, a Commit there that stops
+ *    short would decode; taking it for corrupt data costs a resync, in
+ *    trace that no core we know of writes;
+ *  - a Trace Info whose speculation depth is more than MAXSPEC allows:
+ *    the next packet commits the excess, an exception that waits for its
+ *    address among them, with the same crash.
+ */
+static bool etm_source__crashes_decoder(const struct etm_source_state *s,
+					const ocsd_etmv4_i_pkt *p)
+{
+	if (etm_packet__is_speculative(p->type))
+		return !s->maxspec;
+	if (p->type == ETM4_PKT_I_COMMIT)
+		return s->wants_addr;
+	if (p->type == ETM4_PKT_I_TRACE_INFO)
+		return p->curr_spec_depth > s->maxspec;
+	return false;
+}
+
+/* Whether the decoder's last exception or Q element waits for an address. */
+static void etm_source__await_addr(struct etm_source_state *s, const ocsd_etmv4_i_pkt *p)
+{
+	switch (p->type) {
+	case ETM4_PKT_I_EXCEPT:
+		s->wants_addr = true;
+		break;
+	case ETM4_PKT_I_Q:
+		if (!p->Q_pkt.addr_present)
+			s->wants_addr = true;
+		break;
+	/* Each resets the decoder, or discards its P0 stack. */
+	case ETM4_PKT_I_BAD_SEQUENCE:
+	case ETM4_PKT_I_BAD_TRACEMODE:
+	case ETM4_PKT_I_RESERVED:
+	case ETM4_PKT_I_OVERFLOW:
+	case ETM4_PKT_I_DISCARD:
+		s->wants_addr = false;
+		break;
+	default:
+		if (etm_packet__class(p->type) == ETM_PKT_ADDR)
+			s->wants_addr = false;
+		break;
+	}
+}
+
+/*
  * Packets, seen before the decoder gets them: where the A-syncs are, the
  * address after each atom packet, and a work-around.  ETE sources are
  * decoded as ETMv4 of version 5 (see etm_ete_as_v4()) so that the C API
@@ -594,14 +650,11 @@ static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 	if (p->type == ETM4_PKT_I_ASYNC) {
 		s->async = index;
 		s->async_seen = true;
-	} else if (etm_packet__is_speculative(p->type) && !s->maxspec) {
-		/*
-		 * Without speculation (TRCIDR8.MAXSPEC 0, every core traced
-		 * here) there are no mispredicts and no cancels: this one is
-		 * corrupt data.  Let the decoder see a bad packet and resync.
-		 */
+	} else if (etm_source__crashes_decoder(s, p)) {
+		/* Corrupt data: let the decoder see a bad packet and resync. */
 		p->type = ETM4_PKT_I_BAD_SEQUENCE;
 	}
+	etm_source__await_addr(s, p);
 	etm_source__packet(s, p, index);
 }
 
@@ -681,7 +734,7 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 	/* Only one source's calls and returns can make one call stack. */
 	s->stack = !i;
 	etm->slot[src->trace_id] = i;
-	s->maxspec = src->trcidr[8] != 0;
+	s->maxspec = src->trcidr[8];
 	s->pid_in_vmid = (src->trcconfigr & ETM_CONFIGR_VMID) &&
 			 (src->trcconfigr & ETM_CONFIGR_VMIDOPT);
 	s->pid = -1;
@@ -790,6 +843,7 @@ static void etm_state__reset(struct etm_state *etm)
 		s->end_ip = 0;
 		s->async = 0;
 		s->async_seen = false;
+		s->wants_addr = false;
 		s->pid = -1;
 	}
 	ocsd_dt_process_data(etm->tree, OCSD_OP_RESET, 0, 0, NULL, NULL);

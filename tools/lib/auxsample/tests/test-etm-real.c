@@ -1763,9 +1763,28 @@ static int etm_repro__run(void *arg)
 	return ret;
 }
 
-static int check_etm_repro(const char *name)
+/* One input, header and trace, decoded in a child that may not crash or hang. */
+static int check_etm_input(const uint8_t *input, size_t size)
 {
 	struct etm_repro rp = {};
+	int ret;
+
+	if (size <= 8)
+		return TEST_FAIL;
+	rp.h = input;
+	rp.trace = input + 8;
+	rp.len = size - 8;
+	rp.ss = snapshot__get(etm_repro_snapshots[input[0] % ARRAY_SIZE(etm_repro_snapshots)][0],
+			      etm_repro_snapshots[input[0] % ARRAY_SIZE(etm_repro_snapshots)][1]);
+	if (!rp.ss)
+		return TEST_SKIP;
+	ret = test_run_bounded(etm_repro__run, &rp, ETM_REPRO_TIMEOUT);
+	snapshot__exit(rp.ss);
+	return ret;
+}
+
+static int check_etm_repro(const char *name)
+{
 	char path[2048];
 	uint8_t *file;
 	size_t size;
@@ -1777,21 +1796,7 @@ static int check_etm_repro(const char *name)
 		test_skip_reason = "no ../shared/data/repro (set AUXSAMPLE_DATA)";
 		return TEST_SKIP;
 	}
-	if (size <= 8) {
-		free(file);
-		return TEST_FAIL;
-	}
-	rp.h = file;
-	rp.trace = file + 8;
-	rp.len = size - 8;
-	rp.ss = snapshot__get(etm_repro_snapshots[file[0] % ARRAY_SIZE(etm_repro_snapshots)][0],
-			      etm_repro_snapshots[file[0] % ARRAY_SIZE(etm_repro_snapshots)][1]);
-	if (!rp.ss) {
-		free(file);
-		return TEST_SKIP;
-	}
-	ret = test_run_bounded(etm_repro__run, &rp, ETM_REPRO_TIMEOUT);
-	snapshot__exit(rp.ss);
+	ret = check_etm_input(file, size);
 	free(file);
 	return ret;
 }
@@ -1806,6 +1811,51 @@ static int test_repro_mispredict(void)
 static int test_repro_cancel(void)
 {
 	return check_etm_repro("REPRO-etm-opencsd-cancelElements-hang.bin");
+}
+
+/*
+ * OpenCSD 1.3.3 committed an exception before its address, and read the
+ * address past the end of its P0 stack in processException() (SIGSEGV).
+ * The first input is fuzz-etm's (fuzz/regress/etm), minimized: two TPIU
+ * frames of juno_r1_1's sources; the second is one juno_r1_1 source's raw
+ * trace, with a context between the exception and the commit.
+ */
+static int test_repro_exception_commit(void)
+{
+	static const uint8_t fuzzed[] = {
+		0x00, 0x61, 0xaa, 0xdf, 0xde, 0xf8, 0xf7, 0x9a,
+		0x2b, 0xee, 0xbe, 0xdb, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03,
+		0x80, 0x01, 0x58, 0x80, 0x58, 0x00, 0x06, 0x1d,
+		0x2c, 0x59, 0x98, 0xff, 0xf6, 0x95, 0xb2, 0x74,
+	};
+	static const uint8_t context_between[] = {
+		0x00, 0x30, 0, 0, 0, 0, 0, 0,	/* juno_r1_1, raw, no memory */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,			/* Trace Info */
+		0x9d, 0, 0, 0, 0, 0, 0, 0, 0,	/* Address, 64-bit */
+		0x06, 0x1d,			/* Exception: IRQ */
+		0x80,				/* Context: same */
+		0x2d, 0x05,			/* Commit 5 */
+		0x70,				/* Ignore */
+	};
+	int ret = check_etm_input(fuzzed, sizeof(fuzzed));
+
+	return ret != TEST_OK ? ret : check_etm_input(context_between, sizeof(context_between));
+}
+
+/* A Trace Info 5 elements deep, MAXSPEC 0: the exception after it is committed. */
+static int test_repro_spec_depth(void)
+{
+	static const uint8_t input[] = {
+		0x00, 0x30, 0, 0, 0, 0, 0, 0,	/* juno_r1_1, raw, no memory */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x04, 0x05,		/* Trace Info, speculation depth 5 */
+		0x06, 0x1d,			/* Exception: IRQ */
+		0x70, 0x70,			/* Ignore */
+	};
+
+	return check_etm_input(input, sizeof(input));
 }
 
 const struct test tests_etm_real[] = {
@@ -1826,5 +1876,8 @@ const struct test tests_etm_real[] = {
 	{ "ETE repro: a mispredict that crashed OpenCSD ends in a decode error",
 	  test_repro_mispredict },
 	{ "ETE repro: a cancel that hung OpenCSD ends in a decode error", test_repro_cancel },
+	{ "ETM repro: a Commit before an exception's address is a decode error",
+	  test_repro_exception_commit },
+	{ "ETM repro: a Trace Info deeper than MAXSPEC does not sync", test_repro_spec_depth },
 	{ NULL, NULL },
 };
