@@ -134,12 +134,28 @@ int pt_error(int pt_err)
 	}
 }
 
-void pt_flow__error(struct pt_flow *f, int pt_err)
+static void pt_flow__error_as(struct pt_flow *f, int err, int pt_err)
 {
 	uint64_t offset = 0;
 
 	pt_blk_get_offset(f->blk, &offset);
-	auxsample__error(f->dec, offset, pt_error(pt_err), pt_err);
+	auxsample__error(f->dec, offset, err, pt_err);
+}
+
+/*
+ * An error of libipt's decode, which lost the flow there.  Its -pte_nomem
+ * there is its queue of pending events full: events that nothing binds
+ * (a run of FUPs with tracing off), corrupt trace.  A failed allocation
+ * within libipt's decode has the same code and cannot be told from it;
+ * it is taken for corrupt trace too, rather than blame memory for every
+ * such trace.
+ */
+void pt_flow__error(struct pt_flow *f, int pt_err)
+{
+	if (pt_errcode(pt_err) == pte_nomem)
+		pt_flow__error_as(f, -AUXSAMPLE_ERR_DECODE, pt_err);
+	else
+		pt_flow__error_as(f, pt_error(pt_err), pt_err);
 }
 
 /* An event's packets, for the cycles of the branches (pt-cyc.c). */
@@ -190,7 +206,7 @@ static void pt_flow__resolve(struct pt_flow *f, uint64_t to, unsigned int flags)
 	if (f->cls == X86_BR_CALL || f->cls == X86_BR_IND_CALL) {
 		/* "call next" (getting the IP) is not a call. */
 		if (to != next && auxsample__call(dec, next))
-			pt_flow__error(f, -pte_nomem);
+			pt_flow__error_as(f, -AUXSAMPLE_ERR_NOMEM, -pte_nomem);
 	} else if (f->cls == X86_BR_RET) {
 		auxsample__ret(dec, to);
 	}

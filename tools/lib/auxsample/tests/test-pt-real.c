@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <auxsample/auxsample.h>
+#include <intel-pt.h>
 #include "tests.h"
 
 #define DRPT	"pt/dynamorio-drpt2trace"
@@ -769,6 +770,55 @@ static int test_stream_stop_then_corrupt(void)
 }
 
 /*
+ * The FUPs with tracing off fill libipt's event queue, which says
+ * -pte_nomem: a decode error of corrupt trace, not out of memory, with
+ * either decoder.
+ */
+static int check_evq_full(struct recording *r, enum auxsample_pt_decoder which)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt_decoder = which,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = program__read,
+		.context = &r->prog,
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
+	const struct auxsample_decode_error *errs;
+	int n, full = 0, ret = TEST_OK;
+
+	if (!dec)
+		return TEST_FAIL;
+	auxsample_decoder__decode(dec, stop_then_evq_full, sizeof(stop_then_evq_full), 64);
+	n = auxsample_decoder__errors(dec, &errs);
+	for (int i = 0; i < n; i++) {
+		if (errs[i].lib_error != -pte_nomem)
+			continue;
+		full++;
+		if (!T_CHECK(errs[i].error == -AUXSAMPLE_ERR_DECODE))
+			ret = TEST_FAIL;
+	}
+	if (!T_CHECK(full > 0))
+		ret = TEST_FAIL;
+	auxsample_decoder__delete(dec);
+	return ret;
+}
+
+static int test_evq_full(void)
+{
+	struct recording r;
+	int ret = recording__load(&r, "v2022-06-glibc-static/test_simple.tracedir");
+
+	if (ret == TEST_OK)
+		ret = check_evq_full(&r, AUXSAMPLE_PT_DECODER_LIBIPT);
+	if (ret == TEST_OK)
+		ret = check_evq_full(&r, AUXSAMPLE_PT_DECODER_WALKER);
+	recording__exit(&r);
+	return ret;
+}
+
+/*
  * The recording as a stream, whole and with a byte flipped, decoded to
  * ends every 61 bytes (most no stop: not in the stream) and to its end.
  */
@@ -885,5 +935,7 @@ const struct test tests_pt_real[] = {
 	{ "PT repro: a loop of direct jumps ends in a decode error", test_repro_jump_loop },
 	{ "real PT stream: a stop that corrupt trace follows is its snippet's",
 	  test_stream_stop_then_corrupt },
+	{ "real PT: libipt's full event queue is corrupt trace, not out of memory",
+	  test_evq_full },
 	{ NULL, NULL },
 };
