@@ -30,6 +30,27 @@
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
 #define ETM_MAX_FLUSHES		1024	/* of a tree that says WAIT */
 
+/*
+ * OpenCSD 1.3.3's memory cache takes a read for a hit when its address
+ * plus size wraps past the top of the address space, and copies from far
+ * outside the page it hit (TrcMemAccCache::blockInCache()).  So nothing
+ * may make it read up there: a trace address in the last page is corrupt
+ * (etm_source__crashes_decoder()), and no code is read in the last 256
+ * MiB, beyond the reach of any branch (A64's B and BL: 128 MiB) from
+ * code below.  No code runs there; on arm64 it is the fixmap and I/O.
+ */
+#define ETM_ADDR_LAST_PAGE	(~0ULL - 4095)
+#define ETM_CODE_END		(~0ULL - (256ULL << 20) + 1)
+
+/*
+ * OpenCSD walks the code from an atom's address to the next branch with
+ * no bound: a corrupt address in a large run of code without a branch,
+ * or of data, is walked to its end.  More than this much code read for
+ * one packet's atoms is no program's: the read fails, an ADDR_NACC, and
+ * the flow waits for the next address.
+ */
+#define ETM_MAX_CODE_READ	(16U << 20)
+
 /* TRCCONFIGR: VMID traced, and VMID being CONTEXTIDR_EL2 (the PID under VHE) */
 #define ETM_CONFIGR_VMID	(1U << 7)
 #define ETM_CONFIGR_VMIDOPT	(1U << 15)
@@ -108,6 +129,7 @@ struct etm_state {
 	bool			synced_once;
 	/* the trace is another thread's than the decoder's (set_thread) */
 	bool			foreign;
+	uint32_t		code_read;	/* bytes, since the last packet */
 	int8_t			slot[ETM_NR_IDS];	/* trace ID -> src[], or -1 */
 	unsigned int		nr_src;
 	struct etm_source_state	src[];
@@ -579,6 +601,16 @@ static void etm_source__packet(struct etm_source_state *s, const ocsd_etmv4_i_pk
 	}
 }
 
+/* A packet that gives an address: v_addr is then its own. */
+static bool etm_packet__gives_addr(const ocsd_etmv4_i_pkt *p)
+{
+	if (etm_packet__class(p->type) == ETM_PKT_ADDR)
+		return true;
+	if (p->type == ETM4_PKT_I_Q)
+		return p->Q_pkt.addr_present;
+	return p->type >= ETE_PKT_I_SRC_ADDR_MATCH && p->type <= ETE_PKT_I_SRC_ADDR_L_64IS1;
+}
+
 /*
  * Packets that OpenCSD 1.3.3's ETMv4 decoder crashes or hangs on:
  *  - without speculation (TRCIDR8.MAXSPEC 0, every core traced here), a
@@ -592,7 +624,8 @@ static void etm_source__packet(struct etm_source_state *s, const ocsd_etmv4_i_pk
  *    trace that no core we know of writes;
  *  - a Trace Info whose speculation depth is more than MAXSPEC allows:
  *    the next packet commits the excess, an exception that waits for its
- *    address among them, with the same crash.
+ *    address among them, with the same crash;
+ *  - an address in the last page of the address space (ETM_ADDR_LAST_PAGE).
  */
 static bool etm_source__crashes_decoder(const struct etm_source_state *s,
 					const ocsd_etmv4_i_pkt *p)
@@ -603,7 +636,7 @@ static bool etm_source__crashes_decoder(const struct etm_source_state *s,
 		return s->wants_addr;
 	if (p->type == ETM4_PKT_I_TRACE_INFO)
 		return p->curr_spec_depth > s->maxspec;
-	return false;
+	return etm_packet__gives_addr(p) && p->v_addr.val >= ETM_ADDR_LAST_PAGE;
 }
 
 /* Whether the decoder's last exception or Q element waits for an address. */
@@ -647,6 +680,7 @@ static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 
 	if (op != OCSD_OP_DATA || !p)
 		return;
+	s->etm->code_read = 0;
 	if (p->type == ETM4_PKT_I_ASYNC) {
 		s->async = index;
 		s->async_seen = true;
@@ -663,15 +697,21 @@ static uint32_t etm_read_memory(const void *context, const ocsd_vaddr_t addr,
 				uint8_t *buf)
 {
 	struct etm_state *etm = (struct etm_state *)context;
+	uint32_t len = size;
 	int n;
 
 	/* 0 is OpenCSD's "not accessible": an ADDR_NACC element, a gap. */
-	if (etm->foreign)
+	if (etm->foreign || addr >= ETM_CODE_END || etm->code_read >= ETM_MAX_CODE_READ)
 		return 0;
-	n = auxsample__read_memory(etm->dec, buf, size, addr);
+	if (len > ETM_CODE_END - addr)
+		len = ETM_CODE_END - addr;
+	n = auxsample__read_memory(etm->dec, buf, len, addr);
 	if (n <= 0)
 		return 0;
-	return (uint32_t)n < size ? (uint32_t)n : size;
+	if ((uint32_t)n < len)
+		len = n;
+	etm->code_read += len;
+	return len;
 }
 
 /* The architecture OpenCSD's instruction decoder follows, as perf picks it. */
@@ -832,6 +872,7 @@ static void etm_state__reset(struct etm_state *etm)
 {
 	etm->synced_once = false;
 	etm->foreign = false;
+	etm->code_read = 0;
 	for (unsigned int i = 0; i < etm->nr_src; i++) {
 		struct etm_source_state *s = &etm->src[i];
 

@@ -1858,6 +1858,134 @@ static int test_repro_spec_depth(void)
 	return check_etm_input(input, sizeof(input));
 }
 
+/*
+ * OpenCSD 1.3.3's memory cache took a read whose address plus size wraps
+ * for a hit, and copied from outside its page: an ETE source address at
+ * the last word (fuzz-etm's input, minimized: ts_marker's first source)...
+ */
+static int test_repro_top_address(void)
+{
+	static const uint8_t input[] = {
+		0x06, 0x45, 0x54, 0x4d, 0x56, 0x33, 0x08, 0x00,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,				/* Trace Info */
+		0x82, 0x61, 0x11, 0x0c, 0x00, 0x31,	/* Address 0xc2384 & Context */
+		0xf6,					/* Atoms EEE */
+		0xb8, 0xff, 0xff, 0xff, 0xff, 0xff,	/* Source Address 0xff...fc */
+		0xff, 0xff, 0xff,
+		0x70,					/* Ignore */
+	};
+
+	return check_etm_input(input, sizeof(input));
+}
+
+/*
+ * A64 code at every address: "b ." in the low 4 GiB, and 128 MiB below
+ * the top a branch to the last word; NOPs elsewhere.
+ */
+#define ETM_TOP_BRANCH	0xfffffffff8000000ULL
+
+static int code_everywhere(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	for (size_t i = 0; i < size; i++) {
+		uint64_t at = addr + i;
+		uint32_t insn = 0xd503201f;
+
+		if (at < (1ULL << 32))
+			insn = 0x14000000;
+		else if (at - ETM_TOP_BRANCH < 4)
+			insn = 0x15ffffff;	/* b .+0x7fffffc */
+		buf[i] = insn >> (at % 4 * 8);
+	}
+	return size;
+}
+
+struct etm_code_input {
+	struct snapshot		*ss;
+	const uint8_t		*trace;
+	size_t			len;
+};
+
+/* The flow stops once, where code is no longer read. */
+static int etm_code__run(void *arg)
+{
+	struct etm_code_input *in = arg;
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_ETM,
+		.read_memory = code_everywhere,
+		.etm = { .sources = &in->ss->src[0], .nr_sources = 1 },
+	};
+	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
+	const struct auxsample_decode_error *errs;
+	int n, nomap = 0;
+
+	if (!dec)
+		return TEST_FAIL;
+	auxsample_decoder__decode(dec, in->trace, in->len, 64);
+	n = auxsample_decoder__errors(dec, &errs);
+	for (int i = 0; i < n; i++)
+		nomap += errs[i].error == -AUXSAMPLE_ERR_NOMAP;
+	auxsample_decoder__delete(dec);
+	return T_CHECK(nomap == 1) ? TEST_OK : TEST_FAIL;
+}
+
+static int check_etm_code(const uint8_t *trace, size_t len)
+{
+	struct etm_code_input in = {
+		.ss = snapshot__get("snapshots-ete", "ts_marker"),
+		.trace = trace,
+		.len = len,
+	};
+	int ret;
+
+	if (!in.ss)
+		return TEST_SKIP;
+	ret = test_run_bounded(etm_code__run, &in, ETM_REPRO_TIMEOUT);
+	snapshot__exit(in.ss);
+	return ret;
+}
+
+/*
+ * ... and a branch to the last word, in code below the last page: the
+ * cache took the read there for a hit in the page at 0x1000.  No code is
+ * read in the last 256 MiB: the decoder stops at the branch, not readable.
+ */
+static int test_top_of_memory(void)
+{
+	static const uint8_t trace[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,		/* A-sync */
+		0x01, 0x00,					/* Trace Info */
+		0x85, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,	/* Address 0x1000 */
+		0x00, 0x00, 0x31,				/* & Context */
+		0xf7,						/* Atom E */
+		0x9d, 0x00, 0x00, 0x00, 0xf8, 0xff, 0xff,	/* Address */
+		0xff, 0xff,					/* ETM_TOP_BRANCH */
+		0xf7, 0xf7,					/* Atoms E, E */
+		0x70, 0x70,					/* Ignore */
+	};
+
+	return check_etm_code(trace, sizeof(trace));
+}
+
+/*
+ * OpenCSD walks code to the next branch, however far: from 4 GiB, NOPs
+ * to the top.  It stops after 16 MiB read for one packet's atoms.
+ */
+static int test_code_without_branches(void)
+{
+	static const uint8_t trace[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,		/* A-sync */
+		0x01, 0x00,					/* Trace Info */
+		0x85, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,	/* Address 4 GiB */
+		0x00, 0x00, 0x31,				/* & Context */
+		0xf7,						/* Atom E */
+		0x70, 0x70,					/* Ignore */
+	};
+
+	return check_etm_code(trace, sizeof(trace));
+}
+
 const struct test tests_etm_real[] = {
 	{ "real ETM, a57_single_step against trc_pkt_lister", test_a57_single_step },
 	{ "real ETM, juno_r1_1 against trc_pkt_lister", test_juno_r1_1 },
@@ -1879,5 +2007,9 @@ const struct test tests_etm_real[] = {
 	{ "ETM repro: a Commit before an exception's address is a decode error",
 	  test_repro_exception_commit },
 	{ "ETM repro: a Trace Info deeper than MAXSPEC does not sync", test_repro_spec_depth },
+	{ "ETE repro: a source address at the top of memory is a bad packet",
+	  test_repro_top_address },
+	{ "ETE: no code is read at the top of memory", test_top_of_memory },
+	{ "ETE: a walk of code without a branch ends", test_code_without_branches },
 	{ NULL, NULL },
 };
