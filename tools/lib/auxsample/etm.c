@@ -29,6 +29,8 @@
 #define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
 #define ETM_MAX_FLUSHES		1024	/* of a tree that says WAIT */
+/* The first OpenCSD that decodes cancels and mispredicts: see etm_packet__is_speculative() */
+#define ETM_OPENCSD_SPECULATES	0x010401
 
 /*
  * OpenCSD 1.3.3's memory cache takes a read for a hit when its address
@@ -112,8 +114,9 @@ struct etm_source_state {
 	bool			async_seen;
 	bool			synced;
 	bool			overflowed;	/* its NO_SYNC made the gap */
-	uint32_t		maxspec;	/* TRCIDR8.MAXSPEC: speculation traced */
-	bool			wants_addr;	/* an exception's address is to come */
+	uint32_t		maxspec;	/* TRCIDR8.MAXSPEC: the deepest speculation */
+	bool			speculates;	/* traced, and OpenCSD decodes it */
+	bool			wants_addr;	/* an exception's or Q's address is to come */
 	bool			stack;		/* feeds the call stack */
 	bool			pid_in_vmid;	/* the OS's PID is in the VMID */
 	int64_t			pid;		/* of the last context, -1 unknown */
@@ -295,8 +298,6 @@ static void etm_source__lost(struct etm_state *etm, struct etm_source_state *s)
 	if (s->synced)
 		auxsample__gap(etm->dec, s->end_ip, 0);
 	s->synced = false;
-	/* The decoder's P0 stack is empty, its exception gone. */
-	s->wants_addr = false;
 }
 
 /*
@@ -405,8 +406,8 @@ static void etm_timestamp(struct etm_state *etm, const ocsd_generic_trace_elem *
 }
 
 /*
- * Packets that OpenCSD 1.3.3 mishandles on corrupt data, fixed in 1.4.1
- * (github.com/Linaro/OpenCSD issues 53 and 58): a mispredict erases
+ * Packets that OpenCSD 1.3.3 mishandles, fixed in 1.4.1 (github.com/
+ * Linaro/OpenCSD issues 53 and 58): a mispredict erases
  * address elements from the P0 stack while it walks it with a deque
  * iterator that the erase made stale (SIGSEGV in mispredictAtom()), and
  * a cancel that finds a timestamp, cycle count or event at the front of
@@ -447,6 +448,8 @@ static bool etm_source__unsynced(struct etm_state *etm, struct etm_source_state 
 					 OCSD_ERR_BAD_PACKET_SEQ);
 		}
 		etm_source__lost(etm, s);
+		/* The decoder was reset: its P0 stack is empty. */
+		s->wants_addr = false;
 		return true;
 	case OCSD_GEN_TRC_ELEM_EO_TRACE:
 		etm_source__resolve_stop(etm, s);
@@ -613,8 +616,10 @@ static bool etm_packet__gives_addr(const ocsd_etmv4_i_pkt *p)
 
 /*
  * Packets that OpenCSD 1.3.3's ETMv4 decoder crashes or hangs on:
- *  - without speculation (TRCIDR8.MAXSPEC 0, every core traced here), a
- *    cancel or mispredict (see etm_packet__is_speculative());
+ *  - a cancel or mispredict (see etm_packet__is_speculative()), but where
+ *    the source has speculation (TRCIDR8.MAXSPEC, no core traced here
+ *    has) and OpenCSD decodes it.  Without speculation they are corrupt
+ *    data; with it and an older OpenCSD, its trace resyncs at each;
  *  - a Commit while an exception or Q element waits for its address:
  *    where the commit reaches the element, processException() or
  *    processQElement() reads the address past the end of the P0 stack
@@ -631,7 +636,7 @@ static bool etm_source__crashes_decoder(const struct etm_source_state *s,
 					const ocsd_etmv4_i_pkt *p)
 {
 	if (etm_packet__is_speculative(p->type))
-		return !s->maxspec;
+		return !s->speculates;
 	if (p->type == ETM4_PKT_I_COMMIT)
 		return s->wants_addr;
 	if (p->type == ETM4_PKT_I_TRACE_INFO)
@@ -667,7 +672,7 @@ static void etm_source__await_addr(struct etm_source_state *s, const ocsd_etmv4_
 
 /*
  * Packets, seen before the decoder gets them: where the A-syncs are, the
- * address after each atom packet, and a work-around.  ETE sources are
+ * address after each atom packet, and work-arounds.  ETE sources are
  * decoded as ETMv4 of version 5 (see etm_ete_as_v4()) so that the C API
  * gives their packets too.
  */
@@ -775,6 +780,7 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 	s->stack = !i;
 	etm->slot[src->trace_id] = i;
 	s->maxspec = src->trcidr[8];
+	s->speculates = s->maxspec && ocsd_get_version() >= ETM_OPENCSD_SPECULATES;
 	s->pid_in_vmid = (src->trcconfigr & ETM_CONFIGR_VMID) &&
 			 (src->trcconfigr & ETM_CONFIGR_VMIDOPT);
 	s->pid = -1;
@@ -922,8 +928,10 @@ static void etm_feed(struct etm_state *etm, const uint8_t *buf, size_t offset, s
 		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
 			auxsample__error(dec, done + n, -AUXSAMPLE_ERR_DECODE, resp);
 			n = (n / unit + 1) * unit;
-			for (unsigned int i = 0; i < etm->nr_src; i++)
+			for (unsigned int i = 0; i < etm->nr_src; i++) {
 				etm_source__lost(etm, &etm->src[i]);
+				etm->src[i].wants_addr = false;
+			}
 			ocsd_dt_process_data(etm->tree, OCSD_OP_RESET, 0, 0, NULL, NULL);
 		}
 		done += n ? n : chunk;

@@ -1674,6 +1674,7 @@ struct etm_repro {
 	const uint8_t		*trace;
 	size_t			len;
 	uint64_t		flows;
+	int			errors;		/* each decode's, or -1: some */
 };
 
 static void etm_repro__flow(const struct auxsample_flow *flow, void *context)
@@ -1719,6 +1720,16 @@ static struct auxsample_decoder *etm_repro__decoder(struct etm_repro *rp, unsign
 	return auxsample_decoder__new(&config, NULL);
 }
 
+static void etm_repro__errors(struct auxsample_decoder *dec)
+{
+	const struct auxsample_decode_error *errs;
+	int n = auxsample_decoder__errors(dec, &errs);
+
+	for (int i = 0; i < n; i++)
+		pr_test("  at %" PRIu64 ": %s (%d)\n", (uint64_t)errs[i].offset,
+			auxsample_strerror(errs[i].error), errs[i].lib_error);
+}
+
 static int etm_repro__run(void *arg)
 {
 	struct etm_repro *rp = arg;
@@ -1751,9 +1762,13 @@ static int etm_repro__run(void *arg)
 		pr_test("decode: %d, %" PRIu64 " instructions, %" PRIu64 " errors, %" PRIu64
 			" flow records\n", n, (uint64_t)stats.insns, (uint64_t)stats.errors,
 			rp->flows);
+		etm_repro__errors(dec);
 		if (n < 0 && n != -AUXSAMPLE_ERR_NOSYNC) {
 			fprintf(stderr, "  %s\n", auxsample_strerror(n));
 			ret = TEST_FAIL;
+		} else if (rp->errors >= 0) {
+			if (!T_CHECK(stats.errors == (uint64_t)rp->errors))
+				ret = TEST_FAIL;
 		} else if (n >= 0 && !stats.errors) {
 			fprintf(stderr, "  the corrupt trace decoded without an error\n");
 			ret = TEST_FAIL;
@@ -1763,10 +1778,13 @@ static int etm_repro__run(void *arg)
 	return ret;
 }
 
-/* One input, header and trace, decoded in a child that may not crash or hang. */
-static int check_etm_input(const uint8_t *input, size_t size)
+/*
+ * One input, header and trace, decoded in a child that may not crash or
+ * hang, to @errors decode errors (-1: some, or no sync point).
+ */
+static int check_etm_input(const uint8_t *input, size_t size, int errors)
 {
-	struct etm_repro rp = {};
+	struct etm_repro rp = { .errors = errors };
 	int ret;
 
 	if (size <= 8)
@@ -1796,7 +1814,7 @@ static int check_etm_repro(const char *name)
 		test_skip_reason = "no ../shared/data/repro (set AUXSAMPLE_DATA)";
 		return TEST_SKIP;
 	}
-	ret = check_etm_input(file, size);
+	ret = check_etm_input(file, size, -1);
 	free(file);
 	return ret;
 }
@@ -1837,11 +1855,11 @@ static int test_repro_exception_commit(void)
 		0x06, 0x1d,			/* Exception: IRQ */
 		0x80,				/* Context: same */
 		0x2d, 0x05,			/* Commit 5 */
-		0x70,				/* Ignore */
+		0x01, 0x00,			/* Trace Info: skipped */
 	};
-	int ret = check_etm_input(fuzzed, sizeof(fuzzed));
+	int ret = check_etm_input(fuzzed, sizeof(fuzzed), 1);
 
-	return ret != TEST_OK ? ret : check_etm_input(context_between, sizeof(context_between));
+	return ret != TEST_OK ? ret : check_etm_input(context_between, sizeof(context_between), 1);
 }
 
 /* A Trace Info 5 elements deep, MAXSPEC 0: the exception after it is committed. */
@@ -1852,10 +1870,66 @@ static int test_repro_spec_depth(void)
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
 		0x01, 0x04, 0x05,		/* Trace Info, speculation depth 5 */
 		0x06, 0x1d,			/* Exception: IRQ */
-		0x70, 0x70,			/* Ignore */
+		0x70, 0x70,			/* reserved here: not a Trace Info */
 	};
 
-	return check_etm_input(input, sizeof(input));
+	return check_etm_input(input, sizeof(input), 0);
+}
+
+/* A Q element without its address (Q packets: TRCIDR0 bit 15, register 2 here). */
+static int test_repro_q_commit(void)
+{
+	static const uint8_t input[] = {
+		0x00, 0xb0, 0, 0, 0, 2, 0x00, 0x80,	/* juno_r1_1, raw, no memory */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,				/* Trace Info */
+		0x9d, 0, 0x10, 0, 0, 0, 0, 0, 0,	/* Address 0x2000 */
+		0xaf,					/* Q, no address */
+		0x2d, 0x01,				/* Commit 1 */
+		0x01, 0x00,				/* Trace Info: skipped */
+	};
+
+	return check_etm_input(input, sizeof(input), 1);
+}
+
+/*
+ * With speculation (TRCIDR8 2, register 10 here) a Commit after the
+ * exception's address is real trace, and decodes.
+ */
+static int test_exception_addr_commit(void)
+{
+	static const uint8_t input[] = {
+		0x00, 0xb0, 0, 0, 0, 10, 0x02, 0x00,	/* juno_r1_1, raw, no memory */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,				/* Trace Info */
+		0x9d, 0, 0x10, 0, 0, 0, 0, 0, 0,	/* Address 0x2000 */
+		0x06, 0x1d,				/* Exception: IRQ */
+		0x9d, 0, 0x10, 0, 0, 0, 0, 0, 0,	/* Address 0x2000 */
+		0x2d, 0x01,				/* Commit 1 */
+		0x01, 0x00,				/* Trace Info: skipped */
+	};
+
+	return check_etm_input(input, sizeof(input), 0);
+}
+
+/*
+ * OpenCSD 1.3.3's mispredictAtom() on a source with speculation:
+ * fuzz-etm's input, minimized, with trace_file_cid_vmid's TRCIDR8 xored
+ * with 0x76c4 (register 10 here).
+ */
+static int test_repro_mispredict_speculative(void)
+{
+	static const uint8_t input[] = {
+		0x07, 0x86, 0x00, 0x23, 0xf5, 10, 0xc4, 0x76,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,				/* Trace Info */
+		0x9a, 0x49, 0x1e, 0x18, 0x0a,		/* Address 0xa183d24 */
+		0xf6,					/* Atom N */
+		0x34,					/* Cancel 1, mispredict */
+		0x70,					/* Ignore */
+	};
+
+	return check_etm_input(input, sizeof(input), 1);
 }
 
 /*
@@ -1870,13 +1944,13 @@ static int test_repro_top_address(void)
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
 		0x01, 0x00,				/* Trace Info */
 		0x82, 0x61, 0x11, 0x0c, 0x00, 0x31,	/* Address 0xc2384 & Context */
-		0xf6,					/* Atoms EEE */
+		0xff,					/* Atoms EEE */
 		0xb8, 0xff, 0xff, 0xff, 0xff, 0xff,	/* Source Address 0xff...fc */
 		0xff, 0xff, 0xff,
 		0x70,					/* Ignore */
 	};
 
-	return check_etm_input(input, sizeof(input));
+	return check_etm_input(input, sizeof(input), 1);
 }
 
 /*
@@ -2004,9 +2078,15 @@ const struct test tests_etm_real[] = {
 	{ "ETE repro: a mispredict that crashed OpenCSD ends in a decode error",
 	  test_repro_mispredict },
 	{ "ETE repro: a cancel that hung OpenCSD ends in a decode error", test_repro_cancel },
+	{ "ETE repro: with speculation too, a mispredict is a bad packet for OpenCSD 1.3.3",
+	  test_repro_mispredict_speculative },
 	{ "ETM repro: a Commit before an exception's address is a decode error",
 	  test_repro_exception_commit },
 	{ "ETM repro: a Trace Info deeper than MAXSPEC does not sync", test_repro_spec_depth },
+	{ "ETM repro: a Commit before a Q element's address is a decode error",
+	  test_repro_q_commit },
+	{ "ETM: with speculation, a Commit after an exception's address decodes",
+	  test_exception_addr_commit },
 	{ "ETE repro: a source address at the top of memory is a bad packet",
 	  test_repro_top_address },
 	{ "ETE: no code is read at the top of memory", test_top_of_memory },
