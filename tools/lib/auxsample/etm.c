@@ -29,29 +29,28 @@
 #define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
 #define ETM_MAX_FLUSHES		1024	/* of a tree that says WAIT */
-/* The first OpenCSD that decodes cancels and mispredicts: see etm_packet__is_speculative() */
-#define ETM_OPENCSD_SPECULATES	0x010401
 
 /*
  * OpenCSD 1.3.3's memory cache takes a read for a hit when its address
  * plus size wraps past the top of the address space, and copies from far
- * outside the page it hit (TrcMemAccCache::blockInCache()).  So nothing
- * may make it read up there: a trace address in the last page is corrupt
- * (etm_source__crashes_decoder()), and no code is read in the last 256
- * MiB, beyond the reach of any branch (A64's B and BL: 128 MiB) from
- * code below.  No code runs there; on arm64 it is the fixmap and I/O.
+ * outside the page it hit (TrcMemAccCache::blockInCache()).  A trace
+ * address, a branch (a backward one from low code wraps) or a return
+ * gets there.  The cache is asked only where a memory accessor is: ours
+ * ends below the last 256 MiB, where no code runs (on arm64: the fixmap
+ * and I/O), and OpenCSD finds nothing to read there.
  */
-#define ETM_ADDR_LAST_PAGE	(~0ULL - 4095)
 #define ETM_CODE_END		(~0ULL - (256ULL << 20) + 1)
 
 /*
  * OpenCSD walks the code from an atom's address to the next branch with
  * no bound: a corrupt address in a large run of code without a branch,
- * or of data, is walked to its end.  More than this much code read for
- * one packet's atoms is no program's: the read fails, an ADDR_NACC, and
- * the flow waits for the next address.
+ * or in data, is walked to its end, each time one comes.  A decode reads
+ * no more code than 16 MiB and 1 KiB a byte of the snippet: then the
+ * reads fail, each an ADDR_NACC.  A program's trace reads a fraction of
+ * that (OpenCSD keeps what it read in its cache).
  */
-#define ETM_MAX_CODE_READ	(16U << 20)
+#define ETM_CODE_BUDGET		(16ULL << 20)
+#define ETM_CODE_PER_BYTE	1024
 
 /* TRCCONFIGR: VMID traced, and VMID being CONTEXTIDR_EL2 (the PID under VHE) */
 #define ETM_CONFIGR_VMID	(1U << 7)
@@ -115,7 +114,6 @@ struct etm_source_state {
 	bool			synced;
 	bool			overflowed;	/* its NO_SYNC made the gap */
 	uint32_t		maxspec;	/* TRCIDR8.MAXSPEC: the deepest speculation */
-	bool			speculates;	/* traced, and OpenCSD decodes it */
 	bool			wants_addr;	/* an exception's or Q's address is to come */
 	bool			stack;		/* feeds the call stack */
 	bool			pid_in_vmid;	/* the OS's PID is in the VMID */
@@ -132,7 +130,7 @@ struct etm_state {
 	bool			synced_once;
 	/* the trace is another thread's than the decoder's (set_thread) */
 	bool			foreign;
-	uint32_t		code_read;	/* bytes, since the last packet */
+	uint64_t		code_left;	/* bytes the decode may still read */
 	int8_t			slot[ETM_NR_IDS];	/* trace ID -> src[], or -1 */
 	unsigned int		nr_src;
 	struct etm_source_state	src[];
@@ -604,22 +602,13 @@ static void etm_source__packet(struct etm_source_state *s, const ocsd_etmv4_i_pk
 	}
 }
 
-/* A packet that gives an address: v_addr is then its own. */
-static bool etm_packet__gives_addr(const ocsd_etmv4_i_pkt *p)
-{
-	if (etm_packet__class(p->type) == ETM_PKT_ADDR)
-		return true;
-	if (p->type == ETM4_PKT_I_Q)
-		return p->Q_pkt.addr_present;
-	return p->type >= ETE_PKT_I_SRC_ADDR_MATCH && p->type <= ETE_PKT_I_SRC_ADDR_L_64IS1;
-}
-
 /*
  * Packets that OpenCSD 1.3.3's ETMv4 decoder crashes or hangs on:
- *  - a cancel or mispredict (see etm_packet__is_speculative()), but where
- *    the source has speculation (TRCIDR8.MAXSPEC, no core traced here
- *    has) and OpenCSD decodes it.  Without speculation they are corrupt
- *    data; with it and an older OpenCSD, its trace resyncs at each;
+ *  - a cancel or mispredict (see etm_packet__is_speculative()).  Without
+ *    speculation (TRCIDR8.MAXSPEC 0, every core known) it is corrupt
+ *    data.  With it, 1.4.1 decodes them, but its mispredictAtom() still
+ *    erases an address that an exception waited for (the crash below),
+ *    which wants_addr does not follow: such trace resyncs at each;
  *  - a Commit while an exception or Q element waits for its address:
  *    where the commit reaches the element, processException() or
  *    processQElement() reads the address past the end of the P0 stack
@@ -629,19 +618,18 @@ static bool etm_packet__gives_addr(const ocsd_etmv4_i_pkt *p)
  *    trace that no core we know of writes;
  *  - a Trace Info whose speculation depth is more than MAXSPEC allows:
  *    the next packet commits the excess, an exception that waits for its
- *    address among them, with the same crash;
- *  - an address in the last page of the address space (ETM_ADDR_LAST_PAGE).
+ *    address among them, with the same crash.
  */
 static bool etm_source__crashes_decoder(const struct etm_source_state *s,
 					const ocsd_etmv4_i_pkt *p)
 {
 	if (etm_packet__is_speculative(p->type))
-		return !s->speculates;
+		return true;
 	if (p->type == ETM4_PKT_I_COMMIT)
 		return s->wants_addr;
 	if (p->type == ETM4_PKT_I_TRACE_INFO)
 		return p->curr_spec_depth > s->maxspec;
-	return etm_packet__gives_addr(p) && p->v_addr.val >= ETM_ADDR_LAST_PAGE;
+	return false;
 }
 
 /* Whether the decoder's last exception or Q element waits for an address. */
@@ -685,7 +673,6 @@ static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 
 	if (op != OCSD_OP_DATA || !p)
 		return;
-	s->etm->code_read = 0;
 	if (p->type == ETM4_PKT_I_ASYNC) {
 		s->async = index;
 		s->async_seen = true;
@@ -706,16 +693,16 @@ static uint32_t etm_read_memory(const void *context, const ocsd_vaddr_t addr,
 	int n;
 
 	/* 0 is OpenCSD's "not accessible": an ADDR_NACC element, a gap. */
-	if (etm->foreign || addr >= ETM_CODE_END || etm->code_read >= ETM_MAX_CODE_READ)
+	if (etm->foreign || !etm->code_left)
 		return 0;
-	if (len > ETM_CODE_END - addr)
-		len = ETM_CODE_END - addr;
+	if (len > etm->code_left)
+		len = etm->code_left;
 	n = auxsample__read_memory(etm->dec, buf, len, addr);
 	if (n <= 0)
 		return 0;
 	if ((uint32_t)n < len)
 		len = n;
-	etm->code_read += len;
+	etm->code_left -= len;
 	return len;
 }
 
@@ -780,7 +767,6 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 	s->stack = !i;
 	etm->slot[src->trace_id] = i;
 	s->maxspec = src->trcidr[8];
-	s->speculates = s->maxspec && ocsd_get_version() >= ETM_OPENCSD_SPECULATES;
 	s->pid_in_vmid = (src->trcconfigr & ETM_CONFIGR_VMID) &&
 			 (src->trcconfigr & ETM_CONFIGR_VMIDOPT);
 	s->pid = -1;
@@ -810,8 +796,8 @@ static int etm_tree_create(struct etm_state *etm)
 	/* OpenCSD 1.3.3 never frees the 32-byte wrapper this allocates. */
 	if (!err && ocsd_dt_set_gen_elem_outfn(etm->tree, etm_elem_in, etm))
 		err = -AUXSAMPLE_ERR_INVALID;
-	if (!err && ocsd_dt_add_callback_mem_acc(etm->tree, 0, ~0ULL, OCSD_MEM_SPACE_ANY,
-						 etm_read_memory, etm))
+	if (!err && ocsd_dt_add_callback_mem_acc(etm->tree, 0, ETM_CODE_END - 1,
+						 OCSD_MEM_SPACE_ANY, etm_read_memory, etm))
 		err = -AUXSAMPLE_ERR_INVALID;
 	return err;
 }
@@ -878,7 +864,6 @@ static void etm_state__reset(struct etm_state *etm)
 {
 	etm->synced_once = false;
 	etm->foreign = false;
-	etm->code_read = 0;
 	for (unsigned int i = 0; i < etm->nr_src; i++) {
 		struct etm_source_state *s = &etm->src[i];
 
@@ -946,6 +931,7 @@ static int etm_decoder__decode(void *priv, const uint8_t *buf, size_t len)
 
 	etm_state__reset(etm);
 	etm->buf = buf;
+	etm->code_left = ETM_CODE_BUDGET + (uint64_t)len * ETM_CODE_PER_BYTE;
 	/*
 	 * Frames must be whole and aligned.  A snippet ends at the sink's
 	 * write pointer, which is frame aligned (16-byte TPIU frames): a partial

@@ -1954,10 +1954,12 @@ static int test_repro_top_address(void)
 }
 
 /*
- * A64 code at every address: "b ." in the low 4 GiB, and 128 MiB below
- * the top a branch to the last word; NOPs elsewhere.
+ * A64 code at every address: "b ." in the low 4 GiB, but at 0x3000 a
+ * branch back to the last word of the address space; 128 MiB below the
+ * top a branch forward to it; NOPs elsewhere.
  */
 #define ETM_TOP_BRANCH	0xfffffffff8000000ULL
+#define ETM_WRAP_BRANCH	0x3000
 
 static int code_everywhere(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
@@ -1965,7 +1967,9 @@ static int code_everywhere(uint8_t *buf, size_t size, uint64_t addr, void *conte
 		uint64_t at = addr + i;
 		uint32_t insn = 0xd503201f;
 
-		if (at < (1ULL << 32))
+		if (at - ETM_WRAP_BRANCH < 4)
+			insn = 0x17fff3ff;	/* b .-0x3004 */
+		else if (at < (1ULL << 32))
 			insn = 0x14000000;
 		else if (at - ETM_TOP_BRANCH < 4)
 			insn = 0x15ffffff;	/* b .+0x7fffffc */
@@ -1980,7 +1984,7 @@ struct etm_code_input {
 	size_t			len;
 };
 
-/* The flow stops once, where code is no longer read. */
+/* The flow stops where code is no longer read: a gap, not a crash. */
 static int etm_code__run(void *arg)
 {
 	struct etm_code_input *in = arg;
@@ -2001,7 +2005,7 @@ static int etm_code__run(void *arg)
 	for (int i = 0; i < n; i++)
 		nomap += errs[i].error == -AUXSAMPLE_ERR_NOMAP;
 	auxsample_decoder__delete(dec);
-	return T_CHECK(nomap == 1) ? TEST_OK : TEST_FAIL;
+	return T_CHECK(nomap >= 1) ? TEST_OK : TEST_FAIL;
 }
 
 static int check_etm_code(const uint8_t *trace, size_t len)
@@ -2021,12 +2025,24 @@ static int check_etm_code(const uint8_t *trace, size_t len)
 }
 
 /*
- * ... and a branch to the last word, in code below the last page: the
- * cache took the read there for a hit in the page at 0x1000.  No code is
- * read in the last 256 MiB: the decoder stops at the branch, not readable.
+ * ... and a branch to the last word: the cache took the read there for a
+ * hit in the page at 0x1000.  No code is read in the last 256 MiB: from
+ * 128 MiB below the top, the decoder stops at the branch, not readable;
+ * from 0x3000, at its target.
  */
 static int test_top_of_memory(void)
 {
+	static const uint8_t backward[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,		/* A-sync */
+		0x01, 0x00,					/* Trace Info */
+		0x85, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00,	/* Address 0x1000 */
+		0x00, 0x00, 0x31,				/* & Context */
+		0xf7,						/* Atom E */
+		0x9d, 0x00, 0x18, 0x00, 0x00, 0x00, 0x00,	/* Address */
+		0x00, 0x00,					/* ETM_WRAP_BRANCH */
+		0xf7, 0xf7,					/* Atoms E, E */
+		0x70, 0x70,					/* Ignore */
+	};
 	static const uint8_t trace[] = {
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,		/* A-sync */
 		0x01, 0x00,					/* Trace Info */
@@ -2038,26 +2054,45 @@ static int test_top_of_memory(void)
 		0xf7, 0xf7,					/* Atoms E, E */
 		0x70, 0x70,					/* Ignore */
 	};
+	int ret = check_etm_code(trace, sizeof(trace));
 
-	return check_etm_code(trace, sizeof(trace));
+	return ret != TEST_OK ? ret : check_etm_code(backward, sizeof(backward));
 }
 
 /*
  * OpenCSD walks code to the next branch, however far: from 4 GiB, NOPs
- * to the top.  It stops after 16 MiB read for one packet's atoms.
+ * to the top, and again at each address.  The decode stops reading code
+ * after 16 MiB and 1 KiB a byte of trace: 4000 walks, each of up to 16 MiB,
+ * end within the test's bound.
  */
+#define ETM_WALKS	4000
+
 static int test_code_without_branches(void)
 {
-	static const uint8_t trace[] = {
+	static const uint8_t head[] = {
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,		/* A-sync */
 		0x01, 0x00,					/* Trace Info */
 		0x85, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,	/* Address 4 GiB */
 		0x00, 0x00, 0x31,				/* & Context */
 		0xf7,						/* Atom E */
-		0x70, 0x70,					/* Ignore */
 	};
+	static const uint8_t walk[] = {
+		0x9d, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,	/* Address 4 GiB */
+		0x00, 0x00,
+		0xf7,						/* Atom E */
+	};
+	size_t len = sizeof(head) + ETM_WALKS * sizeof(walk);
+	uint8_t *trace = malloc(len);
+	int ret;
 
-	return check_etm_code(trace, sizeof(trace));
+	if (!trace)
+		return TEST_FAIL;
+	memcpy(trace, head, sizeof(head));
+	for (int i = 0; i < ETM_WALKS; i++)
+		memcpy(trace + sizeof(head) + i * sizeof(walk), walk, sizeof(walk));
+	ret = check_etm_code(trace, len);
+	free(trace);
+	return ret;
 }
 
 const struct test tests_etm_real[] = {
@@ -2078,7 +2113,7 @@ const struct test tests_etm_real[] = {
 	{ "ETE repro: a mispredict that crashed OpenCSD ends in a decode error",
 	  test_repro_mispredict },
 	{ "ETE repro: a cancel that hung OpenCSD ends in a decode error", test_repro_cancel },
-	{ "ETE repro: with speculation too, a mispredict is a bad packet for OpenCSD 1.3.3",
+	{ "ETE repro: with speculation too, a mispredict is a bad packet",
 	  test_repro_mispredict_speculative },
 	{ "ETM repro: a Commit before an exception's address is a decode error",
 	  test_repro_exception_commit },
@@ -2087,9 +2122,9 @@ const struct test tests_etm_real[] = {
 	  test_repro_q_commit },
 	{ "ETM: with speculation, a Commit after an exception's address decodes",
 	  test_exception_addr_commit },
-	{ "ETE repro: a source address at the top of memory is a bad packet",
+	{ "ETE repro: a source address at the top of memory is a gap",
 	  test_repro_top_address },
 	{ "ETE: no code is read at the top of memory", test_top_of_memory },
-	{ "ETE: a walk of code without a branch ends", test_code_without_branches },
+	{ "ETE: walks of code without a branch end", test_code_without_branches },
 	{ NULL, NULL },
 };
