@@ -759,8 +759,15 @@ static int etm_add_source(struct etm_state *etm, unsigned int i)
 		return -AUXSAMPLE_ERR_INVALID;
 	if (src->ete)
 		etm_ete_as_v4(src, &v4);
+	/*
+	 * The decoder halts on a bad packet or sequence, and etm_feed()
+	 * resets it there: left to reset itself, OpenCSD 1.3.3 does so in the
+	 * middle of committing elements (an empty return stack popped, with
+	 * TRCCONFIGR.RS) and goes on with the elements it deleted.
+	 */
 	if (ocsd_dt_create_decoder(etm->tree, OCSD_BUILTIN_DCD_ETMV4I,
-				   OCSD_CREATE_FLG_FULL_DECODER, &v4, &csid))
+				   OCSD_CREATE_FLG_FULL_DECODER | OCSD_OPFLG_PKTDEC_HALT_BAD_PKTS,
+				   &v4, &csid))
 		return -AUXSAMPLE_ERR_UNSUPPORTED;
 	s->etm = etm;
 	/* Only one source's calls and returns can make one call stack. */

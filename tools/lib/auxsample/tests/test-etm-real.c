@@ -1933,6 +1933,28 @@ static int test_repro_mispredict_speculative(void)
 }
 
 /*
+ * With a return stack (TRCCONFIGR.RS, register 0 here), OpenCSD 1.3.3
+ * popped it empty committing an exception, reset itself there and went on
+ * with the exception it had deleted (fuzz-etm's input, minimized:
+ * tme_test's sources).
+ */
+static int test_repro_return_stack(void)
+{
+	static const uint8_t input[] = {
+		0x0b, 0x81, 0x00, 0x00, 0x00, 0, 0x00, 0x10,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,				/* Trace Info */
+		0x82, 0x02, 0x02, 0x00, 0x00, 0x11,	/* Address 0x408 & Context */
+		0x9a, 0x4a, 0x0b, 0x01, 0x00,		/* Address 0x11728 */
+		0xc0,					/* Atoms EEEE */
+		0x06, 0x05,				/* Exception: call */
+		0x91,					/* Address match 1 */
+	};
+
+	return check_etm_input(input, sizeof(input), 1);
+}
+
+/*
  * OpenCSD 1.3.3's memory cache took a read whose address plus size wraps
  * for a hit, and copied from outside its page: an ETE source address at
  * the last word (fuzz-etm's input, minimized: ts_marker's first source)...
@@ -2122,6 +2144,8 @@ const struct test tests_etm_real[] = {
 	  test_repro_q_commit },
 	{ "ETM: with speculation, a Commit after an exception's address decodes",
 	  test_exception_addr_commit },
+	{ "ETE repro: an empty return stack popped at an exception is a decode error",
+	  test_repro_return_stack },
 	{ "ETE repro: a source address at the top of memory is a gap",
 	  test_repro_top_address },
 	{ "ETE: no code is read at the top of memory", test_top_of_memory },
