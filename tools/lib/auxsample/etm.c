@@ -643,7 +643,7 @@ static void etm_source__await_addr(struct etm_source_state *s, const ocsd_etmv4_
 		if (!p->Q_pkt.addr_present)
 			s->wants_addr = true;
 		break;
-	/* Each resets the decoder, or discards its P0 stack. */
+	/* Each halts the decoder (etm_feed() resets it), or discards its P0 stack. */
 	case ETM4_PKT_I_BAD_SEQUENCE:
 	case ETM4_PKT_I_BAD_TRACEMODE:
 	case ETM4_PKT_I_RESERVED:
@@ -677,7 +677,7 @@ static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
 		s->async = index;
 		s->async_seen = true;
 	} else if (etm_source__crashes_decoder(s, p)) {
-		/* Corrupt data: let the decoder see a bad packet and resync. */
+		/* Corrupt data: the decoder halts at a bad packet, etm_feed() resets it. */
 		p->type = ETM4_PKT_I_BAD_SEQUENCE;
 	}
 	etm_source__await_addr(s, p);
@@ -890,14 +890,14 @@ static void etm_state__reset(struct etm_state *etm)
 
 /*
  * Feed @len bytes at snippet offset @offset.  A fatal response leaves the
- * tree unusable until reset: record it, drop the data up to the next unit
- * (a frame, or a byte), and go on from there with every source unsynced.
+ * tree unusable until reset: record it, and go on after what failed with
+ * every source unsynced.
  */
 static void etm_feed(struct etm_state *etm, const uint8_t *buf, size_t offset, size_t len,
 		     size_t unit)
 {
 	struct auxsample_decoder *dec = etm->dec;
-	size_t done = offset;
+	size_t done = offset, failed = SIZE_MAX;
 
 	while (done < len) {
 		/* Block sizes are 32 bits; keep whole frames in each. */
@@ -918,8 +918,15 @@ static void etm_feed(struct etm_state *etm, const uint8_t *buf, size_t offset, s
 			resp = ocsd_dt_process_data(etm->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
 		}
 		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
-			auxsample__error(dec, done + n, -AUXSAMPLE_ERR_DECODE, resp);
-			n = (n / unit + 1) * unit;
+			/*
+			 * The tree took what failed: @n is the bad packet's end
+			 * (raw data) or its frame's.  Where it took nothing (a
+			 * frame the deframer refused, tried again), skip a unit.
+			 */
+			if (done + n != failed)
+				auxsample__error(dec, done + n, -AUXSAMPLE_ERR_DECODE, resp);
+			failed = done + n;
+			n = n ? (n + unit - 1) / unit * unit : unit;
 			for (unsigned int i = 0; i < etm->nr_src; i++) {
 				etm_source__lost(etm, &etm->src[i]);
 				etm->src[i].wants_addr = false;

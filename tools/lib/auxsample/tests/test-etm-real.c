@@ -1933,6 +1933,30 @@ static int test_repro_mispredict_speculative(void)
 }
 
 /*
+ * After a bad packet the source syncs at the A-sync right after it: the
+ * decoder halted at the packet's end, and nothing there is dropped.  Its
+ * context then comes with the atom, where no memory is read: the bad
+ * packet's error and the gap's.
+ */
+static int test_resync_after_bad_packet(void)
+{
+	static const uint8_t input[] = {
+		0x00, 0x30, 0, 0, 0, 0, 0, 0,	/* juno_r1_1, raw, no memory */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,				/* Trace Info */
+		0x30,					/* Mispredict */
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
+		0x01, 0x00,				/* Trace Info */
+		0x85, 0x00, 0x08, 0x00, 0x00, 0x00,	/* Address 0x1000 */
+		0x00, 0x00, 0x00, 0x31,			/* & Context */
+		0xf7,					/* Atom E */
+		0x01, 0x00,				/* Trace Info: skipped */
+	};
+
+	return check_etm_input(input, sizeof(input), 2);
+}
+
+/*
  * With a return stack (TRCCONFIGR.RS, register 0 here), OpenCSD 1.3.3
  * popped it empty committing an exception, reset itself there and went on
  * with the exception it had deleted (fuzz-etm's input, minimized:
@@ -2144,6 +2168,7 @@ const struct test tests_etm_real[] = {
 	  test_repro_q_commit },
 	{ "ETM: with speculation, a Commit after an exception's address decodes",
 	  test_exception_addr_commit },
+	{ "ETM: after a bad packet, the A-sync right after it syncs", test_resync_after_bad_packet },
 	{ "ETE repro: an empty return stack popped at an exception is a decode error",
 	  test_repro_return_stack },
 	{ "ETE repro: a source address at the top of memory is a gap",
