@@ -404,8 +404,8 @@ static void etm_timestamp(struct etm_state *etm, const ocsd_generic_trace_elem *
 }
 
 /*
- * Packets that OpenCSD 1.3.3 mishandles, fixed in 1.4.1 (github.com/
- * Linaro/OpenCSD issues 53 and 58): a mispredict erases
+ * Packets that OpenCSD 1.3.3 mishandles, fixed in 1.4.1
+ * (github.com/Linaro/OpenCSD issues 53 and 58): a mispredict erases
  * address elements from the P0 stack while it walks it with a deque
  * iterator that the erase made stale (SIGSEGV in mispredictAtom()), and
  * a cancel that finds a timestamp, cycle count or event at the front of
