@@ -104,13 +104,6 @@ static uint64_t results(struct auxsample_decoder *dec)
 	return sum + stats.insns;
 }
 
-static uint32_t *source_reg(struct auxsample_etm_source *src, unsigned int i)
-{
-	if (i < 14)
-		return &src->trcidr[i];
-	return i == 14 ? &src->trcconfigr : &src->trcdevarch;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct auxsample_etm_source src[MAX_SOURCES];
@@ -137,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(src, &ss->src[first], nr * sizeof(src[0]));
 	if (flags & 0x80)
-		*source_reg(&src[0], data[5] % 16) ^= data[6] | data[7] << 8;
+		etm_repro__xor_register(&src[0], data);
 
 	config.etm.sources = src;
 	config.etm.nr_sources = nr;

@@ -1648,8 +1648,8 @@ static int test_timestamps(void)
  * etm_repro_snapshots[]; h[1] bit 0: all its sources, else source h[2];
  * bit 1: whole snippet; bit 2: a flow callback; bit 3: set_thread(h[3]);
  * bit 4: 'formatted' flipped; bit 5: no memory reader; bit 6: decode
- * twice; bit 7: register h[5] (TRCCONFIGR, TRCDEVARCH, TRCIDR0..13) xored
- * with h[6..7]; h[4]: the branches asked for (0: 64).
+ * twice; bit 7: register h[5] (TRCIDR0..13, TRCCONFIGR, TRCDEVARCH) xored
+ * with h[6..7], as in fuzz-etm's inputs; h[4]: the branches asked for (0: 64).
  */
 #define ETM_REPRO_TIMEOUT	60	/* seconds, under a sanitizer on a busy machine */
 
@@ -1684,17 +1684,18 @@ static void etm_repro__flow(const struct auxsample_flow *flow, void *context)
 	rp->flows++;
 }
 
+/* Register h[5] of @src xored with h[6..7], as fuzz-etm does. */
 static void etm_repro__xor_register(struct auxsample_etm_source *src, const uint8_t *h)
 {
 	uint32_t x = h[6] | h[7] << 8;
 	unsigned int reg = h[5] % 16;
 
-	if (reg == 0)
+	if (reg < 14)
+		src->trcidr[reg] ^= x;
+	else if (reg == 14)
 		src->trcconfigr ^= x;
-	else if (reg == 1)
-		src->trcdevarch ^= x;
 	else
-		src->trcidr[reg - 2] ^= x;
+		src->trcdevarch ^= x;
 }
 
 /* The decoder the header asks for, or NULL where it refuses the configuration. */
@@ -1876,11 +1877,11 @@ static int test_repro_spec_depth(void)
 	return check_etm_input(input, sizeof(input), 0);
 }
 
-/* A Q element without its address (Q packets: TRCIDR0 bit 15, register 2 here). */
+/* A Q element without its address (Q packets: TRCIDR0 bit 15). */
 static int test_repro_q_commit(void)
 {
 	static const uint8_t input[] = {
-		0x00, 0xb0, 0, 0, 0, 2, 0x00, 0x80,	/* juno_r1_1, raw, no memory */
+		0x00, 0xb0, 0, 0, 0, 0, 0x00, 0x80,	/* juno_r1_1, raw, no memory */
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
 		0x01, 0x00,				/* Trace Info */
 		0x9d, 0, 0x10, 0, 0, 0, 0, 0, 0,	/* Address 0x2000 */
@@ -1893,13 +1894,13 @@ static int test_repro_q_commit(void)
 }
 
 /*
- * With speculation (TRCIDR8 2, register 10 here) a Commit after the
+ * With speculation (TRCIDR8 2) a Commit after the
  * exception's address is real trace, and decodes.
  */
 static int test_exception_addr_commit(void)
 {
 	static const uint8_t input[] = {
-		0x00, 0xb0, 0, 0, 0, 10, 0x02, 0x00,	/* juno_r1_1, raw, no memory */
+		0x00, 0xb0, 0, 0, 0, 8, 0x02, 0x00,	/* juno_r1_1, raw, no memory */
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
 		0x01, 0x00,				/* Trace Info */
 		0x9d, 0, 0x10, 0, 0, 0, 0, 0, 0,	/* Address 0x2000 */
@@ -1915,12 +1916,12 @@ static int test_exception_addr_commit(void)
 /*
  * OpenCSD 1.3.3's mispredictAtom() on a source with speculation:
  * fuzz-etm's input, minimized, with trace_file_cid_vmid's TRCIDR8 xored
- * with 0x76c4 (register 10 here).
+ * with 0x76c4.
  */
 static int test_repro_mispredict_speculative(void)
 {
 	static const uint8_t input[] = {
-		0x07, 0x86, 0x00, 0x23, 0xf5, 10, 0xc4, 0x76,
+		0x07, 0x86, 0x00, 0x23, 0xf5, 0x38, 0xc4, 0x76,
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
 		0x01, 0x00,				/* Trace Info */
 		0x9a, 0x49, 0x1e, 0x18, 0x0a,		/* Address 0xa183d24 */
@@ -1957,7 +1958,7 @@ static int test_resync_after_bad_packet(void)
 }
 
 /*
- * With a return stack (TRCCONFIGR.RS, register 0 here), OpenCSD 1.3.3
+ * With a return stack (TRCCONFIGR.RS), OpenCSD 1.3.3
  * popped it empty committing an exception, reset itself there and went on
  * with the exception it had deleted (fuzz-etm's input, minimized:
  * tme_test's sources).
@@ -1965,7 +1966,7 @@ static int test_resync_after_bad_packet(void)
 static int test_repro_return_stack(void)
 {
 	static const uint8_t input[] = {
-		0x0b, 0x81, 0x00, 0x00, 0x00, 0, 0x00, 0x10,
+		0x0b, 0x81, 0x00, 0x00, 0x00, 0x0e, 0x00, 0x10,
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80,	/* A-sync */
 		0x01, 0x00,				/* Trace Info */
 		0x82, 0x02, 0x02, 0x00, 0x00, 0x11,	/* Address 0x408 & Context */
