@@ -1958,10 +1958,10 @@ static int test_resync_after_bad_packet(void)
 }
 
 /*
- * With a return stack (TRCCONFIGR.RS), OpenCSD 1.3.3
- * popped it empty committing an exception, reset itself there and went on
- * with the exception it had deleted (fuzz-etm's input, minimized:
- * tme_test's sources).
+ * With a return stack (TRCCONFIGR.RS), OpenCSD 1.3.3 popped it empty
+ * committing an exception, reset itself there and went on with the
+ * exception it had deleted (fuzz-etm's input, minimized: tme_test's
+ * sources).
  */
 static int test_repro_return_stack(void)
 {
