@@ -351,6 +351,17 @@ int auxsample_pt_writer__start(struct auxsample_pt_writer *pt, uint64_t ip)
 	return pt_writer__psb(pt, ip);
 }
 
+int auxsample_pt_writer__enter(struct auxsample_pt_writer *pt, uint64_t ip)
+{
+	int err;
+
+	pt->enabled = false;
+	pt->traceen = true;
+	pt->mtc = pt_writer__ctc(pt) >> pt->opts.mtc_period;
+	err = pt_writer__psb(pt, ip);
+	return err ?: auxsample_pt_writer__resume(pt, ip);
+}
+
 /*
  * TraceEn cleared, as the kernel does to copy an AUX sample
  * (pt_event_snapshot_aux()): buffered packets are flushed and nothing

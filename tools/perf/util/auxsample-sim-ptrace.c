@@ -105,7 +105,7 @@ static int sim__first_stop(struct sim *sim, struct sim_thread *t)
 		return err;
 	sim->tsc++;
 	return auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
-	       auxsample_pt_writer__start(t->pt, regs.rip);
+	       auxsample_pt_writer__enter(t->pt, regs.rip);
 }
 
 static bool sim__take_early_stop(struct sim *sim, pid_t tid)

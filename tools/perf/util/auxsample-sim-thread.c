@@ -147,5 +147,5 @@ int sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip)
 
 	sim->tsc++;
 	return err ?: auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
-		      auxsample_pt_writer__start(t->pt, ip);
+		      auxsample_pt_writer__enter(t->pt, ip);
 }

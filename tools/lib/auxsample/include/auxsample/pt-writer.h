@@ -65,6 +65,12 @@ int auxsample_pt_writer__tick(struct auxsample_pt_writer *w, uint64_t tsc);
 
 /* Tracing starts at @ip with a PSB+. */
 int auxsample_pt_writer__start(struct auxsample_pt_writer *w, uint64_t ip);
+/*
+ * Tracing starts in the kernel, user code entered at @ip: PSB+ without a
+ * FUP (PacketEn clear), then TIP.PGE, as for a thread or a new program
+ * whose event the kernel enables before it returns to user space.
+ */
+int auxsample_pt_writer__enter(struct auxsample_pt_writer *w, uint64_t ip);
 /* Call before each instruction at @ip: writes a PSB+ when one is due. */
 int auxsample_pt_writer__maybe_psb(struct auxsample_pt_writer *w, uint64_t ip);
 
