@@ -38,7 +38,11 @@ struct auxsample_pt_writer;
 #define SIM_TSC_CTC_N		308	/* CPUID.15H:EBX */
 #define SIM_TSC_CTC_D		2	/* CPUID.15H:EAX */
 #define SIM_MAX_NONTURBO	37
-/* Each thread runs on a CPU of its own: the machine has this many. */
+/*
+ * Each thread runs on a CPU of its own, the lowest one free: the machine
+ * has this many, and a CPU a thread leaves at its exit is taken by the
+ * next one (a shell's commands, one after the other).
+ */
 #define SIM_MAX_CPUS		16
 /*
  * TSC ticks per instruction.  Without MTC/CYC, decoders estimate time as
@@ -75,7 +79,6 @@ struct sim_thread {
 	u64			insns;		/* user instructions since the last sample */
 	struct auxsample_pt_writer *pt;
 	size_t			flushed;	/* stream bytes in AUXTRACE buffers */
-	u64			aux_offset;	/* the CPU's AUX area offset */
 	struct auxsample_sim_truth_thread truth;
 };
 
@@ -91,7 +94,8 @@ struct sim_map {
 struct sim {
 	const struct sim_opts	*opts;
 	struct list_head	threads;
-	int			next_cpu;
+	unsigned int		cpus_busy;	/* a bit a CPU, taken by a thread */
+	u64			aux_offset[SIM_MAX_CPUS];	/* each CPU's AUX area's */
 	u64			tsc;
 	u64			nr_samples;
 	u64			nr_insns;
@@ -136,7 +140,7 @@ struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid);
 struct sim_thread *sim__find_thread(struct sim *sim, pid_t tid);
 int sim_thread__open_mem(struct sim *sim, struct sim_thread *t);
 int sim_thread__verify(struct sim_thread *t);
-void sim_thread__delete(struct sim_thread *t);
+void sim_thread__delete(struct sim *sim, struct sim_thread *t);
 int sim__process_begin(struct sim *sim, struct sim_thread *t, bool exec, const char *comm);
 int sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip);
 

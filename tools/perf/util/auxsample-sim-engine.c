@@ -19,7 +19,7 @@ struct sim_thread *auxsample_sim__thread_new(struct sim *sim, pid_t pid, pid_t t
 	struct sim_thread *t = sim__add_thread(sim, pid, tid);
 
 	if (t && ppid >= 0 && sim__write_task(sim, t, PERF_RECORD_FORK, ppid, ptid)) {
-		sim_thread__delete(t);
+		sim_thread__delete(sim, t);
 		return NULL;
 	}
 	return t;
@@ -103,7 +103,7 @@ int auxsample_sim__thread_exit(struct sim *sim, struct sim_thread *t)
 	int err = sim__write_task(sim, t, PERF_RECORD_EXIT, t->pid, t->tid) ?:
 		  sim_thread__verify(t) ?: sim__flush_trace(sim, t);
 
-	sim_thread__delete(t);
+	sim_thread__delete(sim, t);
 	return err;
 }
 
@@ -112,7 +112,7 @@ int auxsample_sim__thread_stop(struct sim *sim, struct sim_thread *t, u64 ip)
 	int err = t->in_kernel || !ip ? 0 : auxsample_pt_writer__interrupt(t->pt, ip);
 
 	err = err ?: sim_thread__verify(t) ?: sim__flush_trace(sim, t);
-	sim_thread__delete(t);
+	sim_thread__delete(sim, t);
 	return err;
 }
 

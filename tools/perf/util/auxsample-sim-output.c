@@ -74,8 +74,9 @@ int sim__flush_trace(struct sim *sim, struct sim_thread *t)
 	size = len - t->flushed;
 	padding = PERF_ALIGN(size, PERF_AUXTRACE_RECORD_ALIGNMENT) - size;
 	ev.size = size + padding;
-	ev.offset = t->aux_offset;
-	t->aux_offset += ev.size;
+	/* Where the CPU's last thread left its AUX area. */
+	ev.offset = sim->aux_offset[t->cpu];
+	sim->aux_offset[t->cpu] += ev.size;
 	t->flushed = len;
 	/* The index of HEADER_AUXTRACE, as perf record keeps it. */
 	if (auxtrace_index__auxtrace_event(&sim->session->auxtrace_index, (void *)&ev,

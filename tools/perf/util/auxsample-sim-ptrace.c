@@ -364,7 +364,7 @@ static int sim__let_go(struct sim *sim, struct sim_thread *t)
 		sig = SIGTERM;
 	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)sig) < 0 && errno != ESRCH && !err)
 		err = -errno;
-	sim_thread__delete(t);
+	sim_thread__delete(sim, t);
 	return err;
 }
 
@@ -415,7 +415,7 @@ static int sim__trace(struct sim *sim)
 		err = sim_thread__step_end(sim, t, status);
 		if (err == SIM_STEP_GONE) {
 			err = sim_thread__verify(t) ?: sim__flush_trace(sim, t);
-			sim_thread__delete(t);
+			sim_thread__delete(sim, t);
 		} else if (err == SIM_STEP_RUNNING) {
 			err = 0;
 		} else if (!err) {

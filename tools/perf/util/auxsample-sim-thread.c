@@ -44,27 +44,37 @@ int sim_thread__open_mem(struct sim *sim, struct sim_thread *t)
 	return 0;
 }
 
+/* The lowest CPU no thread runs on, taken; -1 where all are. */
+static int sim__take_cpu(struct sim *sim)
+{
+	for (int cpu = 0; cpu < SIM_MAX_CPUS; cpu++) {
+		if (!(sim->cpus_busy & (1U << cpu))) {
+			sim->cpus_busy |= 1U << cpu;
+			return cpu;
+		}
+	}
+	return -1;
+}
+
 struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 {
 	struct sim_thread *t = zalloc(sizeof(*t));
 
 	if (!t)
 		return NULL;
-	if (sim->next_cpu == SIM_MAX_CPUS) {
-		pr_err("more than %d threads: perf auxsample simulate gives each a CPU of its own\n",
+	t->cpu = sim__take_cpu(sim);
+	if (t->cpu < 0) {
+		pr_err("more than %d threads at once: perf auxsample simulate gives each a CPU of its own\n",
 		       SIM_MAX_CPUS);
 		free(t);
 		return NULL;
 	}
 	t->pid = pid;
 	t->tid = tid;
-	t->cpu = sim->next_cpu++;
 	auxsample_sim_truth_thread__init(&t->truth, tid);
 	t->mem_fd = -1;
-	if (sim_thread__open_mem(sim, t)) {
-		free(t);
-		return NULL;
-	}
+	if (sim_thread__open_mem(sim, t))
+		goto out_free;
 	t->pt = auxsample_pt_writer__new(&(struct auxsample_pt_writer_config){
 		.size = sizeof(struct auxsample_pt_writer_config),
 		.psb_period = sim->opts->psb_period,
@@ -82,11 +92,15 @@ struct sim_thread *sim__add_thread(struct sim *sim, pid_t pid, pid_t tid)
 		pr_err("perf auxsample simulate: no memory for thread %d's trace\n", tid);
 		if (t->mem_fd >= 0)
 			close(t->mem_fd);
-		free(t);
-		return NULL;
+		goto out_free;
 	}
 	list_add_tail(&t->node, &sim->threads);
 	return t;
+
+out_free:
+	sim->cpus_busy &= ~(1U << t->cpu);
+	free(t);
+	return NULL;
 }
 
 /* The simulator never writes what libipt's packet decoder cannot parse. */
@@ -102,9 +116,10 @@ int sim_thread__verify(struct sim_thread *t)
 	return -EPROTO;
 }
 
-void sim_thread__delete(struct sim_thread *t)
+void sim_thread__delete(struct sim *sim, struct sim_thread *t)
 {
 	list_del(&t->node);
+	sim->cpus_busy &= ~(1U << t->cpu);
 	auxsample_pt_writer__delete(t->pt);
 	if (t->mem_fd >= 0)
 		close(t->mem_fd);

@@ -127,7 +127,7 @@ static void sim__cleanup(struct sim *sim, bool failed)
 
 	list_for_each_entry_safe(t, tmp, &sim->threads, node) {
 		kill(t->tid, SIGKILL);
-		sim_thread__delete(t);
+		sim_thread__delete(sim, t);
 	}
 	if (sim->session) {
 		sim->session->evlist = NULL;

@@ -117,6 +117,26 @@ grep -q 'PERF_RECORD_MMAP2 .*libc.so' "$out" || fail "sh -c: no MMAP2 of libc"
 grep -q 'PERF_RECORD_MMAP2 .*<[0-9a-f]\{40\}>.*/bin/\(dash\|sh\)' "$out" ||
 	fail "sh -c: the shell's MMAP2 has no build-id"
 
+# More commands one after the other than the simulated machine has CPUs
+# (16): each takes the CPU the last one left at its exit (before, the
+# 16th failed with ENOMEM).  Sampled and full trace, whose buffers of a
+# CPU go on from where its last thread's ended: upstream's decoder
+# follows the CPU's queue from one process to the next without an error.
+seq17='i=0; while [ $i -lt 17 ]; do /bin/true; i=$((i + 1)); done'
+truth valgrind "sh -c, 17 commands one after the other" -c 3000 -- /bin/sh -c "$seq17"
+pids=$(perf script -i "$data" --no-itrace -F pid 2> /dev/null | sort -u | wc -l)
+[ "$pids" -ge 17 ] || fail "17 commands: samples of $pids processes"
+if perf auxsample simulate --full-trace -c 1000000000 -o "$data" -- /bin/sh -c "$seq17" \
+	> "$out" 2>&1; then
+	perf script -i "$data" --itrace=be -F pid,ip,addr > "$tmp/seq17" 2>&1
+	grep -q 'instruction trace error' "$tmp/seq17" &&
+		fail "17 commands, full trace: perf's decoder found errors"
+	pids=$(awk '{ print $1 }' "$tmp/seq17" | sort -u | wc -l)
+	[ "$pids" -ge 18 ] || fail "17 commands, full trace: branches of $pids processes"
+else
+	fail "17 commands, full trace: simulate failed"
+fi
+
 # Code mapped at every place of the tool's chunk of records, at its end
 # too (see mmaps() in the workload): no record is cut in two.
 truth valgrind "mmaps 520, a mapping at each word of a chunk" -c 20000 -- "$wl" mmaps 520
