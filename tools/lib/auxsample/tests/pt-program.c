@@ -19,7 +19,7 @@ static uint32_t rnd(struct program *p)
 int read_program(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
 	struct program *p = context;
-	uint64_t base = CODE_BASE;
+	uint64_t base = p->base;
 
 	if (p->kern && addr >= KCODE_BASE) {
 		p = p->kern;
@@ -112,6 +112,7 @@ static void program__build(struct program *p, uint32_t seed, bool kernel)
 	memset(p, 0, sizeof(*p));
 	p->seed = seed;
 	p->kernel = kernel;
+	p->base = kernel ? KCODE_BASE : CODE_BASE;
 	for (unsigned int fn = 0; fn < NR_FUNCS; fn++) {
 		unsigned int n = 3 + rnd(p) % 24, nr_fix = 0;
 		uint32_t starts[32];
@@ -419,7 +420,7 @@ int program__run(struct program *p, struct auxsample_pt_writer *w, unsigned int 
 	*x = (struct executor){
 		.p = p, .w = w, .tsc = 1000, .ends = ends, .ips = ips,
 		.nr_ends = nr_ends, .max_ends = max_ends,
-		.user = { .p = p, .base = CODE_BASE, .ip = p->fn_start[0] },
+		.user = { .p = p, .base = p->base, .ip = p->fn_start[0] },
 		.kern = { .p = p->kern, .base = KCODE_BASE },
 	};
 	x->cur = &x->user;
@@ -469,8 +470,8 @@ unsigned int program__insns(const struct program *p, uint64_t to, uint64_t from)
 {
 	unsigned int n = 0;
 
-	while (to >= CODE_BASE && to <= from && from < CODE_BASE + CODE_SIZE) {
-		const struct unit *u = &p->units[to - CODE_BASE];
+	while (to >= p->base && to <= from && from < p->base + CODE_SIZE) {
+		const struct unit *u = &p->units[to - p->base];
 
 		if (!u->len)
 			return 0;

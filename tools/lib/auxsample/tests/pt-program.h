@@ -36,6 +36,7 @@ struct program {
 	uint32_t	fn_start[NR_FUNCS];
 	uint32_t	fn_end[NR_FUNCS];
 	uint32_t	seed;
+	uint64_t	base;		/* its address: CODE_BASE, KCODE_BASE for a kernel's */
 	unsigned int	cpi;		/* TSC ticks per instruction, 0: random */
 	bool		kernel;		/* a kernel's code (program__generate_kernel()) */
 	/* The user's: its kernel, traced too where set; an OVF every ~@ovf insns */
