@@ -60,6 +60,12 @@ struct auxsample_backend {
 	 * is called under the image's lock, for the files in their order.
 	 */
 	void	*(*image_new)(void);
+	/*
+	 * Optional (else ->image_new()): a cache of no files in @cache's
+	 * family (auxsample_image__new_sibling()), which shares what the
+	 * same files hold in every image of it; under @cache's image's lock.
+	 */
+	void	*(*image_sibling)(void *cache);
 	void	(*image_delete)(void *cache);
 	int	(*image_add)(void *cache, const struct auxsample_image_file *file);
 	/*

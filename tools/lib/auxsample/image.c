@@ -7,7 +7,9 @@
  * (libipt forbids sharing a pt_image between decoders, not a pt_iscache:
  * each decoder rebuilds its own pt_image from the cache when the image
  * has grown; the Intel PT walker, its basic blocks, which the image's
- * clones share too: they do not contend).
+ * clones share too: they do not contend).  Images made as siblings of
+ * one another are a family: what a cache holds of a file, the same file
+ * in every one of them holds (the walker's blocks of files' code).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -43,7 +45,8 @@ static void auxsample_image__delete(struct auxsample_image *image)
 	free(image);
 }
 
-AUXSAMPLE_API struct auxsample_image *auxsample_image__new(void)
+/* A new image, its caches in @family's families where it is not NULL. */
+static struct auxsample_image *auxsample_image__new_in(struct auxsample_image *family)
 {
 	struct auxsample_image *image;
 
@@ -52,18 +55,39 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__new(void)
 		return NULL;
 	pthread_mutex_init(&image->lock, NULL);
 	image->refcnt = 1;
+	if (family)
+		pthread_mutex_lock(&family->lock);
 	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
 		const struct auxsample_backend *b = auxsample_backends[i];
 
 		if (!b->image_new)
 			continue;
-		image->caches[i] = b->image_new();
-		if (!image->caches[i]) {
+		if (family && family->caches[i] && b->image_sibling)
+			image->caches[i] = b->image_sibling(family->caches[i]);
+		else
+			image->caches[i] = b->image_new();
+		if (!image->caches[i])
+			break;
+	}
+	if (family)
+		pthread_mutex_unlock(&family->lock);
+	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
+		if (auxsample_backends[i]->image_new && !image->caches[i]) {
 			auxsample_image__delete(image);
 			return NULL;
 		}
 	}
 	return image;
+}
+
+AUXSAMPLE_API struct auxsample_image *auxsample_image__new(void)
+{
+	return auxsample_image__new_in(NULL);
+}
+
+AUXSAMPLE_API struct auxsample_image *auxsample_image__new_sibling(struct auxsample_image *image)
+{
+	return image ? auxsample_image__new_in(image) : NULL;
 }
 
 AUXSAMPLE_API struct auxsample_image *auxsample_image__get(struct auxsample_image *image)
@@ -153,7 +177,7 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_im
 
 	if (!image)
 		return NULL;
-	clone = auxsample_image__new();
+	clone = auxsample_image__new_sibling(image);
 	if (!clone)
 		return NULL;
 	pthread_mutex_lock(&image->lock);

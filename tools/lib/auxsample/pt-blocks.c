@@ -23,6 +23,7 @@
 #include <string.h>
 #include "backend.h"
 #include "pt-blocks.h"
+#include "pt-files.h"
 #include "pt-walk-memo.h"
 #include "x86-branch.h"
 
@@ -50,6 +51,8 @@ void ptw_blocks__delete(struct ptw_blocks *blocks)
 	if (!blocks)
 		return;
 	ptw_block_cache__put(blocks->shared);
+	ptw_block_cache__put(blocks->files);
+	free(blocks->ranges);
 	free(blocks->memo);
 	free(blocks->slots);
 	free(blocks);
@@ -196,12 +199,113 @@ int ptw_blocks__count_to(struct ptw_blocks *blocks, struct auxsample_decoder *de
 	return -1;
 }
 
+int ptw_blocks__set_files(struct ptw_blocks *blocks, struct ptw_block_cache *files,
+			  const struct ptw_file_range *ranges, unsigned int nr)
+{
+	struct ptw_file_range *copy = NULL;
+
+	if (nr) {
+		copy = malloc(nr * sizeof(*copy));
+		if (!copy)
+			files = NULL;
+	}
+	ptw_block_cache__put(blocks->files);
+	free(blocks->ranges);
+	blocks->files = ptw_block_cache__get(files);
+	blocks->ranges = files ? copy : NULL;
+	blocks->nr_ranges = files ? nr : 0;
+	blocks->range_hint = 0;
+	if (blocks->ranges)
+		memcpy(blocks->ranges, ranges, nr * sizeof(*ranges));
+	else
+		free(copy);
+	return nr && !files ? -1 : 0;
+}
+
+/* The range that maps @ip, the latest of those that do; NULL for none. */
+static const struct ptw_file_range *ptw_blocks__range(struct ptw_blocks *blocks, uint64_t ip)
+{
+	const struct ptw_file_range *r = blocks->ranges;
+	unsigned int i = blocks->range_hint;
+
+	/* The last one found, unless a later one shadows it there. */
+	if (i < blocks->nr_ranges && ip >= r[i].vaddr && ip < r[i].end) {
+		unsigned int j = i + 1;
+
+		while (j < blocks->nr_ranges && (ip < r[j].vaddr || ip >= r[j].end))
+			j++;
+		if (j == blocks->nr_ranges)
+			return &r[i];
+	}
+	for (i = blocks->nr_ranges; i-- > 0;) {
+		if (ip >= r[i].vaddr && ip < r[i].end) {
+			blocks->range_hint = i;
+			return &r[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * @b moved by @delta: its addresses, and its branch's target where it
+ * has one (a file's block is kept at its key, see ptw_blocks__fill()).
+ */
+static void ptw_block__move(struct ptw_block *b, uint64_t delta)
+{
+	b->start += delta;
+	b->end += delta;
+	if (b->cls == X86_BR_COND || b->cls == X86_BR_JUMP || b->cls == X86_BR_CALL)
+		b->target += delta;
+}
+
+/*
+ * The block at @ip, in the file of @r: from the family's cache, kept
+ * there at its key (its file's id and offset), its addresses as far from
+ * it as @ip is.  A block that runs past the end of the file's mapping
+ * read code of what is mapped after: it is the image's own.
+ */
+static int ptw_blocks__fill_file(struct ptw_blocks *blocks, struct ptw_block *b,
+				 struct auxsample_decoder *dec, uint64_t ip,
+				 const struct ptw_file_range *r)
+{
+	uint64_t key = r->key + (ip - r->vaddr), bias = ip - key;
+	unsigned int generation = ptw_block_cache__generation(blocks->files), own = 0;
+	struct ptw_block kept;
+
+	if (ptw_block_cache__lookup(blocks->files, key, b)) {
+		ptw_block__move(b, bias);
+		return 0;
+	}
+	if (blocks->shared) {
+		if (ptw_block_cache__lookup(blocks->shared, ip, b))
+			return 0;
+		own = ptw_block_cache__generation(blocks->shared);
+	}
+	if (ptw_block__build(b, &blocks->code, dec, ip))
+		return -1;
+	blocks->built++;
+	if (b->end + b->length > r->end || b->end + b->length < b->end) {
+		if (blocks->shared && ptw_block_cache__insert(blocks->shared, b, own))
+			blocks->evicted++;
+		return 0;
+	}
+	kept = *b;
+	ptw_block__move(&kept, -bias);
+	if (ptw_block_cache__insert(blocks->files, &kept, generation))
+		blocks->evicted++;
+	return 0;
+}
+
 int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
 		     struct auxsample_decoder *dec, uint64_t ip)
 {
 	struct ptw_block_cache *cache = blocks->shared;
+	const struct ptw_file_range *r;
 	unsigned int generation = 0;
 
+	r = blocks->nr_ranges ? ptw_blocks__range(blocks, ip) : NULL;
+	if (r)
+		return ptw_blocks__fill_file(blocks, b, dec, ip, r);
 	if (cache) {
 		if (ptw_block_cache__lookup(cache, ip, b))
 			return 0;
@@ -232,11 +336,12 @@ struct ptw_block_cache {
 	unsigned int		generation;
 	struct ptw_block_set	*sets;
 	unsigned int		nr_sets;
+	unsigned int		max_sets;
 	unsigned int		evicted;	/* since the sets last grew */
 	pthread_mutex_t		locks[PTW_CACHE_LOCKS];
 };
 
-struct ptw_block_cache *ptw_block_cache__new(void)
+struct ptw_block_cache *ptw_block_cache__new(unsigned int max_sets)
 {
 	struct ptw_block_cache *cache = calloc(1, sizeof(*cache));
 
@@ -248,6 +353,7 @@ struct ptw_block_cache *ptw_block_cache__new(void)
 		return NULL;
 	}
 	cache->nr_sets = PTW_CACHE_SETS_MIN;
+	cache->max_sets = max_sets;
 	cache->refcnt = 1;
 	for (unsigned int i = 0; i < PTW_CACHE_LOCKS; i++)
 		pthread_mutex_init(&cache->locks[i], NULL);
@@ -283,10 +389,12 @@ unsigned int ptw_block_cache__generation(struct ptw_block_cache *cache)
  * 136 bytes apart).  Peak RSS of perf auxsample script on the mix bench
  * file -1.3 MiB, decode time no worse.  A block's set is as many of its
  * hash's low bits as the sets take; its lock, the PTW_CACHE_LOCKS's.
+ * The bits from PTW_FILE_ID_SHIFT up, a file's id in a family's cache,
+ * spread over them all: the files' code at the same offsets apart.
  */
 static unsigned int ptw_block_cache__hash(uint64_t ip)
 {
-	return (ip >> 3) ^ (ip >> 16) ^ (ip >> 29);
+	return (ip >> 3) ^ (ip >> 16) ^ (ip >> 29) ^ (ip >> PTW_FILE_ID_SHIFT) * 0x9e3779b1U;
 }
 
 /* The set of @ip, its lock taken. */
@@ -396,7 +504,7 @@ bool ptw_block_cache__insert(struct ptw_block_cache *cache, const struct ptw_blo
 		evicted = true;
 		nr_sets = cache->nr_sets;
 		if (__atomic_add_fetch(&cache->evicted, 1, __ATOMIC_RELAXED) < nr_sets ||
-		    nr_sets >= PTW_CACHE_SETS)
+		    nr_sets >= cache->max_sets)
 			nr_sets = 0;
 	}
 	s->ways[way] = *b;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct auxsample_decoder;
+struct ptw_file_range;
 struct ptw_memo;
 
 struct ptw_block {
@@ -65,6 +66,14 @@ struct ptw_blocks {
 	struct ptw_block	*slots;
 	uint64_t		mask;		/* the slots less one */
 	struct ptw_block_cache	*shared;
+	/*
+	 * The family's blocks of files' code (pt-files.h), and where the
+	 * image maps them: the later of two ranges shadows the earlier.
+	 */
+	struct ptw_block_cache	*files;
+	struct ptw_file_range	*ranges;
+	unsigned int		nr_ranges;
+	unsigned int		range_hint;	/* the range found last */
 	struct ptw_memo		*memo;		/* pt-walk-memo.h's, allocated when first used */
 	unsigned int		memo_shift;	/* its walks: 1 << memo_shift */
 	uint64_t		memo_evicted;	/* walks pushed out since it last grew, decaying */
@@ -95,28 +104,39 @@ void ptw_blocks__clear(struct ptw_blocks *blocks);
  */
 void ptw_blocks__grow(struct ptw_blocks *blocks);
 /*
- * The block at @ip into @b, a slot of @blocks: from the shared cache, or
- * built from the code there.  0, or -1 where the code cannot be read or
- * decoded.
+ * The family's blocks of files' code (a reference) and where the image
+ * maps files (a copy of @nr @ranges), in place of those before: 0, or -1
+ * without memory, and then none.
+ */
+int ptw_blocks__set_files(struct ptw_blocks *blocks, struct ptw_block_cache *files,
+			  const struct ptw_file_range *ranges, unsigned int nr);
+/*
+ * The block at @ip into @b, a slot of @blocks: from the family's cache
+ * where a file holds it, else the image's, or built from the code there.
+ * 0, or -1 where the code cannot be read or decoded.
  */
 int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
 		     struct auxsample_decoder *dec, uint64_t ip);
 
 /*
- * The shared cache holds at most PTW_CACHE_SETS * PTW_CACHE_WAYS blocks
- * (32 bytes each: 1.1 MiB an image with the sets' counters); a full set
- * evicts its oldest block, counted in the stats of the decode that
- * evicted it (pt_blocks_evicted).  It starts with PTW_CACHE_SETS_MIN sets
- * (34 KiB) and doubles them each time it has evicted as many blocks as
- * it has sets: a process has one (its image), and any program's code
- * spread over more than the sets' span touches every page of them.
+ * An image's shared cache holds at most PTW_CACHE_SETS * PTW_CACHE_WAYS
+ * blocks (32 bytes each: 1.1 MiB an image with the sets' counters); a
+ * full set evicts its oldest block, counted in the stats of the decode
+ * that evicted it (pt_blocks_evicted).  It starts with PTW_CACHE_SETS_MIN
+ * sets (34 KiB) and doubles them each time it has evicted as many blocks
+ * as it has sets: a process has one (its image), and any program's code
+ * spread over more than the sets' span touches every page of them.  The
+ * blocks of files' code are a family of images' (pt-files.h), the code
+ * of every process of a recording: four times as many at most (4.3 MiB).
  */
 #define PTW_CACHE_SETS_MIN	256		/* a power of two, at least the locks */
 #define PTW_CACHE_SETS		8192		/* a power of two */
+#define PTW_FILES_CACHE_SETS	(4 * PTW_CACHE_SETS)
 #define PTW_CACHE_WAYS		4
 #define PTW_CACHE_LOCKS		256		/* a power of two */
 
-struct ptw_block_cache *ptw_block_cache__new(void);
+/* A cache of at most @max_sets sets (a power of two, at least PTW_CACHE_SETS_MIN). */
+struct ptw_block_cache *ptw_block_cache__new(unsigned int max_sets);
 struct ptw_block_cache *ptw_block_cache__get(struct ptw_block_cache *cache);
 void ptw_block_cache__put(struct ptw_block_cache *cache);
 /* Bumped whenever blocks are dropped: decoders forget their own copies. */

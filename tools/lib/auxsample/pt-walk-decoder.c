@@ -86,11 +86,30 @@ static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *
 	cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
 	if (cache)
 		shared = pt_image_cache__blocks(cache);
+	/* Without memory for the ranges, the image's cache holds files' blocks too. */
+	if (!cache || pt_image_cache__files(cache, wd->blocks))
+		ptw_blocks__set_files(wd->blocks, NULL, NULL, 0);
 	auxsample_image__unlock(image);
 	ptw_block_cache__put(wd->blocks->shared);
 	wd->blocks->shared = shared;
 	wd->image_generation = generation;
 	wd->attached = true;
+}
+
+/*
+ * The shared caches' generations, summed: blocks were dropped from one
+ * of them since the sum last changed.  Each only grows, so the sum does
+ * not come back to a value it had (unsigned wrap-around apart).
+ */
+static unsigned int ptw_decoder__shared_generation(const struct ptw_blocks *blocks)
+{
+	unsigned int sum = 0;
+
+	if (blocks->shared)
+		sum += ptw_block_cache__generation(blocks->shared);
+	if (blocks->files)
+		sum += ptw_block_cache__generation(blocks->files);
+	return sum;
 }
 
 /*
@@ -101,7 +120,7 @@ static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *
 void ptw_decoder__update(struct ptw_decoder *wd)
 {
 	struct auxsample_image *image = wd->config->image;
-	struct ptw_block_cache *shared;
+	unsigned int generation;
 	bool changed = false;
 
 	ptw_blocks__grow(wd->blocks);
@@ -111,9 +130,9 @@ void ptw_decoder__update(struct ptw_decoder *wd)
 		ptw_decoder__attach(wd, image);
 		changed = true;
 	}
-	shared = wd->blocks->shared;
-	if (shared && ptw_block_cache__generation(shared) != wd->shared_generation) {
-		wd->shared_generation = ptw_block_cache__generation(shared);
+	generation = ptw_decoder__shared_generation(wd->blocks);
+	if (generation != wd->shared_generation) {
+		wd->shared_generation = generation;
 		changed = true;
 	}
 	if (changed)

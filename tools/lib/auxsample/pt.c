@@ -634,6 +634,7 @@ const struct auxsample_backend auxsample_pt_backend = {
 	.stream_to	= pt_stream__to,
 	.stream_end	= pt_stream__end,
 	.image_new	= pt_image_cache__new,
+	.image_sibling	= pt_image_cache__sibling,
 	.image_delete	= pt_image_cache__delete,
 	.image_add	= pt_image_cache__add,
 	.image_clone	= pt_image_cache__clone,

@@ -52,7 +52,7 @@ static size_t traced__start(const struct traced *t, unsigned int i)
 	return t->ends[i] > 4096 ? t->ends[i] - 4096 : 0;
 }
 
-static int traced__init(struct traced *t, uint32_t seed)
+static int traced__init_at(struct traced *t, uint32_t seed, uint64_t base)
 {
 	struct auxsample_pt_writer_config wcfg = { .size = sizeof(wcfg), .psb_period = 2048 };
 	struct auxsample_config config;
@@ -67,6 +67,7 @@ static int traced__init(struct traced *t, uint32_t seed)
 	if (!t->prog || !t->w || !t->ref || !t->nr_ref)
 		return -1;
 	program__generate(t->prog, seed);
+	t->prog->base = base;
 	if (program__run(t->prog, t->w, 100000, false, t->ends, t->ips, &t->nr_ends,
 			 ARRAY_SIZE(t->ends)))
 		return -1;
@@ -87,6 +88,11 @@ static int traced__init(struct traced *t, uint32_t seed)
 	}
 	auxsample_decoder__delete(dec);
 	return t->nr_ends > 10 ? 0 : -1;
+}
+
+static int traced__init(struct traced *t, uint32_t seed)
+{
+	return traced__init_at(t, seed, CODE_BASE);
 }
 
 static void traced__exit(struct traced *t)
@@ -310,6 +316,77 @@ out:
 	return ret;
 }
 
+/* Where another process maps the program's file, as a shared library is. */
+#define MOVED_BASE	0x7f0012340000ULL
+
+/*
+ * The images of a family (auxsample_image__new_sibling(), one a
+ * recording's processes) share the blocks of a file's code wherever each
+ * maps it: a program's file at CODE_BASE in one image, at MOVED_BASE in
+ * its sibling, whose decoder builds none and walks the moved program as
+ * libipt decodes it (from the trace of its run there); an image of
+ * another family builds its own.  The file's code said to have changed
+ * in one image is decoded again in the others.
+ */
+static int test_blocks_family(void)
+{
+	char name[] = "/tmp/auxsample-family-XXXXXX";
+	struct auxsample_image *image[3] = {};
+	struct auxsample_decoder *dec[3] = {};
+	const uint64_t base[3] = { CODE_BASE, MOVED_BASE, MOVED_BASE };
+	struct traced t[2] = {};
+	uint64_t built[4];
+	int ret = TEST_FAIL;
+	bool named = false;
+
+	if (!T_CHECK(!traced__init_at(&t[0], 17, CODE_BASE) &&
+		     !traced__init_at(&t[1], 17, MOVED_BASE)))
+		goto out;
+	if (!T_CHECK(!program__to_file(t[0].prog, name)))
+		goto out;
+	named = true;
+	image[0] = auxsample_image__new();
+	image[1] = auxsample_image__new_sibling(image[0]);
+	image[2] = auxsample_image__new();
+	for (int k = 0; k < 3; k++) {
+		struct auxsample_config config = traced__config(t[k > 0].prog, image[k],
+							       AUXSAMPLE_PT_DECODER_WALKER);
+
+		if (!T_CHECK(image[k] && !auxsample_image__add_file(image[k], name, 0, CODE_SIZE,
+								     base[k])))
+			goto out;
+		dec[k] = auxsample_decoder__new(&config, NULL);
+		if (!T_CHECK(dec[k]))
+			goto out;
+		if (!T_CHECK(!traced__walk(&t[k > 0], dec[k], 1, &built[k])))
+			goto out;
+	}
+	if (!T_CHECK(!auxsample_image__invalidate(image[0], CODE_BASE + t[0].prog->fn_start[0],
+						  1)))
+		goto out;
+	if (!T_CHECK(!traced__walk(&t[1], dec[1], 1, &built[3])))
+		goto out;
+	pr_test("blocks built: %llu at %#llx, its sibling at %#llx %llu, another family %llu; "
+		"after a change %llu\n", (unsigned long long)built[0],
+		(unsigned long long)CODE_BASE, (unsigned long long)MOVED_BASE,
+		(unsigned long long)built[1], (unsigned long long)built[2],
+		(unsigned long long)built[3]);
+	if (!T_CHECK(built[0] > 0 && built[1] == 0 && built[2] == built[0] && built[3] > 0 &&
+		     built[3] < built[0]))
+		goto out;
+	ret = TEST_OK;
+out:
+	if (named)
+		unlink(name);
+	for (int k = 0; k < 3; k++) {
+		auxsample_decoder__delete(dec[k]);
+		auxsample_image__put(image[k]);
+	}
+	for (int k = 0; k < 2; k++)
+		traced__exit(&t[k]);
+	return ret;
+}
+
 struct cache_thread {
 	struct ptw_block_cache	*cache;
 	unsigned int		seed;
@@ -355,7 +432,7 @@ static void *cache_thread__run(void *arg)
 static int test_blocks_cap(void)
 {
 	const unsigned int cap = PTW_CACHE_SETS * PTW_CACHE_WAYS, n = 3 * cap;
-	struct ptw_block_cache *cache = ptw_block_cache__new();
+	struct ptw_block_cache *cache = ptw_block_cache__new(PTW_CACHE_SETS);
 	unsigned int evicted = 0, generation;
 	struct ptw_block b = {}, found;
 	int ret = TEST_FAIL;
@@ -416,7 +493,7 @@ static int test_blocks_cap(void)
 	 * new cache: it grows while they look up and put in blocks.
 	 */
 	{
-		struct ptw_block_cache *fresh = ptw_block_cache__new();
+		struct ptw_block_cache *fresh = ptw_block_cache__new(PTW_CACHE_SETS);
 		struct cache_thread ct[2] = { { fresh, 1, 0 }, { fresh, 2, 0 } };
 		pthread_t tid[2];
 		int started = 0;
@@ -492,6 +569,8 @@ out:
 const struct test tests_pt_blocks[] = {
 	{ "walker's blocks are decoded once an image, shared by threads", test_blocks_shared },
 	{ "walker's blocks of a range mapped again are the new code's", test_blocks_remapped },
+	{ "walker's blocks of a file, shared by a family of images wherever mapped",
+	  test_blocks_family },
 	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
 	{ "walker's own blocks grow with the code in use, keeping theirs", test_blocks_grow },
 	{ NULL, NULL },

@@ -364,6 +364,15 @@ AUXSAMPLE_API int auxsample_decoder__stats(const struct auxsample_decoder *dec,
 					   struct auxsample_stats *stats, size_t size);
 
 AUXSAMPLE_API struct auxsample_image *auxsample_image__new(void);
+/*
+ * A new image, of no files, in @image's family: the Intel PT walker
+ * decodes the code of a file at an offset once for all the images of a
+ * family, wherever each maps it (the processes of a recording map the
+ * same libc, ld.so and programs).  A file is known by its name, so the
+ * images of a family must read the same bytes under the same name: one
+ * family a recording, as perf makes them.  NULL when out of memory.
+ */
+AUXSAMPLE_API struct auxsample_image *auxsample_image__new_sibling(struct auxsample_image *image);
 AUXSAMPLE_API struct auxsample_image *auxsample_image__get(struct auxsample_image *image);
 AUXSAMPLE_API void auxsample_image__put(struct auxsample_image *image);
 /* @size bytes of @filename from @offset are the code at @vaddr. */
@@ -371,10 +380,11 @@ AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
 					    const char *filename, uint64_t offset,
 					    uint64_t size, uint64_t vaddr);
 /*
- * A new image of the same files, as of now, that shares nothing with
- * @image: decoders in different threads decode faster from images of
- * their own than from one shared image, whose sections' block caches and
- * locks they contend for.  NULL when out of memory.
+ * A new image of the same files, as of now, in @image's family, that
+ * shares only what does not contend with @image: decoders in different
+ * threads decode faster from images of their own than from one shared
+ * image, whose sections' block caches and locks they contend for.  NULL
+ * when out of memory.
  */
 AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image);
 
@@ -384,7 +394,9 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_im
  * walker decodes it again (it keeps the basic blocks of an image's code,
  * shared by the image's clones, from the first time it reads them, and
  * drops them only here and where auxsample_image__add_file() maps a file
- * over them).  Decodes under way keep the code they started with; each
+ * over them).  A file's code there changed for its whole family: the
+ * blocks of every image of it that maps that part of the file are
+ * dropped too.  Decodes under way keep the code they started with; each
  * decode after this call reads the new one.  0, or -AUXSAMPLE_ERR_INVALID.
  */
 AUXSAMPLE_API int auxsample_image__invalidate(struct auxsample_image *image,
