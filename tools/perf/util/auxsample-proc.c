@@ -123,8 +123,12 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 		e->used = ++proc->clock;
 		return e->image;
 	}
+	if (!proc->family)
+		proc->family = auxsample_image__new();
+	if (!proc->family)
+		return NULL;
 	e = auxsample_proc__new_entry(proc);
-	e->image = auxsample_image__new();
+	e->image = auxsample_image__new_sibling(proc->family);
 	if (!e->image)
 		return NULL;
 	if (maps)
@@ -178,4 +182,6 @@ void auxsample_proc__exit(struct auxsample_proc *proc)
 		if (proc->entries[i].image)
 			auxsample_proc_entry__exit(&proc->entries[i]);
 	}
+	auxsample_image__put(proc->family);
+	proc->family = NULL;
 }

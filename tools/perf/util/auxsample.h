@@ -80,6 +80,12 @@ struct auxsample_proc {
 	struct auxsample_mem		mem;
 	struct auxsample_proc_entry	entries[AUXSAMPLE_PROC_CACHE];
 	u64				clock;
+	/*
+	 * Of no files, whose siblings the processes' images are: a file's
+	 * code is decoded once for all of them (perf's dsos are the
+	 * session's too, each file's code read by its name).
+	 */
+	struct auxsample_image		*family;
 };
 
 struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
