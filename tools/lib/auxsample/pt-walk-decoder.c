@@ -120,13 +120,14 @@ static unsigned int ptw_decoder__shared_generation(const struct ptw_blocks *bloc
 void ptw_decoder__update(struct ptw_decoder *wd)
 {
 	struct auxsample_image *image = wd->config->image;
+	/* Before the first decode, nothing to forget (a new decoder a process, many). */
+	bool changed = false, first = !wd->attached;
 	unsigned int generation;
-	bool changed = false;
 
 	ptw_blocks__grow(wd->blocks);
 	if (!image)
 		return;
-	if (!wd->attached || auxsample_image__generation(image) != wd->image_generation) {
+	if (first || auxsample_image__generation(image) != wd->image_generation) {
 		ptw_decoder__attach(wd, image);
 		changed = true;
 	}
@@ -135,7 +136,7 @@ void ptw_decoder__update(struct ptw_decoder *wd)
 		wd->shared_generation = generation;
 		changed = true;
 	}
-	if (changed)
+	if (changed && !first)
 		ptw_blocks__clear(wd->blocks);
 }
 
