@@ -3,7 +3,8 @@
 """Virtual LBR decoding speed: libauxsample against perf's own decoder.
 
 usage: bench/run.py [--runs N] [--out DIR] [--samples N] [--threads LIST]
-                    [--perf PATH] [--engine E] [--files sparse,medium,dense,mix]
+                    [--perf PATH] [--engine E]
+                    [--files sparse,medium,dense,mix,procs]
                     [--decoder libipt,walker] [--no-cyc]
 
 Records simulated Intel PT sample-mode files once (perf auxsample
@@ -15,7 +16,12 @@ with half as many: 'sparse', one sample every 40000 instructions
 trace: the usual case at default sample rates), 'medium', one every 5000
 (consecutive snippets overlap by about 80%), 'dense', one every 200 (by
 99%), and 'mix', two processes of the workload side by side (each on a
-CPU of its own), one sample every 5000.  Then, on the same files, times
+CPU of its own), one sample every 5000.  'procs' (only when --files
+names it) is many short processes, one after the other: a shell running
+/bin/true (dynamically linked: ld.so, libc) once every 150 samples, one
+sample every 1000 instructions (perf record's default period for
+instructions is higher; this is the simulator's).  Then, on the same
+files, times
 
   ours      perf auxsample script --depth 64 -j T > /dev/null
   ours      perf auxsample script --depth 64 -F ip,brstack -j T > /dev/null
@@ -78,7 +84,18 @@ def run(cmd, env=None):
 
 
 INSNS_PER_ITERATION = 133
-PERIODS = {'sparse': 40000, 'medium': 5000, 'dense': 200, 'mix': 5000}
+PERIODS = {'sparse': 40000, 'medium': 5000, 'dense': 200, 'mix': 5000, 'procs': 1000}
+# Samples of a /bin/true under the Valgrind engine, at 'procs''s period
+SAMPLES_PER_TRUE = 150
+
+
+def command(out, name, iterations):
+    """The program run for @name's file of @iterations."""
+    if name == 'procs':
+        return ['/bin/sh', '-c',
+                'i=0; while [ $i -lt %d ]; do /bin/true; i=$((i + 1)); done' % iterations]
+    wl = '%s branches %d' % (os.path.join(out, 'workload'), iterations)
+    return ['/bin/sh', '-c', '%s & %s; wait' % (wl, wl)] if name == 'mix' else wl.split()
 
 
 def record(out, name, samples, engine, cyc=True):
@@ -86,11 +103,12 @@ def record(out, name, samples, engine, cyc=True):
     period = PERIODS[name]
     procs = 2 if name == 'mix' else 1
     iterations = max(1, samples * period // INSNS_PER_ITERATION // procs)
+    if name == 'procs':
+        iterations = max(1, samples // SAMPLES_PER_TRUE)
     data = os.path.join(out, '%s%s-%d-c%d.data' % (name, '' if cyc else '-nocyc',
                                                    iterations, period))
     if not os.path.exists(data):
-        wl = '%s branches %d' % (os.path.join(out, 'workload'), iterations)
-        cmd = ['/bin/sh', '-c', '%s & %s; wait' % (wl, wl)] if procs == 2 else wl.split()
+        cmd = command(out, name, iterations)
         subprocess.run([PERF, 'auxsample', 'simulate', '--mtc'] + (['--cyc'] if cyc else []) +
                        ['-c', str(period),
                         '-o', data] + (['--engine', engine] if engine else []) + ['--'] + cmd,
