@@ -21,9 +21,9 @@
  *   h[4]  max branches (0: 64)
  *
  * The snapshots are loaded by the unit tests' own loader
- * (tests/test-etm-real.c, included).
+ * (tests/etm-snapshot.c, included).
  */
-#include "../tools/lib/auxsample/tests/test-etm-real.c"
+#include "../tools/lib/auxsample/tests/etm-snapshot.c"
 #include "unit-tests.h"
 
 static const char * const snapshot_names[][2] = {

@@ -69,6 +69,8 @@ static const struct test *suites[] = {
 #endif
 #ifdef AUXSAMPLE_ETM
 	tests_etm_real,
+	tests_etm_flow,
+	tests_etm_repro,
 #endif
 };
 

@@ -57,6 +57,8 @@ extern const struct test tests_pt_stream[];
 extern const struct test tests_pt_stops[];
 extern const struct test tests_pt_blocks[];
 extern const struct test tests_etm_real[];
+extern const struct test tests_etm_flow[];
+extern const struct test tests_etm_repro[];
 
 /* The Intel PT walker and libipt on the same snippets (pt-pair.c). */
 struct auxsample_config;
