@@ -88,9 +88,10 @@ const struct auxsample_backend *auxsample_backend__find(enum auxsample_trace_typ
 /* The backend for @config: __find()'s, or the Intel PT walker if asked for. */
 const struct auxsample_backend *auxsample_backend__select(const struct auxsample_config *config);
 
-/* A file of an image, as auxsample_image__add_file() got it. */
+/* A file of an image, as auxsample_image__add_file() or __add_file_id() got it. */
 struct auxsample_image_file {
 	char		*filename;
+	char		*identity;	/* NULL: none, not shared with the family */
 	uint64_t	offset;
 	uint64_t	size;
 	uint64_t	vaddr;

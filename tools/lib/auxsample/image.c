@@ -39,8 +39,10 @@ static void auxsample_image__delete(struct auxsample_image *image)
 			auxsample_backends[i]->image_delete(image->caches[i]);
 	}
 	pthread_mutex_destroy(&image->lock);
-	for (unsigned int i = 0; i < image->nr; i++)
+	for (unsigned int i = 0; i < image->nr; i++) {
 		free(image->files[i].filename);
+		free(image->files[i].identity);
+	}
 	free(image->files);
 	free(image);
 }
@@ -136,32 +138,45 @@ static int auxsample_image__add_caches(struct auxsample_image *image,
 	return 0;
 }
 
-AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
-					    const char *filename, uint64_t offset,
-					    uint64_t size, uint64_t vaddr)
+AUXSAMPLE_API int auxsample_image__add_file_id(struct auxsample_image *image,
+					       const char *filename, uint64_t offset,
+					       uint64_t size, uint64_t vaddr, const char *identity)
 {
-	struct auxsample_image_file file = { NULL, offset, size, vaddr };
-	int ret;
+	struct auxsample_image_file file = {
+		.offset = offset, .size = size, .vaddr = vaddr,
+	};
+	int ret = -AUXSAMPLE_ERR_NOMEM;
 
 	if (!image || !filename || !size)
 		return -AUXSAMPLE_ERR_INVALID;
 	file.filename = strdup(filename);
-	if (!file.filename)
-		return -AUXSAMPLE_ERR_NOMEM;
+	if (identity && *identity)
+		file.identity = strdup(identity);
+	if (!file.filename || (identity && *identity && !file.identity))
+		goto out_free;
 
 	pthread_mutex_lock(&image->lock);
 	ret = auxsample_image__grow(image);
 	if (!ret)
 		ret = auxsample_image__add_caches(image, &file);
-	if (ret) {
-		free(file.filename);
-		goto out;
+	if (!ret) {
+		image->files[image->nr++] = file;
+		__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
 	}
-	image->files[image->nr++] = file;
-	__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
-out:
 	pthread_mutex_unlock(&image->lock);
+	if (!ret)
+		return 0;
+out_free:
+	free(file.filename);
+	free(file.identity);
 	return ret;
+}
+
+AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
+					    const char *filename, uint64_t offset,
+					    uint64_t size, uint64_t vaddr)
+{
+	return auxsample_image__add_file_id(image, filename, offset, size, vaddr, NULL);
 }
 
 /*
@@ -184,8 +199,8 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_im
 	for (i = 0; i < image->nr && !err; i++) {
 		const struct auxsample_image_file *f = &image->files[i];
 
-		err = auxsample_image__add_file(clone, f->filename, f->offset, f->size,
-						f->vaddr);
+		err = auxsample_image__add_file_id(clone, f->filename, f->offset, f->size,
+						   f->vaddr, f->identity);
 	}
 	for (i = 0; i < auxsample_nr_backends && !err; i++) {
 		if (image->caches[i] && clone->caches[i] && auxsample_backends[i]->image_clone)

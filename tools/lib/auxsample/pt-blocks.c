@@ -52,7 +52,7 @@ void ptw_blocks__delete(struct ptw_blocks *blocks)
 		return;
 	ptw_block_cache__put(blocks->shared);
 	ptw_block_cache__put(blocks->files);
-	free(blocks->ranges);
+	free(blocks->extents);
 	free(blocks->memo);
 	free(blocks->slots);
 	free(blocks);
@@ -200,9 +200,9 @@ int ptw_blocks__count_to(struct ptw_blocks *blocks, struct auxsample_decoder *de
 }
 
 int ptw_blocks__set_files(struct ptw_blocks *blocks, struct ptw_block_cache *files,
-			  const struct ptw_file_range *ranges, unsigned int nr)
+			  const struct ptw_extent *extents, unsigned int nr)
 {
-	struct ptw_file_range *copy = NULL;
+	struct ptw_extent *copy = NULL;
 
 	if (nr) {
 		copy = malloc(nr * sizeof(*copy));
@@ -210,40 +210,15 @@ int ptw_blocks__set_files(struct ptw_blocks *blocks, struct ptw_block_cache *fil
 			files = NULL;
 	}
 	ptw_block_cache__put(blocks->files);
-	free(blocks->ranges);
+	free(blocks->extents);
 	blocks->files = ptw_block_cache__get(files);
-	blocks->ranges = files ? copy : NULL;
-	blocks->nr_ranges = files ? nr : 0;
-	blocks->range_hint = 0;
-	if (blocks->ranges)
-		memcpy(blocks->ranges, ranges, nr * sizeof(*ranges));
+	blocks->extents = files ? copy : NULL;
+	blocks->nr_extents = files ? nr : 0;
+	if (blocks->extents)
+		memcpy(blocks->extents, extents, nr * sizeof(*extents));
 	else
 		free(copy);
 	return nr && !files ? -1 : 0;
-}
-
-/* The range that maps @ip, the latest of those that do; NULL for none. */
-static const struct ptw_file_range *ptw_blocks__range(struct ptw_blocks *blocks, uint64_t ip)
-{
-	const struct ptw_file_range *r = blocks->ranges;
-	unsigned int i = blocks->range_hint;
-
-	/* The last one found, unless a later one shadows it there. */
-	if (i < blocks->nr_ranges && ip >= r[i].vaddr && ip < r[i].end) {
-		unsigned int j = i + 1;
-
-		while (j < blocks->nr_ranges && (ip < r[j].vaddr || ip >= r[j].end))
-			j++;
-		if (j == blocks->nr_ranges)
-			return &r[i];
-	}
-	for (i = blocks->nr_ranges; i-- > 0;) {
-		if (ip >= r[i].vaddr && ip < r[i].end) {
-			blocks->range_hint = i;
-			return &r[i];
-		}
-	}
-	return NULL;
 }
 
 /*
@@ -258,23 +233,33 @@ static void ptw_block__move(struct ptw_block *b, uint64_t delta)
 		b->target += delta;
 }
 
+/* Whether @b, its branch included, lies in @e: its code is all of @e's file. */
+static bool ptw_block__within(const struct ptw_block *b, const struct ptw_extent *e)
+{
+	uint64_t end = b->end + b->length;
+
+	return end >= b->end && end <= e->end;
+}
+
 /*
- * The block at @ip, in the file of @r: from the family's cache, kept
+ * The block at @ip, in the file of @e: from the family's cache, kept
  * there at its key (its file's id and offset), its addresses as far from
- * it as @ip is.  A block that runs past the end of the file's mapping
- * read code of what is mapped after: it is the image's own.
+ * it as @ip is.  A block that runs past the extent read code of what is
+ * mapped after: it is the image's own, and a block of the family's that
+ * would (another image maps more of the file) is none of this image's.
  */
 static int ptw_blocks__fill_file(struct ptw_blocks *blocks, struct ptw_block *b,
 				 struct auxsample_decoder *dec, uint64_t ip,
-				 const struct ptw_file_range *r)
+				 const struct ptw_extent *e)
 {
-	uint64_t key = r->key + (ip - r->vaddr), bias = ip - key;
+	uint64_t key = e->key + (ip - e->vaddr), bias = ip - key;
 	unsigned int generation = ptw_block_cache__generation(blocks->files), own = 0;
 	struct ptw_block kept;
 
 	if (ptw_block_cache__lookup(blocks->files, key, b)) {
 		ptw_block__move(b, bias);
-		return 0;
+		if (ptw_block__within(b, e))
+			return 0;
 	}
 	if (blocks->shared) {
 		if (ptw_block_cache__lookup(blocks->shared, ip, b))
@@ -284,7 +269,7 @@ static int ptw_blocks__fill_file(struct ptw_blocks *blocks, struct ptw_block *b,
 	if (ptw_block__build(b, &blocks->code, dec, ip))
 		return -1;
 	blocks->built++;
-	if (b->end + b->length > r->end || b->end + b->length < b->end) {
+	if (!ptw_block__within(b, e)) {
 		if (blocks->shared && ptw_block_cache__insert(blocks->shared, b, own))
 			blocks->evicted++;
 		return 0;
@@ -300,12 +285,12 @@ int ptw_blocks__fill(struct ptw_blocks *blocks, struct ptw_block *b,
 		     struct auxsample_decoder *dec, uint64_t ip)
 {
 	struct ptw_block_cache *cache = blocks->shared;
-	const struct ptw_file_range *r;
+	const struct ptw_extent *e;
 	unsigned int generation = 0;
 
-	r = blocks->nr_ranges ? ptw_blocks__range(blocks, ip) : NULL;
-	if (r)
-		return ptw_blocks__fill_file(blocks, b, dec, ip, r);
+	e = ptw_extents__find(blocks->extents, blocks->nr_extents, ip);
+	if (e && e->key)
+		return ptw_blocks__fill_file(blocks, b, dec, ip, e);
 	if (cache) {
 		if (ptw_block_cache__lookup(cache, ip, b))
 			return 0;

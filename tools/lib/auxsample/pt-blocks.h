@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 struct auxsample_decoder;
-struct ptw_file_range;
+struct ptw_extent;
 struct ptw_memo;
 
 struct ptw_block {
@@ -66,14 +66,10 @@ struct ptw_blocks {
 	struct ptw_block	*slots;
 	uint64_t		mask;		/* the slots less one */
 	struct ptw_block_cache	*shared;
-	/*
-	 * The family's blocks of files' code (pt-files.h), and where the
-	 * image maps them: the later of two ranges shadows the earlier.
-	 */
+	/* The family's blocks of files' code, and the image's extents (pt-files.h) */
 	struct ptw_block_cache	*files;
-	struct ptw_file_range	*ranges;
-	unsigned int		nr_ranges;
-	unsigned int		range_hint;	/* the range found last */
+	struct ptw_extent	*extents;
+	unsigned int		nr_extents;
 	struct ptw_memo		*memo;		/* pt-walk-memo.h's, allocated when first used */
 	unsigned int		memo_shift;	/* its walks: 1 << memo_shift */
 	uint64_t		memo_evicted;	/* walks pushed out since it last grew, decaying */
@@ -104,12 +100,12 @@ void ptw_blocks__clear(struct ptw_blocks *blocks);
  */
 void ptw_blocks__grow(struct ptw_blocks *blocks);
 /*
- * The family's blocks of files' code (a reference) and where the image
- * maps files (a copy of @nr @ranges), in place of those before: 0, or -1
- * without memory, and then none.
+ * The family's blocks of files' code (a reference) and the image's
+ * extents (a copy of @nr), in place of those before: 0, or -1 without
+ * memory, and then none (every block the image's own).
  */
 int ptw_blocks__set_files(struct ptw_blocks *blocks, struct ptw_block_cache *files,
-			  const struct ptw_file_range *ranges, unsigned int nr);
+			  const struct ptw_extent *extents, unsigned int nr);
 /*
  * The block at @ip into @b, a slot of @blocks: from the family's cache
  * where a file holds it, else the image's, or built from the code there.

@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A family of images' shared blocks of files' code (pt-files.h): the
- * files' names, each given an id the first time an image of the family
- * maps it, and one block cache (pt-blocks.c) keyed by id and offset,
- * made when a walker first asks for it.
- * Images add files under their own locks, in any thread: the names are
+ * files' identities, each given an id the first time an image of the
+ * family maps it, and one block cache (pt-blocks.c) keyed by id and
+ * offset, made when a walker first asks for it; and an image's extents,
+ * where each part of its address space takes its blocks from.  Images
+ * add files under their own locks, in any thread: the identities are
  * under the family's.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pt-blocks.h"
 #include "pt-files.h"
 
-#define PTW_FILES_BUCKETS	256		/* a power of two */
+#define PTW_FILES_BUCKETS_MIN	64		/* a power of two */
 
-struct ptw_file_name {
-	struct ptw_file_name	*next;
+struct ptw_file_id {
+	struct ptw_file_id	*next;
+	uint64_t		hash;
 	uint32_t		id;
-	char			name[];
+	char			identity[];
 };
 
 struct ptw_files {
@@ -26,7 +29,8 @@ struct ptw_files {
 	pthread_mutex_t		lock;
 	struct ptw_block_cache	*blocks;
 	uint32_t		nr_ids;
-	struct ptw_file_name	*buckets[PTW_FILES_BUCKETS];
+	struct ptw_file_id	**buckets;
+	uint32_t		nr_buckets;	/* a power of two, twice the ids at most */
 };
 
 struct ptw_files *ptw_files__new(void)
@@ -35,6 +39,12 @@ struct ptw_files *ptw_files__new(void)
 
 	if (!files)
 		return NULL;
+	files->buckets = calloc(PTW_FILES_BUCKETS_MIN, sizeof(*files->buckets));
+	if (!files->buckets) {
+		free(files);
+		return NULL;
+	}
+	files->nr_buckets = PTW_FILES_BUCKETS_MIN;
 	files->refcnt = 1;
 	pthread_mutex_init(&files->lock, NULL);
 	return files;
@@ -51,14 +61,15 @@ void ptw_files__put(struct ptw_files *files)
 {
 	if (!files || __atomic_sub_fetch(&files->refcnt, 1, __ATOMIC_ACQ_REL))
 		return;
-	for (unsigned int i = 0; i < PTW_FILES_BUCKETS; i++) {
+	for (uint32_t i = 0; i < files->nr_buckets; i++) {
 		while (files->buckets[i]) {
-			struct ptw_file_name *n = files->buckets[i];
+			struct ptw_file_id *n = files->buckets[i];
 
 			files->buckets[i] = n->next;
 			free(n);
 		}
 	}
+	free(files->buckets);
 	ptw_block_cache__put(files->blocks);
 	pthread_mutex_destroy(&files->lock);
 	free(files);
@@ -77,25 +88,48 @@ struct ptw_block_cache *ptw_files__blocks(struct ptw_files *files)
 }
 
 /* FNV-1a */
-static unsigned int ptw_files__hash(const char *name)
+static uint64_t ptw_files__hash(const char *identity)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
-	for (; *name; name++)
-		h = (h ^ (uint8_t)*name) * 0x100000001b3ULL;
-	return (h ^ h >> 32) & (PTW_FILES_BUCKETS - 1);
+	for (; *identity; identity++)
+		h = (h ^ (uint8_t)*identity) * 0x100000001b3ULL;
+	return h ^ h >> 32;
 }
 
-/* The id of @name, given one now if it has none: 0 where it cannot be. */
-static uint32_t ptw_files__id(struct ptw_files *files, const char *name)
+/* Twice the buckets, under the lock; as they are, without memory. */
+static void ptw_files__grow(struct ptw_files *files)
 {
-	struct ptw_file_name **head = &files->buckets[ptw_files__hash(name)], *n;
-	size_t len = strlen(name);
+	uint32_t nr = 2 * files->nr_buckets;
+	struct ptw_file_id **buckets = calloc(nr, sizeof(*buckets));
+
+	if (!buckets)
+		return;
+	for (uint32_t i = 0; i < files->nr_buckets; i++) {
+		while (files->buckets[i]) {
+			struct ptw_file_id *n = files->buckets[i];
+
+			files->buckets[i] = n->next;
+			n->next = buckets[n->hash & (nr - 1)];
+			buckets[n->hash & (nr - 1)] = n;
+		}
+	}
+	free(files->buckets);
+	files->buckets = buckets;
+	files->nr_buckets = nr;
+}
+
+/* The id of @identity, given one now if it has none: 0 where it cannot be. */
+static uint32_t ptw_files__id(struct ptw_files *files, const char *identity)
+{
+	uint64_t hash = ptw_files__hash(identity);
+	size_t len = strlen(identity);
+	struct ptw_file_id *n;
 	uint32_t id = 0;
 
 	pthread_mutex_lock(&files->lock);
-	for (n = *head; n; n = n->next) {
-		if (!strcmp(n->name, name)) {
+	for (n = files->buckets[hash & (files->nr_buckets - 1)]; n; n = n->next) {
+		if (n->hash == hash && !strcmp(n->identity, identity)) {
 			id = n->id;
 			goto out;
 		}
@@ -106,29 +140,93 @@ static uint32_t ptw_files__id(struct ptw_files *files, const char *name)
 	n = malloc(sizeof(*n) + len + 1);
 	if (!n)
 		goto out;
-	memcpy(n->name, name, len + 1);
+	memcpy(n->identity, identity, len + 1);
+	n->hash = hash;
 	n->id = ++files->nr_ids;
-	n->next = *head;
-	*head = n;
+	n->next = files->buckets[hash & (files->nr_buckets - 1)];
+	files->buckets[hash & (files->nr_buckets - 1)] = n;
 	id = n->id;
+	if (files->nr_ids > 2 * files->nr_buckets)
+		ptw_files__grow(files);
 out:
 	pthread_mutex_unlock(&files->lock);
 	return id;
 }
 
-int ptw_files__range(struct ptw_files *files, const char *filename, uint64_t offset,
-		     uint64_t size, uint64_t vaddr, struct ptw_file_range *r)
+uint64_t ptw_files__key(struct ptw_files *files, const char *identity, uint64_t offset,
+			uint64_t size)
 {
 	const uint64_t limit = 1ULL << PTW_FILE_ID_SHIFT;
 	uint32_t id;
 
-	if (offset >= limit || size > limit - offset || vaddr + size < vaddr)
+	if (!identity || !*identity || offset >= limit || size > limit - offset)
+		return 0;
+	id = ptw_files__id(files, identity);
+	return id ? (uint64_t)id << PTW_FILE_ID_SHIFT | offset : 0;
+}
+
+int ptw_extents__set(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key)
+{
+	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
+	struct ptw_extent *e;
+	unsigned int n = 0;
+	bool placed = false;
+
+	if (!size)
+		return 0;
+	/* One split in two, and the new one */
+	e = malloc((x->nr + 2) * sizeof(*e));
+	if (!e)
 		return -1;
-	id = ptw_files__id(files, filename);
-	if (!id)
-		return -1;
-	r->vaddr = vaddr;
-	r->end = vaddr + size;
-	r->key = (uint64_t)id << PTW_FILE_ID_SHIFT | offset;
+	for (unsigned int i = 0; i < x->nr; i++) {
+		const struct ptw_extent *old = &x->e[i];
+
+		if (!placed && old->vaddr >= vaddr) {
+			e[n++] = (struct ptw_extent){ vaddr, end, key };
+			placed = true;
+		}
+		if (old->end <= vaddr || old->vaddr >= end) {
+			e[n++] = *old;
+			continue;
+		}
+		/* What is left of it on either side: the left before the new one. */
+		if (old->vaddr < vaddr) {
+			e[n++] = (struct ptw_extent){ old->vaddr, vaddr, old->key };
+			e[n++] = (struct ptw_extent){ vaddr, end, key };
+			placed = true;
+		}
+		if (old->end > end)
+			e[n++] = (struct ptw_extent){ end, old->end,
+						      old->key ? old->key + (end - old->vaddr) : 0 };
+	}
+	if (!placed)
+		e[n++] = (struct ptw_extent){ vaddr, end, key };
+	free(x->e);
+	x->e = e;
+	x->nr = n;
 	return 0;
+}
+
+void ptw_extents__exit(struct ptw_extents *x)
+{
+	free(x->e);
+	x->e = NULL;
+	x->nr = 0;
+}
+
+const struct ptw_extent *ptw_extents__find(const struct ptw_extent *e, unsigned int nr,
+					   uint64_t ip)
+{
+	unsigned int lo = 0, hi = nr;
+
+	/* The first whose start is above @ip, then the one before it. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (e[mid].vaddr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ip < e[lo - 1].end ? &e[lo - 1] : NULL;
 }

@@ -7,7 +7,10 @@
  * images (pt-files.c, auxsample_image__new_sibling()): the processes of
  * a recording map the same files (libc, ld.so, the program) at their own
  * addresses, and a block is decoded once a file and offset, not once a
- * process.  A file is known by its name within the family.
+ * process.  A file is known by the identity its caller gave it
+ * (auxsample_image__add_file_id(): a build-id, a device and inode), never
+ * by its name alone: two files of one name (a container's libc and the
+ * host's, a program rebuilt during the recording) are two.
  */
 #include <stdint.h>
 
@@ -23,11 +26,23 @@ struct ptw_files;
 #define PTW_FILE_ID_SHIFT	44
 #define PTW_FILE_IDS		(1U << (64 - PTW_FILE_ID_SHIFT))
 
-/* Where an image maps a file the family knows: [@vaddr, @end) holds the code of @key on. */
-struct ptw_file_range {
+/*
+ * Where an image's code comes from, [@vaddr, @end): the key of @vaddr in
+ * the family's cache, or 0 where its blocks are the image's own (a file
+ * the family does not share, code said to have changed in this image).
+ * An image's extents are sorted and do not overlap: where files are
+ * mapped over one another, the later one's part.
+ */
+struct ptw_extent {
 	uint64_t	vaddr;
 	uint64_t	end;
 	uint64_t	key;
+};
+
+/* The extents of an image, built as it maps files. */
+struct ptw_extents {
+	struct ptw_extent	*e;
+	unsigned int		nr;
 };
 
 /* An empty family: NULL without memory. */
@@ -37,11 +52,21 @@ void ptw_files__put(struct ptw_files *files);
 /* The family's block cache, keyed by file and offset: NULL without memory. */
 struct ptw_block_cache *ptw_files__blocks(struct ptw_files *files);
 /*
- * The range of @size bytes of @filename from @offset at @vaddr into *@r:
- * 0, or -1 where the family does not share it (no memory for the name,
- * too many files, an offset or size too large).
+ * The key of @offset in the file known by @identity, with @size bytes
+ * from there: 0 where the family does not share it (no identity, no
+ * memory for it, too many files, an offset or size too large).
  */
-int ptw_files__range(struct ptw_files *files, const char *filename, uint64_t offset,
-		     uint64_t size, uint64_t vaddr, struct ptw_file_range *r);
+uint64_t ptw_files__key(struct ptw_files *files, const char *identity, uint64_t offset,
+			uint64_t size);
+
+/*
+ * [@vaddr, @vaddr + @size) of @x is @key's from now on (0: the image's
+ * own), over whatever was there: 0, or -1 without memory.
+ */
+int ptw_extents__set(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key);
+void ptw_extents__exit(struct ptw_extents *x);
+/* The extent of @nr, sorted, that holds @ip; NULL for none. */
+const struct ptw_extent *ptw_extents__find(const struct ptw_extent *e, unsigned int nr,
+					   uint64_t ip);
 
 #endif /* __AUXSAMPLE_PT_FILES_H */

@@ -21,11 +21,9 @@ struct pt_image_cache {
 	unsigned int			nr;
 	unsigned int			cap;
 	struct ptw_block_cache		*blocks;	/* the walker's, once asked for */
-	/* The family's blocks of files' code, and where the files are mapped */
+	/* The family's blocks of files' code, and where the image's come from */
 	struct ptw_files		*files;
-	struct ptw_file_range		*ranges;
-	unsigned int			nr_ranges;
-	unsigned int			cap_ranges;
+	struct ptw_extents		extents;
 };
 
 /* A cache in @files's family, or one of its own. */
@@ -64,34 +62,22 @@ void pt_image_cache__delete(void *c)
 	pt_iscache_free(cache->iscache);
 	ptw_block_cache__put(cache->blocks);
 	ptw_files__put(cache->files);
-	free(cache->ranges);
+	ptw_extents__exit(&cache->extents);
 	free(cache->isids);
 	free(cache);
 }
 
 /*
- * Where @file's code is in the family's cache: a file it cannot share
- * (see ptw_files__range()) keeps its blocks in the image's cache.
+ * Where @file's code is in the family's cache, over what was mapped
+ * there before: a file it does not share (no identity) keeps its blocks
+ * in the image's cache.
  */
-static int pt_image_cache__add_range(struct pt_image_cache *cache,
-				     const struct auxsample_image_file *file)
+static int pt_image_cache__add_extent(struct pt_image_cache *cache,
+				      const struct auxsample_image_file *file)
 {
-	struct ptw_file_range r;
+	uint64_t key = ptw_files__key(cache->files, file->identity, file->offset, file->size);
 
-	if (ptw_files__range(cache->files, file->filename, file->offset, file->size,
-			     file->vaddr, &r))
-		return 0;
-	if (cache->nr_ranges == cache->cap_ranges) {
-		unsigned int cap = cache->cap_ranges ? cache->cap_ranges * 2 : 16;
-		struct ptw_file_range *ranges = realloc(cache->ranges, cap * sizeof(*ranges));
-
-		if (!ranges)
-			return -AUXSAMPLE_ERR_NOMEM;
-		cache->ranges = ranges;
-		cache->cap_ranges = cap;
-	}
-	cache->ranges[cache->nr_ranges++] = r;
-	return 0;
+	return ptw_extents__set(&cache->extents, file->vaddr, file->size, key);
 }
 
 int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
@@ -113,7 +99,7 @@ int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 	if (isid < 0)
 		return pt_errcode(isid) == pte_nomem ? -AUXSAMPLE_ERR_NOMEM :
 						       -AUXSAMPLE_ERR_INVALID;
-	if (pt_image_cache__add_range(cache, file))
+	if (pt_image_cache__add_extent(cache, file))
 		return -AUXSAMPLE_ERR_NOMEM;
 	cache->isids[cache->nr++] = isid;
 	/* The file shadows what was mapped there before. */
@@ -133,7 +119,7 @@ int pt_image_cache__files(struct pt_image_cache *cache, struct ptw_blocks *block
 {
 	struct ptw_block_cache *files = ptw_files__blocks(cache->files);
 
-	return ptw_blocks__set_files(blocks, files, cache->ranges, files ? cache->nr_ranges : 0);
+	return ptw_blocks__set_files(blocks, files, cache->extents.e, files ? cache->extents.nr : 0);
 }
 
 /*
@@ -153,27 +139,32 @@ void pt_image_cache__clone(void *d, void *s)
 }
 
 /*
- * The family's blocks of the files mapped there are dropped too, for
- * every image of the family: the code of a file at an offset is one,
- * whichever process maps it (and so a change of one process's copy, the
- * family's to make known).
+ * The family's blocks of the files mapped there stay: only this image's
+ * copy of the code changed (a uprobe, a breakpoint, relocations in
+ * place), and other processes map the file as it was.  The range's blocks
+ * are the image's own from now on.  Without memory for that, the
+ * family's are dropped, for every image of it.
  */
 void pt_image_cache__invalidate(void *c, uint64_t vaddr, uint64_t size)
 {
 	struct pt_image_cache *cache = c;
 	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
-	struct ptw_block_cache *files;
 
 	if (cache->blocks)
 		ptw_block_cache__invalidate(cache->blocks, vaddr, size);
-	files = cache->nr_ranges ? ptw_files__blocks(cache->files) : NULL;
-	for (unsigned int i = 0; files && i < cache->nr_ranges; i++) {
-		const struct ptw_file_range *r = &cache->ranges[i];
-		uint64_t lo = vaddr > r->vaddr ? vaddr : r->vaddr;
-		uint64_t hi = end < r->end ? end : r->end;
+	if (!ptw_extents__set(&cache->extents, vaddr, size, 0))
+		return;
+	for (unsigned int i = 0; i < cache->extents.nr; i++) {
+		const struct ptw_extent *e = &cache->extents.e[i];
+		uint64_t lo = vaddr > e->vaddr ? vaddr : e->vaddr;
+		uint64_t hi = end < e->end ? end : e->end;
+		struct ptw_block_cache *files;
 
-		if (lo < hi)
-			ptw_block_cache__invalidate(files, r->key + (lo - r->vaddr), hi - lo);
+		if (lo >= hi || !e->key)
+			continue;
+		files = ptw_files__blocks(cache->files);
+		if (files)
+			ptw_block_cache__invalidate(files, e->key + (lo - e->vaddr), hi - lo);
 	}
 }
 

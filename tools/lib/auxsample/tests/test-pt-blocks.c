@@ -14,6 +14,7 @@
 #include "tests.h"
 #include "pt-program.h"
 #include "../pt-blocks.h"
+#include "../pt-files.h"
 #include "../x86-branch.h"
 
 /*
@@ -318,24 +319,28 @@ out:
 
 /* Where another process maps the program's file, as a shared library is. */
 #define MOVED_BASE	0x7f0012340000ULL
+#define FAMILY_IMAGES	4
 
 /*
  * The images of a family (auxsample_image__new_sibling(), one a
  * recording's processes) share the blocks of a file's code wherever each
- * maps it: a program's file at CODE_BASE in one image, at MOVED_BASE in
- * its sibling, whose decoder builds none and walks the moved program as
- * libipt decodes it (from the trace of its run there); an image of
- * another family builds its own.  The file's code said to have changed
- * in one image is decoded again in the others.
+ * maps it, for files added with an identity: a program's file at
+ * CODE_BASE in one image (0), at MOVED_BASE in its sibling (1), whose
+ * decoder builds none and walks the moved program as libipt decodes it
+ * (from the trace of its run there).  An image of another family (2),
+ * and a sibling that adds the file without an identity (3), build their
+ * own.  The code said to have changed in the sibling is its own from
+ * then on: it builds those blocks again, and the first image none.
  */
 static int test_blocks_family(void)
 {
 	char name[] = "/tmp/auxsample-family-XXXXXX";
-	struct auxsample_image *image[3] = {};
-	struct auxsample_decoder *dec[3] = {};
-	const uint64_t base[3] = { CODE_BASE, MOVED_BASE, MOVED_BASE };
+	struct auxsample_image *image[FAMILY_IMAGES] = {};
+	struct auxsample_decoder *dec[FAMILY_IMAGES] = {};
+	const uint64_t base[FAMILY_IMAGES] = { CODE_BASE, MOVED_BASE, MOVED_BASE, MOVED_BASE };
+	const char * const identity[FAMILY_IMAGES] = { "prog", "prog", "prog", NULL };
 	struct traced t[2] = {};
-	uint64_t built[4];
+	uint64_t built[FAMILY_IMAGES + 2];
 	int ret = TEST_FAIL;
 	bool named = false;
 
@@ -348,12 +353,13 @@ static int test_blocks_family(void)
 	image[0] = auxsample_image__new();
 	image[1] = auxsample_image__new_sibling(image[0]);
 	image[2] = auxsample_image__new();
-	for (int k = 0; k < 3; k++) {
+	image[3] = auxsample_image__new_sibling(image[0]);
+	for (int k = 0; k < FAMILY_IMAGES; k++) {
 		struct auxsample_config config = traced__config(t[k > 0].prog, image[k],
 							       AUXSAMPLE_PT_DECODER_WALKER);
 
-		if (!T_CHECK(image[k] && !auxsample_image__add_file(image[k], name, 0, CODE_SIZE,
-								     base[k])))
+		if (!T_CHECK(image[k] && !auxsample_image__add_file_id(image[k], name, 0, CODE_SIZE,
+									base[k], identity[k])))
 			goto out;
 		dec[k] = auxsample_decoder__new(&config, NULL);
 		if (!T_CHECK(dec[k]))
@@ -361,29 +367,104 @@ static int test_blocks_family(void)
 		if (!T_CHECK(!traced__walk(&t[k > 0], dec[k], 1, &built[k])))
 			goto out;
 	}
-	if (!T_CHECK(!auxsample_image__invalidate(image[0], CODE_BASE + t[0].prog->fn_start[0],
-						  1)))
+	if (!T_CHECK(!auxsample_image__invalidate(image[1],
+						  MOVED_BASE + t[1].prog->fn_start[0], 1)))
 		goto out;
-	if (!T_CHECK(!traced__walk(&t[1], dec[1], 1, &built[3])))
+	if (!T_CHECK(!traced__walk(&t[1], dec[1], 1, &built[FAMILY_IMAGES]) &&
+		     !traced__walk(&t[0], dec[0], 1, &built[FAMILY_IMAGES + 1])))
 		goto out;
-	pr_test("blocks built: %llu at %#llx, its sibling at %#llx %llu, another family %llu; "
-		"after a change %llu\n", (unsigned long long)built[0],
-		(unsigned long long)CODE_BASE, (unsigned long long)MOVED_BASE,
-		(unsigned long long)built[1], (unsigned long long)built[2],
-		(unsigned long long)built[3]);
-	if (!T_CHECK(built[0] > 0 && built[1] == 0 && built[2] == built[0] && built[3] > 0 &&
-		     built[3] < built[0]))
+	pr_test("blocks built: %llu at %#llx, its sibling at %#llx %llu, another family %llu\n",
+		(unsigned long long)built[0], (unsigned long long)CODE_BASE,
+		(unsigned long long)MOVED_BASE, (unsigned long long)built[1],
+		(unsigned long long)built[2]);
+	pr_test("a sibling without the identity %llu; after a change in the sibling: it %llu\n",
+		(unsigned long long)built[3], (unsigned long long)built[4]);
+	pr_test("the first image, after it: %llu\n", (unsigned long long)built[5]);
+	if (!T_CHECK(built[0] > 0 && built[1] == 0 && built[2] == built[0] &&
+		     built[3] == built[0] && built[4] > 0 && built[4] < built[0] && built[5] == 0))
 		goto out;
 	ret = TEST_OK;
 out:
 	if (named)
 		unlink(name);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < FAMILY_IMAGES; k++) {
 		auxsample_decoder__delete(dec[k]);
 		auxsample_image__put(image[k]);
 	}
 	for (int k = 0; k < 2; k++)
 		traced__exit(&t[k]);
+	return ret;
+}
+
+static int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return -1;
+}
+
+/*
+ * An image's extents (pt-files.c): a file mapped over part of another
+ * takes that part, the rest keeps its keys.  And a block of the family's
+ * cache that runs past the extent the image maps (another image maps
+ * more of the file) is not this image's: with no code to read, none.
+ */
+static int test_blocks_extents(void)
+{
+	const uint64_t key = 1ULL << PTW_FILE_ID_SHIFT;
+	struct ptw_extents x = {};
+	const struct ptw_extent *e[4];
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.read_memory = read_nothing,
+		.pt_decoder = AUXSAMPLE_PT_DECODER_WALKER,
+	};
+	struct ptw_block b = {
+		.start = key, .end = key, .cls = X86_BR_JUMP, .length = 5, .ninsn = 1,
+		.target = key + 0x10, .valid = 1,
+	};
+	struct auxsample_decoder *dec = NULL;
+	struct ptw_block_cache *cache = NULL;
+	struct ptw_blocks *blocks = NULL;
+	int ret = TEST_FAIL;
+
+	if (!T_CHECK(!ptw_extents__set(&x, CODE_BASE, CODE_SIZE, key) &&
+		     !ptw_extents__set(&x, CODE_BASE + 1, 0x10, 0) &&
+		     !ptw_extents__set(&x, CODE_BASE + 0x8000, 0x10, 2 * key)))
+		goto out;
+	e[0] = ptw_extents__find(x.e, x.nr, CODE_BASE);
+	e[1] = ptw_extents__find(x.e, x.nr, CODE_BASE + 5);
+	e[2] = ptw_extents__find(x.e, x.nr, CODE_BASE + 0x20);
+	e[3] = ptw_extents__find(x.e, x.nr, CODE_BASE + 0x8008);
+	if (!T_CHECK(x.nr == 5 && e[0] && e[0]->end == CODE_BASE + 1 && e[0]->key == key &&
+		     e[1] && !e[1]->key && e[2] && e[2]->vaddr == CODE_BASE + 0x11 &&
+		     e[2]->key == key + 0x11 && e[3] && e[3]->key == 2 * key &&
+		     !ptw_extents__find(x.e, x.nr, CODE_BASE + CODE_SIZE) &&
+		     !ptw_extents__find(x.e, x.nr, CODE_BASE - 1)))
+		goto out;
+
+	/* The family's block at the file's start, five bytes long: the image maps one. */
+	cache = ptw_block_cache__new(PTW_CACHE_SETS);
+	blocks = ptw_blocks__new();
+	dec = auxsample_decoder__new(&config, NULL);
+	if (!T_CHECK(cache && blocks && dec))
+		goto out;
+	ptw_block_cache__insert(cache, &b, ptw_block_cache__generation(cache));
+	if (!T_CHECK(!ptw_blocks__set_files(blocks, cache, x.e, x.nr)))
+		goto out;
+	if (!T_CHECK(ptw_blocks__fill(blocks, &b, dec, CODE_BASE) == -1))
+		goto out;
+	/* Mapped whole, it is the image's, moved to where the image maps the file. */
+	ptw_extents__set(&x, CODE_BASE, CODE_SIZE, key);
+	if (!T_CHECK(!ptw_blocks__set_files(blocks, cache, x.e, x.nr) &&
+		     !ptw_blocks__fill(blocks, &b, dec, CODE_BASE) && b.start == CODE_BASE &&
+		     b.target == CODE_BASE + 0x10))
+		goto out;
+	ret = TEST_OK;
+out:
+	auxsample_decoder__delete(dec);
+	ptw_blocks__delete(blocks);
+	ptw_block_cache__put(cache);
+	ptw_extents__exit(&x);
 	return ret;
 }
 
@@ -571,6 +652,8 @@ const struct test tests_pt_blocks[] = {
 	{ "walker's blocks of a range mapped again are the new code's", test_blocks_remapped },
 	{ "walker's blocks of a file, shared by a family of images wherever mapped",
 	  test_blocks_family },
+	{ "walker's blocks of a family's file, only where the image maps them",
+	  test_blocks_extents },
 	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
 	{ "walker's own blocks grow with the code in use, keeping theirs", test_blocks_grow },
 	{ NULL, NULL },

@@ -368,9 +368,8 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__new(void);
  * A new image, of no files, in @image's family: the Intel PT walker
  * decodes the code of a file at an offset once for all the images of a
  * family, wherever each maps it (the processes of a recording map the
- * same libc, ld.so and programs).  A file is known by its name, so the
- * images of a family must read the same bytes under the same name: one
- * family a recording, as perf makes them.  NULL when out of memory.
+ * same libc, ld.so and programs), for the files added with an identity
+ * (auxsample_image__add_file_id()).  NULL when out of memory.
  */
 AUXSAMPLE_API struct auxsample_image *auxsample_image__new_sibling(struct auxsample_image *image);
 AUXSAMPLE_API struct auxsample_image *auxsample_image__get(struct auxsample_image *image);
@@ -379,6 +378,18 @@ AUXSAMPLE_API void auxsample_image__put(struct auxsample_image *image);
 AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
 					    const char *filename, uint64_t offset,
 					    uint64_t size, uint64_t vaddr);
+/*
+ * The same, the file known to the image's family by @identity: a string
+ * that only files of the same bytes have (a build-id; a device, inode
+ * and generation), so that its code is decoded once for all the family.
+ * Never the name alone: a container's libc and the host's, or a program
+ * rebuilt during a recording, have one name and other bytes.  NULL or
+ * "": the file's code is the image's own, as auxsample_image__add_file()
+ * adds it.
+ */
+AUXSAMPLE_API int auxsample_image__add_file_id(struct auxsample_image *image,
+					       const char *filename, uint64_t offset,
+					       uint64_t size, uint64_t vaddr, const char *identity);
 /*
  * A new image of the same files, as of now, in @image's family, that
  * shares only what does not contend with @image: decoders in different
@@ -394,10 +405,11 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_im
  * walker decodes it again (it keeps the basic blocks of an image's code,
  * shared by the image's clones, from the first time it reads them, and
  * drops them only here and where auxsample_image__add_file() maps a file
- * over them).  A file's code there changed for its whole family: the
- * blocks of every image of it that maps that part of the file are
- * dropped too.  Decodes under way keep the code they started with; each
- * decode after this call reads the new one.  0, or -AUXSAMPLE_ERR_INVALID.
+ * over them).  Only this image's copy of a file's code changed there
+ * (a uprobe, a breakpoint): the range's code is this image's own from
+ * then on, decoded apart from the image's family.  Decodes under way
+ * keep the code they started with; each decode after this call reads the
+ * new one.  0, or -AUXSAMPLE_ERR_INVALID.
  */
 AUXSAMPLE_API int auxsample_image__invalidate(struct auxsample_image *image,
 					      uint64_t vaddr, uint64_t size);
