@@ -19,6 +19,7 @@
 #include "addr_location.h"
 #include "auxsample.h"
 #include "auxtrace.h"
+#include "build-id.h"
 #include "comm.h"
 #include "data.h"
 #include "debug.h"
@@ -37,18 +38,50 @@
 #include "thread.h"
 #include "util.h"
 
+struct auxsample_proc_maps {
+	struct auxsample_image	*image;
+	struct machine		*machine;
+};
+
+/*
+ * What only a file of the same bytes has, for the image's family
+ * (auxsample_image__add_file_id()): its build-id, else, on the host, its
+ * device, inode and generation from MMAP2 (as perf keeps one dso a
+ * file: a container's libc is another than the host's).  Empty where
+ * neither is known: the file's code is then the process's own.
+ */
+static void auxsample_proc__identity(struct dso *dso, struct machine *machine, char *buf,
+				     size_t size)
+{
+	const struct dso_id *id = dso__id(dso);
+	char bid[SBUILD_ID_SIZE];
+
+	buf[0] = '\0';
+	if (dso__has_build_id(dso)) {
+		build_id__sprintf(dso__bid(dso), bid);
+		snprintf(buf, size, "build-id %s", bid);
+	} else if (machine__is_host(machine) && !dso_id__empty(id)) {
+		snprintf(buf, size, "file %u:%u:%" PRIu64 ":%" PRIu64, id->maj, id->min, id->ino,
+			 id->ino_generation);
+	}
+}
+
 /* A map of a readable file: a section of the image. */
 static int auxsample_proc__add_map(struct map *map, void *data)
 {
-	struct auxsample_image *image = data;
+	struct auxsample_proc_maps *m = data;
 	struct dso *dso = map__dso(map);
 	const char *name = dso ? dso__long_name(dso) : NULL;
+	char identity[64];
 
-	if (!name || name[0] != '/' || !(map__prot(map) & PROT_EXEC) || access(name, R_OK))
+	/* A JIT's symbols (perf-<pid>.map) are text, not its code. */
+	if (!name || name[0] != '/' || !(map__prot(map) & PROT_EXEC) ||
+	    is_perf_pid_map_name(name) || access(name, R_OK))
 		return 0;
+	auxsample_proc__identity(dso, m->machine, identity, sizeof(identity));
 	/* A file that will not load leaves its code to the callback. */
-	auxsample_image__add_file(image, name, map__pgoff(map), map__size(map),
-				  map__start(map));
+	auxsample_image__add_file_id(m->image, name, map__pgoff(map), map__size(map),
+				     map__start(map), identity);
 	return 0;
 }
 
@@ -131,8 +164,11 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 	e->image = auxsample_image__new_sibling(proc->family);
 	if (!e->image)
 		return NULL;
-	if (maps)
-		maps__for_each_map(maps, auxsample_proc__add_map, e->image);
+	if (maps) {
+		struct auxsample_proc_maps m = { .image = e->image, .machine = machine };
+
+		maps__for_each_map(maps, auxsample_proc__add_map, &m);
+	}
 	e->pid = pid;
 	e->nr_maps = nr_maps;
 	e->used = ++proc->clock;
