@@ -142,6 +142,7 @@ int sim_thread__open_mem(struct sim *sim, struct sim_thread *t);
 int sim_thread__verify(struct sim_thread *t);
 void sim_thread__delete(struct sim *sim, struct sim_thread *t);
 int sim__process_begin(struct sim *sim, struct sim_thread *t, bool exec, const char *comm);
+int sim__trace_start(struct sim *sim, struct sim_thread *t, u64 ip);
 int sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip);
 
 /* Ground truth (auxsample-sim-truth.c). */

@@ -101,11 +101,7 @@ static int sim__first_stop(struct sim *sim, struct sim_thread *t)
 	if (t->pid == t->tid)
 		return sim__start_thread(sim, t, false);
 	err = sim__write_itrace_start(sim, t) ?: sim_thread__regs(t, &regs);
-	if (err)
-		return err;
-	sim->tsc++;
-	return auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
-	       auxsample_pt_writer__enter(t->pt, regs.rip);
+	return err ?: sim__trace_start(sim, t, regs.rip);
 }
 
 static bool sim__take_early_stop(struct sim *sim, pid_t tid)

@@ -47,6 +47,7 @@ int sim_thread__open_mem(struct sim *sim, struct sim_thread *t)
 /* The lowest CPU no thread runs on, taken; -1 where all are. */
 static int sim__take_cpu(struct sim *sim)
 {
+	BUILD_BUG_ON(sizeof(sim->cpus_busy) * 8 < SIM_MAX_CPUS);
 	for (int cpu = 0; cpu < SIM_MAX_CPUS; cpu++) {
 		if (!(sim->cpus_busy & (1U << cpu))) {
 			sim->cpus_busy |= 1U << cpu;
@@ -155,12 +156,22 @@ int sim__process_begin(struct sim *sim, struct sim_thread *t, bool exec,
 	return sim__write_comm(sim, t, exec, comm);
 }
 
+/*
+ * The thread's tracing starts in the kernel, which the user-only trace
+ * leaves out: PSB+ and a TIP.PGE into its first instruction.  With the
+ * kernel traced, the kernel's way there is not simulated: the PSB+ comes
+ * at that instruction, as it did before.
+ */
+int sim__trace_start(struct sim *sim, struct sim_thread *t, u64 ip)
+{
+	sim->tsc++;
+	return auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
+	       (sim->opts->kernel ? auxsample_pt_writer__start(t->pt, ip) :
+				    auxsample_pt_writer__enter(t->pt, ip));
+}
+
 /* The trace comes after the events that tell whose it is. */
 int sim__trace_from(struct sim *sim, struct sim_thread *t, u64 ip)
 {
-	int err = sim__write_itrace_start(sim, t);
-
-	sim->tsc++;
-	return err ?: auxsample_pt_writer__tick(t->pt, sim->tsc) ?:
-		      auxsample_pt_writer__enter(t->pt, ip);
+	return sim__write_itrace_start(sim, t) ?: sim__trace_start(sim, t, ip);
 }
