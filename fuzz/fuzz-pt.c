@@ -10,8 +10,8 @@
  *                  1 current/test_simple.raw's, 2 v2022-06-i386's,
  *                  3 none (every read fails)
  *        bit 2     AUXSAMPLE_CFG_WHOLE_SNIPPET
- *        bit 3     code from a shared image (auxsample_image) instead of
- *                  the read_memory callback
+ *        bit 3     code from a shared image (auxsample_image, one of a family,
+ *                  its files by their path) instead of the read_memory callback
  *        bit 4     a flow callback; with bit 7, CYC (config.pt.cyc) instead
  *        bits 5-6  0 decode, 1 stream, 2 decode twice, 3 stream then decode
  *        bit 7     decode with libauxsample's Intel PT walker and with
@@ -43,6 +43,8 @@ static const char * const prog_dirs[NR_PROGS] = {
 static struct program progs[NR_PROGS];
 static bool prog_loaded[NR_PROGS];
 static struct auxsample_image *images[NR_PROGS];
+/* The images' family: their files' blocks in its cache, as perf's processes' */
+static struct auxsample_image *family;
 
 static int no_code(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
@@ -58,10 +60,13 @@ static void flow_seen(const struct auxsample_flow *flow, void *context)
 		flow->insns + flow->pid + flow->trace_id;
 }
 
-/* The file sections of a program, as the recording maps them. */
+/*
+ * The file sections of a program, as the recording maps them, known to
+ * the family by their path (each program's file is its own).
+ */
 static struct auxsample_image *program__image(const struct program *p, const char *dir)
 {
-	struct auxsample_image *image = auxsample_image__new();
+	struct auxsample_image *image = family ? auxsample_image__new_sibling(family) : NULL;
 	char path[4096];
 
 	if (!image)
@@ -70,7 +75,8 @@ static struct auxsample_image *program__image(const struct program *p, const cha
 	for (unsigned int i = 0; i < p->nr_segs; i++) {
 		const struct segment *seg = &p->segs[i];
 
-		if (auxsample_image__add_file(image, path, seg->offset, seg->size, seg->vaddr)) {
+		if (auxsample_image__add_file_id(image, path, seg->offset, seg->size, seg->vaddr,
+						 path)) {
 			auxsample_image__put(image);
 			return NULL;
 		}
@@ -85,6 +91,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char name[256];
 
+	family = auxsample_image__new();
 	for (int i = 0; i < NR_PROGS; i++) {
 		snprintf(name, sizeof(name), DRPT "/%s/hello", prog_dirs[i]);
 		prog_loaded[i] = !program__load(&progs[i], name);
