@@ -12,6 +12,7 @@
 
 struct auxsample_decoder;
 struct ptw_extent;
+struct pt_image_cache;
 struct ptw_memo;
 
 struct ptw_block {
@@ -70,6 +71,14 @@ struct ptw_blocks {
 	struct ptw_block_cache	*files;
 	struct ptw_extent	*extents;
 	unsigned int		nr_extents;
+	/*
+	 * @shared's generation when the extents were taken: where it moved
+	 * during a decode, code may have changed that the extents still
+	 * give to the family, and no block goes there.
+	 */
+	unsigned int		shared_seen;
+	/* The image's files as libipt reads them, to check what goes to the family */
+	struct pt_image_cache	*image;
 	struct ptw_memo		*memo;		/* pt-walk-memo.h's, allocated when first used */
 	unsigned int		memo_shift;	/* its walks: 1 << memo_shift */
 	uint64_t		memo_evicted;	/* walks pushed out since it last grew, decaying */

@@ -167,22 +167,42 @@ uint64_t ptw_files__key(struct ptw_files *files, const char *identity, uint64_t 
 
 int ptw_extents__set(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key)
 {
+	return ptw_extents__set_file(x, vaddr, size, key, -1);
+}
+
+int ptw_extents__set_file(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key,
+			  int isid)
+{
 	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
 	struct ptw_extent *e;
-	unsigned int n = 0;
+	unsigned int n = 0, cap;
 	bool placed = false;
 
 	if (!size)
 		return 0;
+	/* After all the others, as perf adds a process's maps: at the end. */
+	if (!x->nr || vaddr >= x->e[x->nr - 1].end) {
+		if (x->nr == x->cap) {
+			cap = x->cap ? 2 * x->cap : 16;
+			e = realloc(x->e, cap * sizeof(*e));
+			if (!e)
+				return -1;
+			x->e = e;
+			x->cap = cap;
+		}
+		x->e[x->nr++] = (struct ptw_extent){ vaddr, end, key, isid };
+		return 0;
+	}
 	/* One split in two, and the new one */
-	e = malloc((x->nr + 2) * sizeof(*e));
+	cap = x->nr + 2;
+	e = malloc(cap * sizeof(*e));
 	if (!e)
 		return -1;
 	for (unsigned int i = 0; i < x->nr; i++) {
 		const struct ptw_extent *old = &x->e[i];
 
 		if (!placed && old->vaddr >= vaddr) {
-			e[n++] = (struct ptw_extent){ vaddr, end, key };
+			e[n++] = (struct ptw_extent){ vaddr, end, key, isid };
 			placed = true;
 		}
 		if (old->end <= vaddr || old->vaddr >= end) {
@@ -191,19 +211,21 @@ int ptw_extents__set(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint6
 		}
 		/* What is left of it on either side: the left before the new one. */
 		if (old->vaddr < vaddr) {
-			e[n++] = (struct ptw_extent){ old->vaddr, vaddr, old->key };
-			e[n++] = (struct ptw_extent){ vaddr, end, key };
+			e[n++] = (struct ptw_extent){ old->vaddr, vaddr, old->key, old->isid };
+			e[n++] = (struct ptw_extent){ vaddr, end, key, isid };
 			placed = true;
 		}
 		if (old->end > end)
 			e[n++] = (struct ptw_extent){ end, old->end,
-						      old->key ? old->key + (end - old->vaddr) : 0 };
+						      old->key ? old->key + (end - old->vaddr) : 0,
+						      old->isid };
 	}
 	if (!placed)
-		e[n++] = (struct ptw_extent){ vaddr, end, key };
+		e[n++] = (struct ptw_extent){ vaddr, end, key, isid };
 	free(x->e);
 	x->e = e;
 	x->nr = n;
+	x->cap = cap;
 	return 0;
 }
 
@@ -212,6 +234,7 @@ void ptw_extents__exit(struct ptw_extents *x)
 	free(x->e);
 	x->e = NULL;
 	x->nr = 0;
+	x->cap = 0;
 }
 
 const struct ptw_extent *ptw_extents__find(const struct ptw_extent *e, unsigned int nr,

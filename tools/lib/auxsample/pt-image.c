@@ -6,7 +6,10 @@
  * doc/howto_libipt.md: "an image must not be shared between decoders";
  * pt_iscache is thread safe).
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <intel-pt.h>
 #include "backend.h"
 #include "pt-blocks.h"
@@ -24,7 +27,77 @@ struct pt_image_cache {
 	/* The family's blocks of files' code, and where the image's come from */
 	struct ptw_files		*files;
 	struct ptw_extents		extents;
+	struct pt_image_own		*own;
 };
+
+/*
+ * The ranges whose code changed in an image (auxsample_image__invalidate())
+ * and is its own from then on, shared with its clones, made before or
+ * after: they are the same process's code.  @all: every range, where
+ * there was no memory to keep one.
+ */
+struct pt_image_own {
+	int			refcnt;
+	pthread_mutex_t		lock;
+	struct ptw_extents	ranges;
+	bool			all;
+};
+
+static struct pt_image_own *pt_image_own__new(void)
+{
+	struct pt_image_own *own = calloc(1, sizeof(*own));
+
+	if (!own)
+		return NULL;
+	own->refcnt = 1;
+	pthread_mutex_init(&own->lock, NULL);
+	return own;
+}
+
+static struct pt_image_own *pt_image_own__get(struct pt_image_own *own)
+{
+	__atomic_add_fetch(&own->refcnt, 1, __ATOMIC_RELAXED);
+	return own;
+}
+
+static void pt_image_own__put(struct pt_image_own *own)
+{
+	if (!own || __atomic_sub_fetch(&own->refcnt, 1, __ATOMIC_ACQ_REL))
+		return;
+	ptw_extents__exit(&own->ranges);
+	pthread_mutex_destroy(&own->lock);
+	free(own);
+}
+
+static void pt_image_own__add(struct pt_image_own *own, uint64_t vaddr, uint64_t size)
+{
+	pthread_mutex_lock(&own->lock);
+	if (!own->all && ptw_extents__set(&own->ranges, vaddr, size, 0)) {
+		own->all = true;
+		ptw_extents__exit(&own->ranges);
+	}
+	pthread_mutex_unlock(&own->lock);
+}
+
+/*
+ * @x, the image's extents, less the ranges of @own: 0, or -1 without
+ * memory (then none: all the image's code is its own).
+ */
+static int pt_image_own__carve(struct pt_image_own *own, struct ptw_extents *x)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&own->lock);
+	if (own->all)
+		err = -1;
+	for (unsigned int i = 0; i < own->ranges.nr && !err; i++) {
+		const struct ptw_extent *r = &own->ranges.e[i];
+
+		err = ptw_extents__set(x, r->vaddr, r->end - r->vaddr, 0);
+	}
+	pthread_mutex_unlock(&own->lock);
+	return err;
+}
 
 /* A cache in @files's family, or one of its own. */
 static void *pt_image_cache__new_in(struct ptw_files *files)
@@ -34,8 +107,9 @@ static void *pt_image_cache__new_in(struct ptw_files *files)
 	if (!cache)
 		return NULL;
 	cache->files = files ? ptw_files__get(files) : ptw_files__new();
+	cache->own = pt_image_own__new();
 	cache->iscache = pt_iscache_alloc("auxsample");
-	if (!cache->iscache || !cache->files) {
+	if (!cache->iscache || !cache->files || !cache->own) {
 		pt_image_cache__delete(cache);
 		return NULL;
 	}
@@ -62,6 +136,7 @@ void pt_image_cache__delete(void *c)
 	pt_iscache_free(cache->iscache);
 	ptw_block_cache__put(cache->blocks);
 	ptw_files__put(cache->files);
+	pt_image_own__put(cache->own);
 	ptw_extents__exit(&cache->extents);
 	free(cache->isids);
 	free(cache);
@@ -73,11 +148,11 @@ void pt_image_cache__delete(void *c)
  * in the image's cache.
  */
 static int pt_image_cache__add_extent(struct pt_image_cache *cache,
-				      const struct auxsample_image_file *file)
+				      const struct auxsample_image_file *file, int isid)
 {
 	uint64_t key = ptw_files__key(cache->files, file->identity, file->offset, file->size);
 
-	return ptw_extents__set(&cache->extents, file->vaddr, file->size, key);
+	return ptw_extents__set_file(&cache->extents, file->vaddr, file->size, key, isid);
 }
 
 int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
@@ -99,7 +174,7 @@ int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 	if (isid < 0)
 		return pt_errcode(isid) == pte_nomem ? -AUXSAMPLE_ERR_NOMEM :
 						       -AUXSAMPLE_ERR_INVALID;
-	if (pt_image_cache__add_extent(cache, file))
+	if (pt_image_cache__add_extent(cache, file, isid))
 		return -AUXSAMPLE_ERR_NOMEM;
 	cache->isids[cache->nr++] = isid;
 	/* The file shadows what was mapped there before. */
@@ -118,8 +193,21 @@ struct ptw_block_cache *pt_image_cache__blocks(struct pt_image_cache *cache)
 int pt_image_cache__files(struct pt_image_cache *cache, struct ptw_blocks *blocks)
 {
 	struct ptw_block_cache *files = ptw_files__blocks(cache->files);
+	struct ptw_extents x = { .nr = cache->extents.nr, .cap = cache->extents.nr };
+	int err = -1;
 
-	return ptw_blocks__set_files(blocks, files, cache->extents.e, files ? cache->extents.nr : 0);
+	if (x.nr)
+		x.e = malloc(x.nr * sizeof(*x.e));
+	if (files && (!x.nr || x.e)) {
+		if (x.nr)
+			memcpy(x.e, cache->extents.e, x.nr * sizeof(*x.e));
+		err = pt_image_own__carve(cache->own, &x);
+	}
+	if (!err)
+		err = ptw_blocks__set_files(blocks, files, x.e, x.nr);
+	blocks->image = err ? NULL : cache;
+	ptw_extents__exit(&x);
+	return err;
 }
 
 /*
@@ -132,6 +220,9 @@ void pt_image_cache__clone(void *d, void *s)
 	struct pt_image_cache *dst = d, *src = s;
 	struct ptw_block_cache *blocks = pt_image_cache__blocks(src);
 
+	/* Its code changed where the image's did, and will where it will. */
+	pt_image_own__put(dst->own);
+	dst->own = pt_image_own__get(src->own);
 	if (!blocks)
 		return;		/* out of memory: the clone's own, later */
 	ptw_block_cache__put(dst->blocks);
@@ -141,31 +232,18 @@ void pt_image_cache__clone(void *d, void *s)
 /*
  * The family's blocks of the files mapped there stay: only this image's
  * copy of the code changed (a uprobe, a breakpoint, relocations in
- * place), and other processes map the file as it was.  The range's blocks
- * are the image's own from now on.  Without memory for that, the
- * family's are dropped, for every image of it.
+ * place), and other processes map the file as it was.  The range is the
+ * image's own from now on, and its clones': their decoders take their
+ * extents again as the blocks' generation changes, and one under way
+ * puts no more blocks in the family's cache (ptw_blocks__fill()).
  */
 void pt_image_cache__invalidate(void *c, uint64_t vaddr, uint64_t size)
 {
 	struct pt_image_cache *cache = c;
-	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
 
 	if (cache->blocks)
 		ptw_block_cache__invalidate(cache->blocks, vaddr, size);
-	if (!ptw_extents__set(&cache->extents, vaddr, size, 0))
-		return;
-	for (unsigned int i = 0; i < cache->extents.nr; i++) {
-		const struct ptw_extent *e = &cache->extents.e[i];
-		uint64_t lo = vaddr > e->vaddr ? vaddr : e->vaddr;
-		uint64_t hi = end < e->end ? end : e->end;
-		struct ptw_block_cache *files;
-
-		if (lo >= hi || !e->key)
-			continue;
-		files = ptw_files__blocks(cache->files);
-		if (files)
-			ptw_block_cache__invalidate(files, e->key + (lo - e->vaddr), hi - lo);
-	}
+	pt_image_own__add(cache->own, vaddr, size);
 }
 
 /* Later sections shadow earlier ones where they overlap, as newer mappings do. */

@@ -131,11 +131,19 @@ void ptw_decoder__update(struct ptw_decoder *wd)
 		ptw_decoder__attach(wd, image);
 		changed = true;
 	}
+	/*
+	 * Blocks dropped: the code changed, in this image or a clone of it,
+	 * which the extents must say (pt_image_cache__invalidate()).
+	 */
 	generation = ptw_decoder__shared_generation(wd->blocks);
 	if (generation != wd->shared_generation) {
-		wd->shared_generation = generation;
+		if (!changed)
+			ptw_decoder__attach(wd, image);
+		wd->shared_generation = ptw_decoder__shared_generation(wd->blocks);
 		changed = true;
 	}
+	if (wd->blocks->shared)
+		wd->blocks->shared_seen = ptw_block_cache__generation(wd->blocks->shared);
 	if (changed && !first)
 		ptw_blocks__clear(wd->blocks);
 }

@@ -396,6 +396,133 @@ out:
 	return ret;
 }
 
+/*
+ * A process's code that changes at the first read of a decode: the
+ * program becomes @next, and its image is told so, as a JIT or a
+ * debugger's caller would, while the decode is under way.
+ */
+struct changing_code {
+	struct program		*code;
+	const struct program	*next;
+	struct auxsample_image	*image;
+	bool			changed;
+};
+
+static int read_changing(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	struct changing_code *cc = context;
+
+	if (!cc->changed) {
+		cc->changed = true;
+		*cc->code = *cc->next;
+		auxsample_image__invalidate(cc->image, CODE_BASE, CODE_SIZE);
+	}
+	return read_program(buf, size, addr, cc->code);
+}
+
+/*
+ * Code that changed in one process stays its own: in its clone made
+ * before the change (the clone's decoder walks the new program as libipt
+ * decodes it), and when the change comes during a decode (none of the
+ * new code reaches the family).  A sibling of the first image, whose
+ * code did not change, then walks the old program from the family's
+ * blocks, and builds none in the first case.
+ */
+static int test_blocks_family_changed(void)
+{
+	char name[] = "/tmp/auxsample-changed-XXXXXX";
+	struct auxsample_image *image = NULL, *clone = NULL, *sibling = NULL;
+	struct auxsample_decoder *dec[3] = {};
+	struct program *code = malloc(sizeof(*code));
+	struct changing_code cc = {};
+	struct traced t[2] = {};
+	uint64_t built[4] = {};
+	int ret = TEST_FAIL;
+	bool named = false;
+
+	if (!T_CHECK(code && !traced__init(&t[0], 17) && !traced__init(&t[1], 29)))
+		goto out;
+	if (!T_CHECK(!program__to_file(t[0].prog, name)))
+		goto out;
+	named = true;
+	for (int round = 0; round < 2; round++) {
+		struct auxsample_config config;
+
+		image = auxsample_image__new();
+		if (!T_CHECK(image && !auxsample_image__add_file_id(image, name, 0, CODE_SIZE,
+								     CODE_BASE, "prog")))
+			goto out;
+		clone = auxsample_image__clone(image);
+		sibling = auxsample_image__new_sibling(image);
+		if (!T_CHECK(clone && sibling &&
+			     !auxsample_image__add_file_id(sibling, name, 0, CODE_SIZE, CODE_BASE,
+							   "prog")))
+			goto out;
+		*code = *t[0].prog;
+		config = traced__config(code, image, AUXSAMPLE_PT_DECODER_WALKER);
+		dec[0] = auxsample_decoder__new(&config, NULL);
+		config = traced__config(code, clone, AUXSAMPLE_PT_DECODER_WALKER);
+		dec[1] = auxsample_decoder__new(&config, NULL);
+		config = traced__config(t[0].prog, sibling, AUXSAMPLE_PT_DECODER_WALKER);
+		dec[2] = auxsample_decoder__new(&config, NULL);
+		if (!T_CHECK(dec[0] && dec[1] && dec[2]))
+			goto out;
+		if (round == 0) {
+			/*
+			 * The old code in the family, walked by the clone too,
+			 * then changed: the clone walks the new.
+			 */
+			if (!T_CHECK(!traced__walk(&t[0], dec[0], 1, &built[0]) &&
+				     !traced__walk(&t[0], dec[1], 1, &built[1]) && !built[1]))
+				goto out;
+			*code = *t[1].prog;
+			if (!T_CHECK(!auxsample_image__invalidate(image, CODE_BASE, CODE_SIZE) &&
+				     !traced__walk(&t[1], dec[1], 1, &built[1])))
+				goto out;
+		} else {
+			/* Changed at the first read of the image's first decode */
+			auxsample_decoder__delete(dec[0]);
+			cc = (struct changing_code){ .code = code, .next = t[1].prog,
+						     .image = image };
+			config = traced__config(code, image, AUXSAMPLE_PT_DECODER_WALKER);
+			config.read_memory = read_changing;
+			config.context = &cc;
+			dec[0] = auxsample_decoder__new(&config, NULL);
+			if (!T_CHECK(dec[0] && !traced__walk(&t[1], dec[0], 1, &built[3]) &&
+				     cc.changed))
+				goto out;
+		}
+		if (!T_CHECK(!traced__walk(&t[0], dec[2], 1, &built[2])))
+			goto out;
+		pr_test("%s: the sibling built %llu blocks of the old code\n",
+			round ? "changed during a decode" : "changed, then a clone",
+			(unsigned long long)built[2]);
+		if (!T_CHECK(round || built[2] == 0))
+			goto out;
+		for (int k = 0; k < 3; k++) {
+			auxsample_decoder__delete(dec[k]);
+			dec[k] = NULL;
+		}
+		auxsample_image__put(sibling);
+		auxsample_image__put(clone);
+		auxsample_image__put(image);
+		image = clone = sibling = NULL;
+	}
+	ret = TEST_OK;
+out:
+	if (named)
+		unlink(name);
+	for (int k = 0; k < 3; k++)
+		auxsample_decoder__delete(dec[k]);
+	auxsample_image__put(sibling);
+	auxsample_image__put(clone);
+	auxsample_image__put(image);
+	for (int k = 0; k < 2; k++)
+		traced__exit(&t[k]);
+	free(code);
+	return ret;
+}
+
 static int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context)
 {
 	return -1;
@@ -654,6 +781,8 @@ const struct test tests_pt_blocks[] = {
 	  test_blocks_family },
 	{ "walker's blocks of a family's file, only where the image maps them",
 	  test_blocks_extents },
+	{ "walker's blocks of code changed in one image stay its own, and its clones'",
+	  test_blocks_family_changed },
 	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
 	{ "walker's own blocks grow with the code in use, keeping theirs", test_blocks_grow },
 	{ NULL, NULL },
