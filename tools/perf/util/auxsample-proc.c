@@ -45,25 +45,30 @@ struct auxsample_proc_maps {
 
 /*
  * What only a file of the same bytes has, for the image's family
- * (auxsample_image__add_file_id()): its build-id, else, on the host, its
- * device, inode and generation from MMAP2 (as perf keeps one dso a
- * file: a container's libc is another than the host's).  Empty where
- * neither is known: the file's code is then the process's own.
+ * (auxsample_image__add_file_id()): the dso perf reads its code through,
+ * as perf tells dsos apart (its name and the device, inode and generation
+ * MMAP2 gave: a container's libc is not the host's), with its build-id,
+ * in its machine.  Empty where neither a build-id nor, on the host, the
+ * inode is known, or too long: the file's code is then the process's
+ * own.  libauxsample shares a block only where its bytes are the file's
+ * too.
  */
 static void auxsample_proc__identity(struct dso *dso, struct machine *machine, char *buf,
 				     size_t size)
 {
 	const struct dso_id *id = dso__id(dso);
-	char bid[SBUILD_ID_SIZE];
+	char bid[SBUILD_ID_SIZE] = "-";
+	int n;
 
 	buf[0] = '\0';
-	if (dso__has_build_id(dso)) {
+	if (dso__has_build_id(dso))
 		build_id__sprintf(dso__bid(dso), bid);
-		snprintf(buf, size, "build-id %s", bid);
-	} else if (machine__is_host(machine) && !dso_id__empty(id)) {
-		snprintf(buf, size, "file %u:%u:%" PRIu64 ":%" PRIu64, id->maj, id->min, id->ino,
-			 id->ino_generation);
-	}
+	else if (!machine__is_host(machine) || dso_id__empty(id))
+		return;
+	n = snprintf(buf, size, "%d %s %u:%u:%" PRIu64 ":%" PRIu64 " %s", machine->pid, bid,
+		     id->maj, id->min, id->ino, id->ino_generation, dso__long_name(dso));
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = '\0';
 }
 
 /* A map of a readable file: a section of the image. */
@@ -72,7 +77,7 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	struct auxsample_proc_maps *m = data;
 	struct dso *dso = map__dso(map);
 	const char *name = dso ? dso__long_name(dso) : NULL;
-	char identity[64];
+	char identity[PATH_MAX + 128];
 
 	/* A JIT's symbols (perf-<pid>.map) are text, not its code. */
 	if (!name || name[0] != '/' || !(map__prot(map) & PROT_EXEC) ||
