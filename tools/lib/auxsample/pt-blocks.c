@@ -294,13 +294,14 @@ static int ptw_blocks__fill_file(struct ptw_blocks *blocks, struct ptw_block *b,
 	if (ptw_block__build(b, &blocks->code, dec, ip))
 		return -1;
 	blocks->built++;
+	/* The image's code changed since the extents were taken: nothing to share. */
+	if (blocks->shared && ptw_block_cache__generation(blocks->shared) != blocks->shared_seen)
+		return 0;
 	if (!ptw_block__within(b, e) || !ptw_block__is_file(b, blocks, dec, e)) {
 		if (blocks->shared && ptw_block_cache__insert(blocks->shared, b, own))
 			blocks->evicted++;
 		return 0;
 	}
-	if (blocks->shared && ptw_block_cache__generation(blocks->shared) != blocks->shared_seen)
-		return 0;
 	kept = *b;
 	ptw_block__move(&kept, -bias);
 	if (ptw_block_cache__insert(blocks->files, &kept, generation))

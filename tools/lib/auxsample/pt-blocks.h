@@ -74,7 +74,9 @@ struct ptw_blocks {
 	/*
 	 * @shared's generation when the extents were taken: where it moved
 	 * during a decode, code may have changed that the extents still
-	 * give to the family, and no block goes there.
+	 * give to the family, and no block goes there (the decode may still
+	 * take the family's, the old code, until the next takes the extents
+	 * again: decodes under way keep the code they started with).
 	 */
 	unsigned int		shared_seen;
 	/* The image's files as libipt reads them, to check what goes to the family */

@@ -241,9 +241,10 @@ void pt_image_cache__invalidate(void *c, uint64_t vaddr, uint64_t size)
 {
 	struct pt_image_cache *cache = c;
 
+	/* The range first: decoders of clones take it when the generation moves. */
+	pt_image_own__add(cache->own, vaddr, size);
 	if (cache->blocks)
 		ptw_block_cache__invalidate(cache->blocks, vaddr, size);
-	pt_image_own__add(cache->own, vaddr, size);
 }
 
 /* Later sections shadow earlier ones where they overlap, as newer mappings do. */

@@ -75,10 +75,16 @@ static int ptw_decoder__walk(struct ptw_decoder *wd, const uint8_t *buf, size_t 
 
 /*
  * The image's shared blocks, once and whenever the image has changed
- * (pt-image.c may have made them since): a reference.
+ * (pt-image.c may have made them since): a reference; and the extents of
+ * its files' code, less the ranges said to have changed in it or a
+ * clone of it.  The blocks' generation is read first: a change through a
+ * clone (under the clone's lock) records its ranges before it moves the
+ * generation (pt_image_cache__invalidate()), so one that the extents
+ * miss is seen at the next decode.
  */
 static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *image)
 {
+	struct ptw_blocks *blocks = wd->blocks;
 	struct ptw_block_cache *shared = NULL;
 	unsigned int generation;
 	void *cache;
@@ -86,66 +92,42 @@ static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *
 	cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
 	if (cache)
 		shared = pt_image_cache__blocks(cache);
-	/* Without memory for the ranges, the image's cache holds files' blocks too. */
-	if (!cache || pt_image_cache__files(cache, wd->blocks))
-		ptw_blocks__set_files(wd->blocks, NULL, NULL, 0);
+	ptw_block_cache__put(blocks->shared);
+	blocks->shared = shared;
+	blocks->shared_seen = shared ? ptw_block_cache__generation(shared) : 0;
+	/* Without memory for the extents, the image's cache holds files' blocks too. */
+	if (!cache || pt_image_cache__files(cache, blocks)) {
+		ptw_blocks__set_files(blocks, NULL, NULL, 0);
+		blocks->image = NULL;
+	}
 	auxsample_image__unlock(image);
-	ptw_block_cache__put(wd->blocks->shared);
-	wd->blocks->shared = shared;
 	wd->image_generation = generation;
 	wd->attached = true;
 }
 
 /*
- * The shared caches' generations, summed: blocks were dropped from one
- * of them since the sum last changed.  Each only grows, so the sum does
- * not come back to a value it had (unsigned wrap-around apart).
- */
-static unsigned int ptw_decoder__shared_generation(const struct ptw_blocks *blocks)
-{
-	unsigned int sum = 0;
-
-	if (blocks->shared)
-		sum += ptw_block_cache__generation(blocks->shared);
-	if (blocks->files)
-		sum += ptw_block_cache__generation(blocks->files);
-	return sum;
-}
-
-/*
  * Before a decode: the decoder's own blocks grow if they are too few for
  * the code in use.  The code may have changed with the image's files, or
- * blocks of the shared cache were dropped: its copies are forgotten.
+ * blocks of the image's cache were dropped (the code changed in it or a
+ * clone of it, which the extents must say): the decoder takes them
+ * again, and forgets its copies.
  */
 void ptw_decoder__update(struct ptw_decoder *wd)
 {
 	struct auxsample_image *image = wd->config->image;
+	struct ptw_block_cache *shared = wd->blocks->shared;
 	/* Before the first decode, nothing to forget (a new decoder a process, many). */
-	bool changed = false, first = !wd->attached;
-	unsigned int generation;
+	bool first = !wd->attached;
 
 	ptw_blocks__grow(wd->blocks);
 	if (!image)
 		return;
-	if (first || auxsample_image__generation(image) != wd->image_generation) {
+	if (first || auxsample_image__generation(image) != wd->image_generation ||
+	    (shared && ptw_block_cache__generation(shared) != wd->blocks->shared_seen)) {
 		ptw_decoder__attach(wd, image);
-		changed = true;
+		if (!first)
+			ptw_blocks__clear(wd->blocks);
 	}
-	/*
-	 * Blocks dropped: the code changed, in this image or a clone of it,
-	 * which the extents must say (pt_image_cache__invalidate()).
-	 */
-	generation = ptw_decoder__shared_generation(wd->blocks);
-	if (generation != wd->shared_generation) {
-		if (!changed)
-			ptw_decoder__attach(wd, image);
-		wd->shared_generation = ptw_decoder__shared_generation(wd->blocks);
-		changed = true;
-	}
-	if (wd->blocks->shared)
-		wd->blocks->shared_seen = ptw_block_cache__generation(wd->blocks->shared);
-	if (changed && !first)
-		ptw_blocks__clear(wd->blocks);
 }
 
 /* Counted at the end: a decode restarts (an earlier PSB, libipt) with its stats. */

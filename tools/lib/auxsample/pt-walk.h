@@ -87,7 +87,6 @@ struct ptw_decoder {
 	void				*libipt;	/* pt.c's state, for fallbacks */
 	struct ptw_blocks		*blocks;	/* ->shared: the image's */
 	unsigned int			image_generation;
-	unsigned int			shared_generation;
 	bool				attached;	/* to config->image */
 	struct ptw_stream		*stream;	/* pt-walk-stream.c's */
 	struct ptw_skim_plan		skim_plan;	/* the walk's skim */
