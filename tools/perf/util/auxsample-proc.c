@@ -61,6 +61,8 @@ static void auxsample_proc__identity(struct dso *dso, struct machine *machine, c
 	int n;
 
 	buf[0] = '\0';
+	if (!machine)
+		return;
 	if (dso__has_build_id(dso))
 		build_id__sprintf(dso__bid(dso), bid);
 	else if (!machine__is_host(machine) || dso_id__empty(id))
