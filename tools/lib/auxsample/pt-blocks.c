@@ -24,7 +24,6 @@
 #include "backend.h"
 #include "pt-blocks.h"
 #include "pt-files.h"
-#include "pt-image.h"
 #include "pt-walk-memo.h"
 #include "x86-branch.h"
 
@@ -243,30 +242,6 @@ static bool ptw_block__within(const struct ptw_block *b, const struct ptw_extent
 }
 
 /*
- * Whether @b's code, as read_memory gave it, is its file's, read from the
- * file as libipt reads it: the family's blocks are the file's code, not
- * one process's.  A process whose image is behind its maps (a file mapped
- * over another between two samples, with as many maps as before), or
- * whose caller misnamed a file's identity, keeps blocks that differ as
- * its own.  A block longer than PTW_SHARE_MAX bytes is not checked, nor
- * shared.
- */
-#define PTW_SHARE_MAX		256
-
-static bool ptw_block__is_file(const struct ptw_block *b, struct ptw_blocks *blocks,
-			       struct auxsample_decoder *dec, const struct ptw_extent *e)
-{
-	uint8_t mem[PTW_SHARE_MAX], file[PTW_SHARE_MAX];
-	uint64_t len = b->end + b->length - b->start;
-
-	if (!blocks->image || len > PTW_SHARE_MAX)
-		return false;
-	return auxsample__read_memory(dec, mem, len, b->start) == (int)len &&
-	       pt_image_cache__read(blocks->image, file, len, e->isid, b->start) == (int)len &&
-	       !memcmp(mem, file, len);
-}
-
-/*
  * The block at @ip, in the file of @e: from the family's cache, kept
  * there at its key (its file's id and offset), its addresses as far from
  * it as @ip is.  A block that runs past the extent read code of what is
@@ -297,7 +272,7 @@ static int ptw_blocks__fill_file(struct ptw_blocks *blocks, struct ptw_block *b,
 	/* The image's code changed since the extents were taken: nothing to share. */
 	if (blocks->shared && ptw_block_cache__generation(blocks->shared) != blocks->shared_seen)
 		return 0;
-	if (!ptw_block__within(b, e) || !ptw_block__is_file(b, blocks, dec, e)) {
+	if (!ptw_block__within(b, e)) {
 		if (blocks->shared && ptw_block_cache__insert(blocks->shared, b, own))
 			blocks->evicted++;
 		return 0;

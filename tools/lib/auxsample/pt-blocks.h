@@ -12,7 +12,6 @@
 
 struct auxsample_decoder;
 struct ptw_extent;
-struct pt_image_cache;
 struct ptw_memo;
 
 struct ptw_block {
@@ -79,8 +78,6 @@ struct ptw_blocks {
 	 * again: decodes under way keep the code they started with).
 	 */
 	unsigned int		shared_seen;
-	/* The image's files as libipt reads them, to check what goes to the family */
-	struct pt_image_cache	*image;
 	struct ptw_memo		*memo;		/* pt-walk-memo.h's, allocated when first used */
 	unsigned int		memo_shift;	/* its walks: 1 << memo_shift */
 	uint64_t		memo_evicted;	/* walks pushed out since it last grew, decaying */

@@ -167,12 +167,6 @@ uint64_t ptw_files__key(struct ptw_files *files, const char *identity, uint64_t 
 
 int ptw_extents__set(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key)
 {
-	return ptw_extents__set_file(x, vaddr, size, key, -1);
-}
-
-int ptw_extents__set_file(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key,
-			  int isid)
-{
 	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
 	struct ptw_extent *e;
 	unsigned int n = 0, cap;
@@ -190,7 +184,7 @@ int ptw_extents__set_file(struct ptw_extents *x, uint64_t vaddr, uint64_t size, 
 			x->e = e;
 			x->cap = cap;
 		}
-		x->e[x->nr++] = (struct ptw_extent){ vaddr, end, key, isid };
+		x->e[x->nr++] = (struct ptw_extent){ vaddr, end, key };
 		return 0;
 	}
 	/* One split in two, and the new one */
@@ -202,7 +196,7 @@ int ptw_extents__set_file(struct ptw_extents *x, uint64_t vaddr, uint64_t size, 
 		const struct ptw_extent *old = &x->e[i];
 
 		if (!placed && old->vaddr >= vaddr) {
-			e[n++] = (struct ptw_extent){ vaddr, end, key, isid };
+			e[n++] = (struct ptw_extent){ vaddr, end, key };
 			placed = true;
 		}
 		if (old->end <= vaddr || old->vaddr >= end) {
@@ -211,17 +205,16 @@ int ptw_extents__set_file(struct ptw_extents *x, uint64_t vaddr, uint64_t size, 
 		}
 		/* What is left of it on either side: the left before the new one. */
 		if (old->vaddr < vaddr) {
-			e[n++] = (struct ptw_extent){ old->vaddr, vaddr, old->key, old->isid };
-			e[n++] = (struct ptw_extent){ vaddr, end, key, isid };
+			e[n++] = (struct ptw_extent){ old->vaddr, vaddr, old->key };
+			e[n++] = (struct ptw_extent){ vaddr, end, key };
 			placed = true;
 		}
 		if (old->end > end)
 			e[n++] = (struct ptw_extent){ end, old->end,
-						      old->key ? old->key + (end - old->vaddr) : 0,
-						      old->isid };
+						      old->key ? old->key + (end - old->vaddr) : 0 };
 	}
 	if (!placed)
-		e[n++] = (struct ptw_extent){ vaddr, end, key, isid };
+		e[n++] = (struct ptw_extent){ vaddr, end, key };
 	free(x->e);
 	x->e = e;
 	x->nr = n;

@@ -37,7 +37,6 @@ struct ptw_extent {
 	uint64_t	vaddr;
 	uint64_t	end;
 	uint64_t	key;
-	int		isid;		/* the file's section in the image's libipt cache */
 };
 
 /* The extents of an image, built as it maps files. */
@@ -66,9 +65,6 @@ uint64_t ptw_files__key(struct ptw_files *files, const char *identity, uint64_t 
  * own), over whatever was there: 0, or -1 without memory.
  */
 int ptw_extents__set(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key);
-/* The same, for the file of libipt section @isid. */
-int ptw_extents__set_file(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key,
-			  int isid);
 void ptw_extents__exit(struct ptw_extents *x);
 /* The extent of @nr, sorted, that holds @ip; NULL for none. */
 const struct ptw_extent *ptw_extents__find(const struct ptw_extent *e, unsigned int nr,

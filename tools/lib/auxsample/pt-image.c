@@ -148,11 +148,11 @@ void pt_image_cache__delete(void *c)
  * in the image's cache.
  */
 static int pt_image_cache__add_extent(struct pt_image_cache *cache,
-				      const struct auxsample_image_file *file, int isid)
+				      const struct auxsample_image_file *file)
 {
 	uint64_t key = ptw_files__key(cache->files, file->identity, file->offset, file->size);
 
-	return ptw_extents__set_file(&cache->extents, file->vaddr, file->size, key, isid);
+	return ptw_extents__set(&cache->extents, file->vaddr, file->size, key);
 }
 
 int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
@@ -174,7 +174,7 @@ int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 	if (isid < 0)
 		return pt_errcode(isid) == pte_nomem ? -AUXSAMPLE_ERR_NOMEM :
 						       -AUXSAMPLE_ERR_INVALID;
-	if (pt_image_cache__add_extent(cache, file, isid))
+	if (pt_image_cache__add_extent(cache, file))
 		return -AUXSAMPLE_ERR_NOMEM;
 	cache->isids[cache->nr++] = isid;
 	/* The file shadows what was mapped there before. */
@@ -205,7 +205,6 @@ int pt_image_cache__files(struct pt_image_cache *cache, struct ptw_blocks *block
 	}
 	if (!err)
 		err = ptw_blocks__set_files(blocks, files, x.e, x.nr);
-	blocks->image = err ? NULL : cache;
 	ptw_extents__exit(&x);
 	return err;
 }

@@ -96,10 +96,8 @@ static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *
 	blocks->shared = shared;
 	blocks->shared_seen = shared ? ptw_block_cache__generation(shared) : 0;
 	/* Without memory for the extents, the image's cache holds files' blocks too. */
-	if (!cache || pt_image_cache__files(cache, blocks)) {
+	if (!cache || pt_image_cache__files(cache, blocks))
 		ptw_blocks__set_files(blocks, NULL, NULL, 0);
-		blocks->image = NULL;
-	}
 	auxsample_image__unlock(image);
 	wd->image_generation = generation;
 	wd->attached = true;
