@@ -26,24 +26,9 @@
 #include "../tools/lib/auxsample/tests/etm-snapshot.c"
 #include "unit-tests.h"
 
-static const char * const snapshot_names[][2] = {
-	{ "snapshots", "juno_r1_1" },
-	{ "snapshots", "a57_single_step" },
-	{ "snapshots", "test-file-mem-offsets" },
-	{ "snapshots", "juno-uname-001" },
-	{ "snapshots", "bugfix-exact-match" },
-	{ "snapshots-ete", "ete_ip" },
-	{ "snapshots-ete", "ts_marker" },
-	{ "snapshots-ete", "trace_file_cid_vmid" },
-	{ "snapshots-ete", "src_addr" },
-	{ "snapshots-ete", "001-ack_test" },
-	{ "snapshots-ete", "002-ack_test_scr" },
-	{ "snapshots-ete", "tme_test" },
-};
-
 static const char * const perfdata_names[] = { "perf_etm.data", "perf_kernel.data" };
 
-#define MAX_CONFIGS	(ARRAY_SIZE(snapshot_names) + 2 * MAX_BUFFERS)
+#define MAX_CONFIGS	(ETM_SNAPSHOTS + 2 * MAX_BUFFERS)
 
 /* Every configuration, in the order above; NULL where the data is absent. */
 static struct snapshot *configs[MAX_CONFIGS];
@@ -54,11 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(snapshot_names); i++) {
-		configs[nr_configs] = snapshot__load(snapshot_names[i][0], snapshot_names[i][1]);
+	for (size_t i = 0; i < ETM_SNAPSHOTS; i++) {
+		configs[nr_configs] = snapshot__load(etm_snapshots[i][0], etm_snapshots[i][1]);
 		if (!configs[nr_configs])
 			fprintf(stderr, "fuzz-etm: no snapshot %s (set AUXSAMPLE_DATA)\n",
-				snapshot_names[i][1]);
+				etm_snapshots[i][1]);
 		nr_configs++;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(perfdata_names); i++) {

@@ -15,6 +15,21 @@
 #include "tests.h"
 #include "etm-snapshot.h"
 
+const char * const etm_snapshots[ETM_SNAPSHOTS][2] = {
+	{ "snapshots", "juno_r1_1" },
+	{ "snapshots", "a57_single_step" },
+	{ "snapshots", "test-file-mem-offsets" },
+	{ "snapshots", "juno-uname-001" },
+	{ "snapshots", "bugfix-exact-match" },
+	{ "snapshots-ete", "ete_ip" },
+	{ "snapshots-ete", "ts_marker" },
+	{ "snapshots-ete", "trace_file_cid_vmid" },
+	{ "snapshots-ete", "src_addr" },
+	{ "snapshots-ete", "001-ack_test" },
+	{ "snapshots-ete", "002-ack_test_scr" },
+	{ "snapshots-ete", "tme_test" },
+};
+
 const char *data_dir(void)
 {
 	return getenv("AUXSAMPLE_DATA") ?: "../shared/data";

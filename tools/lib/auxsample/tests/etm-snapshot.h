@@ -41,6 +41,13 @@ struct snapshot {
 	size_t				trace_size;
 };
 
+/*
+ * OpenCSD's snapshots under OPENCSD, {subdirectory, name}: the repro
+ * inputs' and fuzz-etm's header byte 0 picks one of them by its index.
+ */
+#define ETM_SNAPSHOTS	12
+extern const char * const etm_snapshots[ETM_SNAPSHOTS][2];
+
 /* $AUXSAMPLE_DATA, else ../shared/data */
 const char *data_dir(void);
 /* The whole file at @path, malloc()ed, its size in *@size; NULL if unreadable. */

@@ -20,28 +20,13 @@
  * Inputs that crashed or hung OpenCSD through the decoder
  * (../shared/data/repro, REPRO-etm-*.bin): 8 header bytes, then the
  * trace.  h[0]: the snapshot whose sources configure the decoder, of
- * etm_repro_snapshots[]; h[1] bit 0: all its sources, else source h[2];
+ * etm_snapshots[]; h[1] bit 0: all its sources, else source h[2];
  * bit 1: whole snippet; bit 2: a flow callback; bit 3: set_thread(h[3]);
  * bit 4: 'formatted' flipped; bit 5: no memory reader; bit 6: decode
  * twice; bit 7: register h[5] (TRCIDR0..13, TRCCONFIGR, TRCDEVARCH) xored
  * with h[6..7], as in fuzz-etm's inputs; h[4]: the branches asked for (0: 64).
  */
 #define ETM_REPRO_TIMEOUT	60	/* seconds, under a sanitizer on a busy machine */
-
-static const char * const etm_repro_snapshots[][2] = {
-	{ "snapshots", "juno_r1_1" },
-	{ "snapshots", "a57_single_step" },
-	{ "snapshots", "test-file-mem-offsets" },
-	{ "snapshots", "juno-uname-001" },
-	{ "snapshots", "bugfix-exact-match" },
-	{ "snapshots-ete", "ete_ip" },
-	{ "snapshots-ete", "ts_marker" },
-	{ "snapshots-ete", "trace_file_cid_vmid" },
-	{ "snapshots-ete", "src_addr" },
-	{ "snapshots-ete", "001-ack_test" },
-	{ "snapshots-ete", "002-ack_test_scr" },
-	{ "snapshots-ete", "tme_test" },
-};
 
 struct etm_repro {
 	struct snapshot		*ss;
@@ -154,8 +139,8 @@ static int check_etm_input(const uint8_t *input, size_t size, int errors)
 	rp.h = input;
 	rp.trace = input + 8;
 	rp.len = size - 8;
-	rp.ss = snapshot__get(etm_repro_snapshots[input[0] % ARRAY_SIZE(etm_repro_snapshots)][0],
-			      etm_repro_snapshots[input[0] % ARRAY_SIZE(etm_repro_snapshots)][1]);
+	rp.ss = snapshot__get(etm_snapshots[input[0] % ETM_SNAPSHOTS][0],
+			      etm_snapshots[input[0] % ETM_SNAPSHOTS][1]);
 	if (!rp.ss)
 		return TEST_SKIP;
 	ret = test_run_bounded(etm_repro__run, &rp, ETM_REPRO_TIMEOUT);
