@@ -50,8 +50,7 @@ struct auxsample_proc_maps {
  * MMAP2 gave: a container's libc is not the host's), with its build-id,
  * in its machine.  Empty where neither a build-id nor, on the host, the
  * inode is known, or too long: the file's code is then the process's
- * own.  libauxsample shares a block only where its bytes are the file's
- * too.
+ * own.
  */
 static void auxsample_proc__identity(struct dso *dso, struct machine *machine, char *buf,
 				     size_t size)
