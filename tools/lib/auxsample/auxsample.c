@@ -197,6 +197,28 @@ AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 	return dec->ring_count;
 }
 
+/*
+ * The old image may go with its reference: the backend drops what points
+ * into it first.  Its generation is no other image's (image.c): the next
+ * decode or __stream_to() takes the new image's code, as after a change.
+ */
+AUXSAMPLE_API int auxsample_decoder__set_image(struct auxsample_decoder *dec,
+					       struct auxsample_image *image)
+{
+	struct auxsample_image *old;
+
+	if (!dec)
+		return -AUXSAMPLE_ERR_INVALID;
+	old = dec->config.image;
+	if (image == old)
+		return 0;
+	dec->config.image = auxsample_image__get(image);
+	if (dec->backend->image_moved)
+		dec->backend->image_moved(dec->priv);
+	auxsample_image__put(old);
+	return 0;
+}
+
 AUXSAMPLE_API int auxsample_decoder__set_sample_ip(struct auxsample_decoder *dec, uint64_t ip)
 {
 	if (!dec)

@@ -75,6 +75,12 @@ struct auxsample_backend {
 	void	(*image_clone)(void *dst, void *src);
 	/* Optional: the code at [@vaddr, @vaddr + @size) changed; under the lock. */
 	void	(*image_invalidate)(void *cache, uint64_t vaddr, uint64_t size);
+	/*
+	 * Optional: the decoder's config->image is another image now; what
+	 * points into the old one goes before the old one may
+	 * (auxsample_decoder__set_image()).
+	 */
+	void	(*image_moved)(void *priv);
 };
 
 extern const struct auxsample_backend auxsample_pt_backend;	/* pt.c */

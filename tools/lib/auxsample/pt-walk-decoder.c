@@ -198,6 +198,14 @@ static void ptw_decoder__exit(void *priv)
 	free(wd);
 }
 
+/* The walker's blocks and extents are its own or counted: libipt's are not. */
+static void ptw_decoder__image_moved(void *priv)
+{
+	struct ptw_decoder *wd = priv;
+
+	auxsample_pt_backend.image_moved(wd->libipt);
+}
+
 /* Not in auxsample_backends[]: chosen by config.pt_decoder, using pt.c's image cache. */
 const struct auxsample_backend auxsample_pt_walk_backend = {
 	.name		= "Intel PT (walker)",
@@ -208,4 +216,5 @@ const struct auxsample_backend auxsample_pt_walk_backend = {
 	.stream_begin	= ptw_stream__begin,
 	.stream_to	= ptw_stream__to,
 	.stream_end	= ptw_stream__end,
+	.image_moved	= ptw_decoder__image_moved,
 };

@@ -606,12 +606,20 @@ static int pt_decoder__init(struct auxsample_decoder *dec, const struct auxsampl
 		free(pd);
 		return -AUXSAMPLE_ERR_NOMEM;
 	}
-	/* Generation 0 is the empty image: sync on the first decode. */
+	/* No image is of generation 0 (image.c): sync on the first decode. */
 	pd->image_generation = 0;
 	if (config->pt.cyc)
 		auxsample_timing__enable(dec);
 	*priv = pd;
 	return 0;
+}
+
+/* pd->image, libipt's, holds its sections: only the cache's pointer goes. */
+static void pt_decoder__image_moved(void *priv)
+{
+	struct pt_decoder *pd = priv;
+
+	pd->cache = NULL;
 }
 
 static void pt_decoder__exit(void *priv)
@@ -638,5 +646,6 @@ const struct auxsample_backend auxsample_pt_backend = {
 	.image_delete	= pt_image_cache__delete,
 	.image_add	= pt_image_cache__add,
 	.image_clone	= pt_image_cache__clone,
+	.image_moved	= pt_decoder__image_moved,
 	.image_invalidate = pt_image_cache__invalidate,
 };

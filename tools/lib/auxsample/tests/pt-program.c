@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <auxsample/auxsample.h>
 #include <auxsample/pt-writer.h>
 #include "tests.h"
@@ -14,6 +15,23 @@ static uint32_t rnd(struct program *p)
 {
 	p->seed = p->seed * 1103515245 + 12345;
 	return p->seed >> 8;
+}
+
+int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context)
+{
+	return -1;
+}
+
+int program__to_file(const struct program *prog, char *name)
+{
+	int fd = mkstemp(name);
+	bool ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, prog->code, CODE_SIZE) == CODE_SIZE;
+	close(fd);
+	return ok ? 0 : -1;
 }
 
 int read_program(uint8_t *buf, size_t size, uint64_t addr, void *context)

@@ -236,19 +236,6 @@ out:
 	return ret;
 }
 
-/* @prog's code in a file of its own, for an image: its name in @name. */
-static int program__to_file(const struct program *prog, char *name)
-{
-	int fd = mkstemp(name);
-	bool ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, prog->code, CODE_SIZE) == CODE_SIZE;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /*
  * New code where the blocks were: a file mapped over the range (the
  * image's add), or code changed in place and said so (JIT,
@@ -521,11 +508,6 @@ out:
 		traced__exit(&t[k]);
 	free(code);
 	return ret;
-}
-
-static int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context)
-{
-	return -1;
 }
 
 /*

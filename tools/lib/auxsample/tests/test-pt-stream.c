@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <auxsample/auxsample.h>
 #include <auxsample/pt-writer.h>
 #include "tests.h"
@@ -222,8 +223,218 @@ static int test_stream_flipped(void)
 	return TEST_OK;
 }
 
+/* Of an image of one file, @name at CODE_BASE, in @family's family (NULL: its own). */
+static struct auxsample_image *image_of(struct auxsample_image *family, const char *name,
+					const char *identity)
+{
+	struct auxsample_image *image = family ? auxsample_image__new_sibling(family) :
+						 auxsample_image__new();
+
+	if (image && auxsample_image__add_file_id(image, name, 0, CODE_SIZE, CODE_BASE,
+						  identity)) {
+		auxsample_image__put(image);
+		image = NULL;
+	}
+	return image;
+}
+
+/* 0 when @a's last decode gave what @b's did: branches and call chain. */
+static int same_results(struct auxsample_decoder *a, int na, struct auxsample_decoder *b, int nb)
+{
+	const struct auxsample_branch *ba, *bb;
+	const uint64_t *ca, *cb;
+	int da, db;
+
+	if (na != nb)
+		return -1;
+	if (na <= 0)
+		return 0;
+	auxsample_decoder__branches(a, &ba);
+	auxsample_decoder__branches(b, &bb);
+	da = auxsample_decoder__callchain(a, &ca);
+	db = auxsample_decoder__callchain(b, &cb);
+	if (memcmp(ba, bb, na * sizeof(*ba)) || da != db || (da > 0 && memcmp(ca, cb, da * 8)))
+		return -1;
+	return 0;
+}
+
+struct moved_stream {
+	struct stream_run		r;
+	struct program			*other;
+	struct program			*code;		/* the moved decoder's process's */
+	char				names[2][32];
+	/* 0 the first, 1 a sibling with the same file, 2 another file, 3 a check */
+	struct auxsample_image		*image[4];
+	struct auxsample_image		*ref_image;	/* of another family */
+	struct auxsample_decoder	*dec, *ref;
+	unsigned int			equal, chained, differ;
+};
+
+static int moved_stream__init(struct moved_stream *m, enum auxsample_pt_decoder which)
+{
+	struct auxsample_config config = {
+		.size = sizeof(config),
+		.type = AUXSAMPLE_TRACE_INTEL_PT,
+		.pt = { .family = 6, .model = 85, .stepping = 4 },
+		.read_memory = read_program,
+		.pt_decoder = which,
+	};
+
+	m->other = malloc(sizeof(*m->other));
+	m->code = malloc(sizeof(*m->code));
+	if (!m->other || !m->code || stream_run__init(&m->r, 41, false, 2048))
+		return -1;
+	program__generate(m->other, 42);
+	*m->code = *m->r.prog;
+	for (int k = 0; k < 2; k++) {
+		snprintf(m->names[k], sizeof(m->names[k]), "/tmp/auxsample-moved-XXXXXX");
+		if (program__to_file(k ? m->other : m->r.prog, m->names[k]))
+			return -1;
+	}
+	m->ref_image = image_of(NULL, m->names[0], "prog");
+	m->image[0] = image_of(NULL, m->names[0], "prog");
+	for (int k = 1; m->image[0] && k < 4; k++)
+		m->image[k] = image_of(m->image[0], m->names[k == 2], k == 2 ? "other" : "prog");
+	if (!m->ref_image || !m->image[0] || !m->image[1] || !m->image[2] || !m->image[3])
+		return -1;
+	config.image = m->ref_image;
+	config.context = m->r.prog;
+	m->ref = auxsample_decoder__new(&config, NULL);
+	config.image = m->image[0];
+	config.context = m->code;
+	m->dec = auxsample_decoder__new(&config, NULL);
+	/* The decoder's is the first image's last reference. */
+	auxsample_image__put(m->image[0]);
+	m->image[0] = NULL;
+	return m->ref && m->dec ? 0 : -1;
+}
+
+static void moved_stream__exit(struct moved_stream *m)
+{
+	auxsample_decoder__delete(m->dec);
+	auxsample_decoder__delete(m->ref);
+	for (int k = 0; k < 4; k++)
+		auxsample_image__put(m->image[k]);
+	auxsample_image__put(m->ref_image);
+	for (int k = 0; k < 2; k++) {
+		if (m->names[k][0])
+			unlink(m->names[k]);
+	}
+	free(m->other);
+	free(m->code);
+	stream_run__exit(&m->r);
+}
+
+/*
+ * The stream to each of the program's stops, the decoder moved to the
+ * sibling at an eighth, to the other program's image at a quarter: the
+ * program's code the stream walked before is less than the check walks.
+ */
+static int moved_stream__run(struct moved_stream *m)
+{
+	const uint8_t *buf;
+	size_t len;
+
+	buf = auxsample_pt_writer__data(m->r.w, &len);
+	if (auxsample_decoder__stream_begin(m->dec, buf, len, 64) ||
+	    auxsample_decoder__stream_begin(m->ref, buf, len, 64))
+		return -1;
+	for (unsigned int i = 0; i < m->r.nr_ends; i++) {
+		size_t end = m->r.ends[i], start = end > 4096 ? end - 4096 : 0;
+		unsigned int moved = m->r.nr_ends / 8, other_at = m->r.nr_ends / 4;
+		bool other = i >= other_at;
+		int n, nref;
+
+		if (i == other_at)
+			*m->code = *m->other;
+		if ((i == moved || i == other_at) &&
+		    auxsample_decoder__set_image(m->dec, m->image[other ? 2 : 1]))
+			return -1;
+		n = auxsample_decoder__stream_to(m->dec, start, end);
+		nref = auxsample_decoder__stream_to(m->ref, start, end);
+		if (other) {
+			m->differ += !!same_results(m->dec, n, m->ref, nref);
+			continue;
+		}
+		if (same_results(m->dec, n, m->ref, nref)) {
+			pr_test("stop %u of %u: %d branches, %d unmoved\n", i, m->r.nr_ends, n,
+				nref);
+			return -1;
+		}
+		m->equal++;
+		if (i >= moved && n > 0) {
+			const uint64_t *chain;
+
+			m->chained += auxsample_decoder__callchain(m->dec, &chain) > 0;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A stream whose process's maps changed (auxsample_decoder__set_image()):
+ * the decoder goes on with the calls it saw, and reads the new image's
+ * code, none of the old's (libipt reads the files; the walker reads
+ * read_memory, and keys the blocks by the image's files).  A random
+ * program's file in one image; an eighth into its stream the decoder
+ * moves to a sibling with the same file, and the first image goes: every
+ * stretch is as a decoder that never moved gives it, call chain and all.
+ * At a quarter the process maps another program's file where the
+ * program was, and the decoder moves to an image of it: the stretches
+ * are not the program's any more.  A sibling with the program's file
+ * then walks the program as libipt does: the other program's code did
+ * not reach the family as the program's.  Both backends.
+ */
+static int test_stream_set_image(void)
+{
+	for (int which = 0; which < 2; which++) {
+		enum auxsample_pt_decoder d = which ? AUXSAMPLE_PT_DECODER_WALKER :
+						      AUXSAMPLE_PT_DECODER_LIBIPT;
+		struct moved_stream m = {};
+		struct pair check;
+		struct auxsample_config config = {
+			.size = sizeof(config),
+			.type = AUXSAMPLE_TRACE_INTEL_PT,
+			.pt = { .family = 6, .model = 85, .stepping = 4 },
+			.read_memory = read_program,
+		};
+		const uint8_t *buf;
+		size_t len;
+		int err = -1;
+
+		if (!T_CHECK(!moved_stream__init(&m, d) && !moved_stream__run(&m)))
+			goto next;
+		pr_test("%s: %u stretches as unmoved, %u of them with callers after the move; "
+			"%u differ with the other file\n", which ? "walker" : "libipt", m.equal,
+			m.chained, m.differ);
+		if (!T_CHECK(m.chained > 0 && m.differ > 0))
+			goto next;
+		/* The pair's walker decodes the image the stream's walker fed. */
+		config.image = m.image[3];
+		config.context = m.r.prog;
+		err = pair__init(&check, &config);
+		buf = auxsample_pt_writer__data(m.r.w, &len);
+		for (unsigned int i = 0; !err && i < m.r.nr_ends; i++) {
+			size_t start = m.r.ends[i] > 4096 ? m.r.ends[i] - 4096 : 0;
+
+			err = pair__compare(&check, buf + start, m.r.ends[i] - start, 64);
+		}
+		pr_test("a sibling walked %u of %u snippets as libipt decodes them\n", check.walked,
+			check.decodes);
+		if (!T_CHECK(!err && check.walked == check.decodes))
+			err = -1;
+		pair__exit(&check);
+next:
+		moved_stream__exit(&m);
+		if (err)
+			return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
 const struct test tests_pt_stream[] = {
 	{ "walker and libipt agree on streams", test_stream },
 	{ "walker and libipt agree on streams with bytes flipped", test_stream_flipped },
+	{ "a stream moves to its process's new image", test_stream_set_image },
 	{ NULL, NULL },
 };

@@ -323,6 +323,16 @@ AUXSAMPLE_API int auxsample_decoder__set_stream_fetch(struct auxsample_decoder *
 						      auxsample_fetch_fn *fetch, void *context);
 
 /*
+ * Decode on with @image's code (NULL: none, all code through
+ * config.read_memory), for a process whose maps changed: unlike a new
+ * decoder, a stream goes on with the calls it has seen.  The decoder takes
+ * a reference to @image and puts the old one's.  From the next __decode()
+ * or __stream_to() on, nothing of the old image's code is used.
+ */
+AUXSAMPLE_API int auxsample_decoder__set_image(struct auxsample_decoder *dec,
+					       struct auxsample_image *image);
+
+/*
  * The IP of the sample the next __decode()s are for (perf's sample->ip),
  * or 0, the default: the snippet's end is the sample point.
  *
