@@ -23,6 +23,7 @@
 #include "debug.h"
 #include "event.h"
 #include "machine.h"
+#include "maps.h"
 #include "sample.h"
 #include "tests.h"
 #include "thread.h"
@@ -68,17 +69,43 @@ static void *read_file(const char *path, size_t *size)
 	return buf;
 }
 
+/* @path's [@pgoff, +@len) mapped into HELLO_PID at @start, as PERF_RECORD_MMAP2 says. */
+static int map_file(struct machine *machine, const char *path, u64 start, u64 len,
+		    u64 pgoff, u32 prot, u64 ino)
+{
+	union perf_event *event = zalloc(sizeof(event->mmap2));
+	struct perf_sample sample = { .cpumode = PERF_RECORD_MISC_USER };
+	int err;
+
+	if (!event)
+		return -ENOMEM;
+	event->mmap2.header.type = PERF_RECORD_MMAP2;
+	event->mmap2.header.misc = PERF_RECORD_MISC_USER;
+	event->mmap2.header.size = sizeof(event->mmap2);
+	event->mmap2.pid = HELLO_PID;
+	event->mmap2.tid = HELLO_PID;
+	event->mmap2.start = start;
+	event->mmap2.len = len;
+	event->mmap2.pgoff = pgoff;
+	event->mmap2.maj = ino ? 8 : 0;
+	event->mmap2.ino = ino;
+	event->mmap2.prot = prot;
+	event->mmap2.flags = MAP_PRIVATE;
+	strlcpy(event->mmap2.filename, path, sizeof(event->mmap2.filename));
+	err = machine__process_mmap2_event(machine, event, &sample);
+	free(event);
+	return err;
+}
+
 /* Map the ELF's loadable segments into the thread, as PERF_RECORD_MMAP2 does. */
 static int map_elf(struct machine *machine, const char *path)
 {
-	union perf_event *event = zalloc(sizeof(event->mmap2) + 64);
-	struct perf_sample sample = { .cpumode = PERF_RECORD_MISC_USER };
 	size_t size = 0;
 	Elf64_Ehdr *eh = read_file(path, &size);
 	Elf64_Phdr *ph;
 	int ret = -1;
 
-	if (!event || !eh || size < sizeof(*eh) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+	if (!eh || size < sizeof(*eh) || eh->e_ident[EI_CLASS] != ELFCLASS64)
 		goto out;
 	ph = (void *)eh + eh->e_phoff;
 	for (int i = 0; i < eh->e_phnum; i++) {
@@ -86,24 +113,14 @@ static int map_elf(struct machine *machine, const char *path)
 
 		if (ph[i].p_type != PT_LOAD)
 			continue;
-		event->mmap2.header.type = PERF_RECORD_MMAP2;
-		event->mmap2.header.misc = PERF_RECORD_MISC_USER;
-		event->mmap2.header.size = sizeof(event->mmap2);
-		event->mmap2.pid = HELLO_PID;
-		event->mmap2.tid = HELLO_PID;
-		event->mmap2.start = ph[i].p_vaddr - skew;
-		event->mmap2.len = ph[i].p_filesz + skew;
-		event->mmap2.pgoff = ph[i].p_offset - skew;
-		event->mmap2.prot = PROT_READ | (ph[i].p_flags & PF_X ? PROT_EXEC : 0);
-		event->mmap2.flags = MAP_PRIVATE;
-		strlcpy(event->mmap2.filename, path, sizeof(event->mmap2.filename));
-		if (machine__process_mmap2_event(machine, event, &sample))
+		if (map_file(machine, path, ph[i].p_vaddr - skew, ph[i].p_filesz + skew,
+			     ph[i].p_offset - skew,
+			     PROT_READ | (ph[i].p_flags & PF_X ? PROT_EXEC : 0), 0))
 			goto out;
 	}
 	ret = 0;
 out:
 	free(eh);
-	free(event);
 	return ret;
 }
 
@@ -329,6 +346,64 @@ out:
 }
 
 #define PLACE_SKIP NULL
+
+/*
+ * A process's image (auxsample_proc) is made again when its maps change,
+ * even when their count does not: a file mapped where another was.  An
+ * image of the old maps would decode the new file's code as the old
+ * one's, and give it to the other processes' images as such.
+ */
+static int test__auxsample_image(struct test_suite *test __maybe_unused,
+				 int subtest __maybe_unused)
+{
+	char names[2][32] = { "/tmp/perf-auxsample-a-XXXXXX", "/tmp/perf-auxsample-b-XXXXXX" };
+	struct auxsample_image *image[3] = {};
+	struct auxsample_proc proc = {};
+	struct machine *machine;
+	struct thread *thread = NULL;
+	unsigned int nr_maps[2] = {};
+	int ret = TEST_FAIL;
+
+	for (int i = 0; i < 2; i++) {
+		int fd = mkstemp(names[i]);
+
+		if (fd < 0 || write(fd, "\xc3", 1) != 1)
+			names[i][0] = '\0';
+		if (fd >= 0)
+			close(fd);
+	}
+	machine = machine__new_host();
+	if (!names[0][0] || !names[1][0] || !machine)
+		goto out;
+	thread = machine__findnew_thread(machine, HELLO_PID, HELLO_PID);
+	if (!thread || map_file(machine, names[0], 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC, 1))
+		goto out;
+	nr_maps[0] = maps__nr_maps(thread__maps(thread));
+	image[0] = auxsample_image__get(auxsample_proc__image(&proc, machine, thread));
+	image[1] = auxsample_proc__image(&proc, machine, thread);
+	if (map_file(machine, names[1], 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC, 2))
+		goto out;
+	nr_maps[1] = maps__nr_maps(thread__maps(thread));
+	image[2] = auxsample_proc__image(&proc, machine, thread);
+	pr_debug("maps %u then %u; images %p, %p again, %p for the new file\n", nr_maps[0],
+		 nr_maps[1], image[0], image[1], image[2]);
+	TEST_ASSERT_VAL("as many maps", nr_maps[0] == 1 && nr_maps[1] == 1);
+	TEST_ASSERT_VAL("the same image while the maps stay", image[0] && image[1] == image[0]);
+	TEST_ASSERT_VAL("a new image for the new file", image[2] && image[2] != image[0]);
+	ret = TEST_OK;
+out:
+	auxsample_proc__exit(&proc);
+	auxsample_image__put(image[0]);
+	thread__put(thread);
+	machine__delete(machine);
+	for (int i = 0; i < 2; i++) {
+		if (names[i][0])
+			unlink(names[i]);
+	}
+	return ret;
+}
+
+#define IMAGE_SKIP NULL
 #else
 static int test__auxsample_maps(struct test_suite *test __maybe_unused,
 				int subtest __maybe_unused)
@@ -353,6 +428,14 @@ static int test__auxsample_place(struct test_suite *test __maybe_unused,
 }
 
 #define PLACE_SKIP MAPS_SKIP
+
+static int test__auxsample_image(struct test_suite *test __maybe_unused,
+				 int subtest __maybe_unused)
+{
+	return TEST_SKIP;
+}
+
+#define IMAGE_SKIP MAPS_SKIP
 #endif
 
 static struct test_case tests__auxsample[] = {
@@ -362,6 +445,8 @@ static struct test_case tests__auxsample[] = {
 			 auxsample_overlap, OVERLAP_SKIP),
 	TEST_CASE_REASON("Place samples without a CPU by their thread's sideband",
 			 auxsample_place, PLACE_SKIP),
+	TEST_CASE_REASON("Make a process's image again when a file is mapped where another was",
+			 auxsample_image, IMAGE_SKIP),
 	{ .name = NULL, }
 };
 

@@ -99,11 +99,12 @@ static void auxsample_proc_entry__exit(struct auxsample_proc_entry *e)
 }
 
 /*
- * The entry of the process with @nr_maps maps and, unless @any, decoding
- * @config; else NULL.  Entries of the process with other maps are gone.
+ * The entry of the process with maps of @version and, unless @any,
+ * decoding @config; else NULL.  Entries of the process's older maps are
+ * gone.
  */
 static struct auxsample_proc_entry *auxsample_proc__find(struct auxsample_proc *proc,
-							 pid_t pid, unsigned int nr_maps,
+							 pid_t pid, u64 version,
 							 const struct auxsample_config *config,
 							 bool any)
 {
@@ -114,7 +115,7 @@ static struct auxsample_proc_entry *auxsample_proc__find(struct auxsample_proc *
 
 		if (!e->image || e->pid != pid)
 			continue;
-		if (e->nr_maps != nr_maps)
+		if (e->maps_version != version)
 			auxsample_proc_entry__exit(e);
 		else if (!found && (any || e->config == config))
 			found = e;
@@ -139,25 +140,30 @@ static struct auxsample_proc_entry *auxsample_proc__new_entry(struct auxsample_p
 	return lru;
 }
 
-unsigned int auxsample_proc__nr_maps(struct thread *thread)
+/*
+ * Not their count: a file mapped where another was leaves as many maps,
+ * and an image of the old ones would give the family the new file's code
+ * under the old file's identity.
+ */
+u64 auxsample_proc__maps_version(struct thread *thread)
 {
 	struct maps *maps = thread__maps(thread);
 
-	return maps ? maps__nr_maps(maps) : 0;
+	return maps ? maps__version(maps) : 0;
 }
 
 /* The process's image, made again when its maps change. */
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread)
 {
-	unsigned int nr_maps = auxsample_proc__nr_maps(thread);
+	u64 version = auxsample_proc__maps_version(thread);
 	struct maps *maps = thread__maps(thread);
 	pid_t pid = thread__pid(thread);
 	struct auxsample_proc_entry *e;
 
 	proc->mem.machine = machine;
 	proc->mem.thread = thread;
-	e = auxsample_proc__find(proc, pid, nr_maps, NULL, true);
+	e = auxsample_proc__find(proc, pid, version, NULL, true);
 	if (e) {
 		e->used = ++proc->clock;
 		return e->image;
@@ -176,7 +182,7 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 		maps__for_each_map(maps, auxsample_proc__add_map, &m);
 	}
 	e->pid = pid;
-	e->nr_maps = nr_maps;
+	e->maps_version = version;
 	e->used = ++proc->clock;
 	return e->image;
 }
@@ -186,7 +192,7 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 						   struct machine *machine, struct thread *thread)
 {
 	struct auxsample_image *image = auxsample_proc__image(proc, machine, thread);
-	unsigned int nr_maps = auxsample_proc__nr_maps(thread);
+	u64 version = auxsample_proc__maps_version(thread);
 	pid_t pid = thread__pid(thread);
 	struct auxsample_config cfg = *config;
 	struct auxsample_proc_entry *e;
@@ -194,16 +200,16 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 
 	if (!image)
 		return NULL;
-	e = auxsample_proc__find(proc, pid, nr_maps, config, false);
+	e = auxsample_proc__find(proc, pid, version, config, false);
 	if (!e)
-		e = auxsample_proc__find(proc, pid, nr_maps, NULL, false);
+		e = auxsample_proc__find(proc, pid, version, NULL, false);
 	if (!e) {
 		/* Another configuration (ETM: another CPU's source): its own entry. */
 		auxsample_image__get(image);
 		e = auxsample_proc__new_entry(proc);
 		e->image = image;
 		e->pid = pid;
-		e->nr_maps = nr_maps;
+		e->maps_version = version;
 	}
 	e->used = ++proc->clock;
 	if (e->dec)

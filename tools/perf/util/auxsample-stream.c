@@ -73,7 +73,7 @@ struct stream_run {
 	bool				failed;		/* decode the rest alone */
 	struct auxsample_decoder	*dec;
 	struct auxsample_image		*image;		/* the decoder's */
-	unsigned int			nr_maps;	/* the process's maps then */
+	u64				maps_version;	/* the process's maps then */
 	struct auxsample_mem		mem;
 };
 
@@ -610,7 +610,7 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
  * keeps the last few processes' and makes one again for the others.
  */
 static int stream_run__start(struct stream_run *run, const struct auxsample_config *config,
-			     const struct auxsample_stream_ctx *ctx, unsigned int nr_maps,
+			     const struct auxsample_stream_ctx *ctx, u64 maps_version,
 			     u32 base)
 {
 	struct auxsample_image *image = auxsample_proc__image(ctx->proc, ctx->machine, ctx->thread);
@@ -627,13 +627,27 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	if (!run->dec)
 		return err;
 	run->image = auxsample_image__get(image);
-	run->nr_maps = nr_maps;
+	run->maps_version = maps_version;
 	run->t.base = base;
 	if (run->t.mapped)
 		auxsample_decoder__set_stream_fetch(run->dec, stream_trace__fetch, &run->t);
 	err = auxsample_decoder__stream_begin(run->dec, run->t.buf + base, run->t.len - base,
 					      ctx->depth);
 	return err < 0 ? err : 0;
+}
+
+/* The run's decoder goes on with the image of the process's maps now. */
+static int stream_run__move(struct stream_run *run, const struct auxsample_stream_ctx *ctx,
+			    u64 maps_version)
+{
+	struct auxsample_image *image = auxsample_proc__image(ctx->proc, ctx->machine, ctx->thread);
+
+	if (!image || auxsample_decoder__set_image(run->dec, image))
+		return -ENOMEM;
+	auxsample_image__put(run->image);
+	run->image = auxsample_image__get(image);
+	run->maps_version = maps_version;
+	return 0;
 }
 
 bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
@@ -656,7 +670,8 @@ static int stream_run__decode(struct stream_run *run, const struct auxsample_str
 {
 	struct auxsample_result res;
 	struct auxsample_stats stats;
-	unsigned int nr_maps;
+	bool restart = false;
+	u64 maps_version;
 	u32 base = 0;
 	u64 start;
 	int nr;
@@ -666,22 +681,25 @@ static int stream_run__decode(struct stream_run *run, const struct auxsample_str
 	/* The first stretch's decode begins the stream. */
 	start = rdclock();
 	/*
-	 * The process mapped more since (ld.so, dlopen(), a JIT): the
-	 * decoder's image lacks the new code.  It begins again with the
-	 * process's image at this snippet, as at a run's first, rather than
-	 * leave the rest of the run to be decoded alone, each snippet whole
-	 * and with only the callers its own trace shows (the callers the
-	 * stream knew are lost either way).  As many maps as before: the
-	 * decoder's image still, whether or not auxsample_proc kept it.
-	 * Cuts come in the run's order, so none begins before the base:
-	 * tested all the same, as the offsets are unsigned.
+	 * The process's maps changed since (ld.so, dlopen(), a JIT): the
+	 * decoder's image is not its code any more.  The stream goes on with
+	 * the process's image, and the calls it knew.  The same maps'
+	 * version: the decoder's image still, whether or not auxsample_proc
+	 * kept it.
 	 */
-	nr_maps = auxsample_proc__nr_maps(ctx->thread);
-	if (run->dec && (run->nr_maps != nr_maps || job->start < run->t.base)) {
+	maps_version = auxsample_proc__maps_version(ctx->thread);
+	if (run->dec && run->maps_version != maps_version)
+		restart = stream_run__move(run, ctx, maps_version);
+	/*
+	 * Cuts come in the run's order, so none begins before the base:
+	 * tested all the same, as the offsets are unsigned.  A decoder that
+	 * could not move begins again at this snippet, as at a run's first.
+	 */
+	if (run->dec && (restart || job->start < run->t.base)) {
 		stream_run__stop(run);
 		base = job->start;
 	}
-	if (!run->dec && stream_run__start(run, config, ctx, nr_maps, base)) {
+	if (!run->dec && stream_run__start(run, config, ctx, maps_version, base)) {
 		run->failed = true;
 		return AUXSAMPLE_STREAM_ALONE;
 	}

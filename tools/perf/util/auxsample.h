@@ -60,7 +60,7 @@ union perf_event;
  * A decoder for the process being decoded, with the files of its maps in
  * a libauxsample image (a shared section cache: much faster than reading
  * code through the maps for every block), made again when the process's
- * number of maps changes.  Code outside files comes through
+ * maps change (maps__version()).  Code outside files comes through
  * auxsample_mem__read().  The last few processes' images and decoders
  * (one a configuration: ETM windows have their CPU's) are kept, for
  * system-wide files whose samples go from one process to another.
@@ -69,7 +69,7 @@ union perf_event;
 
 struct auxsample_proc_entry {
 	pid_t				pid;
-	unsigned int			nr_maps;
+	u64				maps_version;
 	struct auxsample_image		*image;		/* NULL: a free entry */
 	const struct auxsample_config	*config;	/* dec's */
 	struct auxsample_decoder	*dec;
@@ -94,8 +94,8 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 /* The image alone, for decoders of other threads (auxsample_pool). */
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread);
-/* The maps of @thread's process: a new count, a new image. */
-unsigned int auxsample_proc__nr_maps(struct thread *thread);
+/* The maps of @thread's process: a new version, a new image. */
+u64 auxsample_proc__maps_version(struct thread *thread);
 void auxsample_proc__exit(struct auxsample_proc *proc);
 
 struct auxsample_branch;
