@@ -23,6 +23,7 @@
  * The snapshots are loaded by the unit tests' own loader
  * (tests/etm-snapshot.c, included).
  */
+#include "../tools/lib/auxsample/tests/test-data.c"
 #include "../tools/lib/auxsample/tests/etm-snapshot.c"
 #include "unit-tests.h"
 
@@ -124,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		config.read_memory = snapshot__read;
 		config.context = ss;
 	} else {
-		config.read_memory = no_memory;
+		config.read_memory = read_nothing;
 	}
 	if (flags & 2)
 		config.flags |= AUXSAMPLE_CFG_WHOLE_SNIPPET;

@@ -11,7 +11,9 @@
  *                  3 none (every read fails)
  *        bit 2     AUXSAMPLE_CFG_WHOLE_SNIPPET
  *        bit 3     code from a shared image (auxsample_image, one of a family,
- *                  its files by their path) instead of the read_memory callback
+ *                  its files by their path) instead of the read_memory callback;
+ *                  a stream moves to a sibling of the same files after its first
+ *                  cut and back after its second (auxsample_decoder__set_image())
  *        bit 4     a flow callback; with bit 7, CYC (config.pt.cyc) instead
  *        bits 5-6  0 decode, 1 stream, 2 decode twice, 3 stream then decode
  *        bit 7     decode with libauxsample's Intel PT walker and with
@@ -25,10 +27,11 @@
  *   h[2], h[3]     stream cut points, as fractions (/256) of the length
  *
  * The programs are loaded as the unit tests load them (the loaders of
- * tests/test-pt-real.c are included, not copied).  AUXSAMPLE_DATA names
+ * tests/pt-recording.c are included, not copied).  AUXSAMPLE_DATA names
  * ../shared/data if it is not beside the current directory.
  */
-#include "../tools/lib/auxsample/tests/test-pt-real.c"
+#include "../tools/lib/auxsample/tests/test-data.c"
+#include "../tools/lib/auxsample/tests/pt-recording.c"
 #include "../tools/lib/auxsample/tests/pt-pair.c"
 #include "unit-tests.h"
 
@@ -40,9 +43,11 @@ static const char * const prog_dirs[NR_PROGS] = {
 	"v2022-06-i386/test_simple.raw",
 };
 
-static struct program progs[NR_PROGS];
+static struct elf_program progs[NR_PROGS];
 static bool prog_loaded[NR_PROGS];
 static struct auxsample_image *images[NR_PROGS];
+/* Siblings of the same files, for streams moved from one image to another */
+static struct auxsample_image *moved[NR_PROGS];
 /* The images' family: their files' blocks in its cache, as perf's processes' */
 static struct auxsample_image *family;
 
@@ -64,7 +69,7 @@ static void flow_seen(const struct auxsample_flow *flow, void *context)
  * The file sections of a program, as the recording maps them, known to
  * the family by their path (each program's file is its own).
  */
-static struct auxsample_image *program__image(const struct program *p, const char *dir)
+static struct auxsample_image *elf_program__image(const struct elf_program *p, const char *dir)
 {
 	struct auxsample_image *image = family ? auxsample_image__new_sibling(family) : NULL;
 	char path[4096];
@@ -94,12 +99,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	family = auxsample_image__new();
 	for (int i = 0; i < NR_PROGS; i++) {
 		snprintf(name, sizeof(name), DRPT "/%s/hello", prog_dirs[i]);
-		prog_loaded[i] = !program__load(&progs[i], name);
+		prog_loaded[i] = !elf_program__load(&progs[i], name);
 		if (!prog_loaded[i]) {
 			fprintf(stderr, "fuzz-pt: no ../shared/data/%s (set AUXSAMPLE_DATA)\n", name);
 			continue;
 		}
-		images[i] = program__image(&progs[i], prog_dirs[i]);
+		images[i] = elf_program__image(&progs[i], prog_dirs[i]);
+		moved[i] = elf_program__image(&progs[i], prog_dirs[i]);
 	}
 	return 0;
 }
@@ -143,8 +149,21 @@ static void stream_cuts(size_t len, const uint8_t *h, uint64_t cuts[3][2])
 	cuts[2][1] = len;
 }
 
-static void stream(struct auxsample_decoder *dec, const uint8_t *trace, size_t len,
-		   unsigned int max, const uint8_t *h)
+/*
+ * The image a stream decoding @config's goes on with after its @cut-th
+ * cut, as perf's goes on after its process's maps changed; NULL: none.
+ */
+static struct auxsample_image *image_after(const struct auxsample_config *config, int cut)
+{
+	for (int p = 0; config->image && cut < 2 && p < NR_PROGS; p++) {
+		if (images[p] == config->image)
+			return cut ? images[p] : moved[p];
+	}
+	return NULL;
+}
+
+static void stream(struct auxsample_decoder *dec, const struct auxsample_config *config,
+		   const uint8_t *trace, size_t len, unsigned int max, const uint8_t *h)
 {
 	uint64_t cuts[3][2];
 
@@ -152,14 +171,18 @@ static void stream(struct auxsample_decoder *dec, const uint8_t *trace, size_t l
 		return;
 	stream_cuts(len, h, cuts);
 	for (int i = 0; i < 3; i++) {
+		struct auxsample_image *next = image_after(config, i);
+
 		auxsample_decoder__stream_to(dec, cuts[i][0], cuts[i][1]);
 		results(dec);
+		if (next)
+			auxsample_decoder__set_image(dec, next);
 	}
 }
 
 /* The walker's stream as libipt's, at each cut; it hands over where it must. */
-static void differ_stream(struct pair *pr, const uint8_t *trace, size_t len,
-			  unsigned int max, const uint8_t *h)
+static void differ_stream(struct pair *pr, const struct auxsample_config *config,
+			  const uint8_t *trace, size_t len, unsigned int max, const uint8_t *h)
 {
 	uint64_t cuts[3][2];
 
@@ -169,7 +192,13 @@ static void differ_stream(struct pair *pr, const uint8_t *trace, size_t len,
 		return;
 	stream_cuts(len, h, cuts);
 	for (int i = 0; i < 3; i++) {
+		struct auxsample_image *next = image_after(config, i);
+
 		if (pair__stream_to(pr, cuts[i][0], cuts[i][1]))
+			abort();
+		/* The same files: the same results as the reference's, unmoved. */
+		if (next && (auxsample_decoder__set_image(pr->ref, next) ||
+			     auxsample_decoder__set_image(pr->walker, next)))
 			abort();
 	}
 }
@@ -188,7 +217,7 @@ static void differ(struct auxsample_config *config, const uint8_t *trace, size_t
 		return;
 	}
 	if (mode == 3) {
-		differ_stream(&pr, trace, len, max, h);
+		differ_stream(&pr, config, trace, len, max, h);
 		pair__exit(&pr);
 		return;
 	}
@@ -208,15 +237,7 @@ static void differ(struct auxsample_config *config, const uint8_t *trace, size_t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct auxsample_config config = {
-		.size = sizeof(config),
-		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.pt = {
-			.family = 6, .model = 85, .stepping = 4,
-			.cpuid_0x15_eax = 2, .cpuid_0x15_ebx = 308,
-			.mtc_freq = 3, .nom_freq = 37,
-		},
-	};
+	struct auxsample_config config = recording__config(NULL);
 	struct auxsample_decoder *dec;
 	unsigned int prog, max, mode;
 	uint64_t flow_sum = 0;
@@ -231,11 +252,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	trace = data + 4;
 	len = size - 4;
 
+	config.read_memory = NULL;
 	if (prog < NR_PROGS && prog_loaded[prog]) {
 		if ((data[0] & 8) && images[prog]) {
 			config.image = images[prog];
 		} else {
-			config.read_memory = program__read;
+			config.read_memory = elf_program__read;
 			config.context = &progs[prog];
 		}
 	} else {
@@ -261,7 +283,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		results(dec);
 		break;
 	case 1:
-		stream(dec, trace, len, max, data);
+		stream(dec, &config, trace, len, max, data);
 		break;
 	case 2:
 		/* A second decode must not see the first one's state. */
@@ -271,7 +293,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		results(dec);
 		break;
 	default:
-		stream(dec, trace, len, max, data);
+		stream(dec, &config, trace, len, max, data);
 		auxsample_decoder__decode(dec, trace, len, max);
 		results(dec);
 		break;

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <auxsample/auxsample.h>
 #include "tests.h"
+#include "test-data.h"
 #include "etm-snapshot.h"
 
 const char * const etm_snapshots[ETM_SNAPSHOTS][2] = {
@@ -29,32 +29,6 @@ const char * const etm_snapshots[ETM_SNAPSHOTS][2] = {
 	{ "snapshots-ete", "002-ack_test_scr" },
 	{ "snapshots-ete", "tme_test" },
 };
-
-const char *data_dir(void)
-{
-	return getenv("AUXSAMPLE_DATA") ?: "../shared/data";
-}
-
-uint8_t *read_path(const char *path, size_t *size)
-{
-	struct stat st;
-	uint8_t *buf;
-	FILE *f = fopen(path, "rb");
-
-	if (!f)
-		return NULL;
-	buf = fstat(fileno(f), &st) ? NULL : malloc(st.st_size + 1);
-	if (buf && fread(buf, 1, st.st_size, f) != (size_t)st.st_size) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (!buf)
-		return NULL;
-	buf[st.st_size] = 0;
-	*size = st.st_size;
-	return buf;
-}
 
 /* A snapshot .ini file: [section] and key=value lines, in file order. */
 struct ini_entry {
@@ -319,11 +293,6 @@ int snapshot__read(uint8_t *buf, size_t size, uint64_t addr, void *context)
 }
 
 /* No code at all: what the trace says without it. */
-int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
-{
-	return -1;
-}
-
 /*
  * A decoder for @nr sources of @ss from @first on, reading code with
  * @read, every step of the flow to @flow if not NULL.

@@ -48,18 +48,13 @@ struct snapshot {
 #define ETM_SNAPSHOTS	12
 extern const char * const etm_snapshots[ETM_SNAPSHOTS][2];
 
-/* $AUXSAMPLE_DATA, else ../shared/data */
-const char *data_dir(void);
-/* The whole file at @path, malloc()ed, its size in *@size; NULL if unreadable. */
-uint8_t *read_path(const char *path, size_t *size);
 /* ../shared/data/etm/opencsd/@subdir/@name, or NULL */
 struct snapshot *snapshot__load(const char *subdir, const char *name);
 /* The same, saying why the test skips where it is missing. */
 struct snapshot *snapshot__get(const char *subdir, const char *name);
 void snapshot__exit(struct snapshot *ss);
-/* auxsample_read_memory_fn's: the snapshot's memory dumps, and none. */
+/* An auxsample_read_memory_fn: the snapshot's memory dumps (none: read_nothing()). */
 int snapshot__read(uint8_t *buf, size_t size, uint64_t addr, void *context);
-int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context);
 /*
  * A decoder for @nr sources of @ss from @first on, reading code with
  * @read, every step of the flow to @flow if not NULL.

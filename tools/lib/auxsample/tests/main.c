@@ -61,6 +61,7 @@ static const struct test *suites[] = {
 	tests_decoder,
 	tests_late,
 	tests_pt_real,
+	tests_pt_repro,
 	tests_pt_walk,
 	tests_pt_walk_kernel,
 	tests_pt_stream,

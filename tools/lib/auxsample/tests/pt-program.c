@@ -17,11 +17,6 @@ static uint32_t rnd(struct program *p)
 	return p->seed >> 8;
 }
 
-int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context)
-{
-	return -1;
-}
-
 int program__to_file(const struct program *prog, char *name)
 {
 	int fd = mkstemp(name);

@@ -47,8 +47,6 @@ struct program {
 
 /* An auxsample_read_memory_fn: the program's code, @context. */
 int read_program(uint8_t *buf, size_t size, uint64_t addr, void *context);
-/* One that reads no code: an image's files are all there is. */
-int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context);
 /* @prog's code in a file of its own, for an image: its name in @name (mkstemp()). */
 int program__to_file(const struct program *prog, char *name);
 void program__generate(struct program *p, uint32_t seed);

@@ -7,11 +7,7 @@
 #include <string.h>
 #include <auxsample/auxsample.h>
 #include "tests.h"
-
-static int read_nothing(uint8_t *buf, size_t size, uint64_t addr, void *context)
-{
-	return -1;
-}
+#include "test-data.h"
 
 static const struct auxsample_etm_source etm_source = {
 	.trace_id	= 0x10,

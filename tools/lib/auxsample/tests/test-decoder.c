@@ -9,6 +9,7 @@
 #include <auxsample/auxsample.h>
 #include <auxsample/pt-writer.h>
 #include "tests.h"
+#include "test-data.h"
 
 /*
  * 0x1000: 75 03              jne  0x1005
@@ -639,19 +640,13 @@ out:
 	return ret;
 }
 
-/* Memory the callback cannot supply: an error, no made-up branches. */
-static int no_memory(uint8_t *buf, size_t size, uint64_t addr, void *context)
-{
-	(void)buf; (void)size; (void)addr; (void)context;
-	return -1;
-}
-
+/* Memory the callback cannot supply (read_nothing()): an error, no made-up branches. */
 static int test_no_memory(void)
 {
 	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.read_memory = no_memory,
+		.read_memory = read_nothing,
 	};
 	struct auxsample_decoder *dec = auxsample_decoder__new(&config, NULL);
 	const struct auxsample_decode_error *errs;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <auxsample/auxsample.h>
 #include "tests.h"
+#include "test-data.h"
 #include "etm-snapshot.h"
 
 /* What a flow callback saw: counts, and the last taken branches. */
@@ -297,7 +298,7 @@ static void ts__record(const struct auxsample_flow *flow, void *context)
 static int ts__decode(struct snapshot *ss, unsigned int i, struct ts_seen *ts, bool code)
 {
 	struct auxsample_decoder *dec = snapshot__new_decoder(ss, i, 1,
-							     code ? snapshot__read : no_memory,
+							     code ? snapshot__read : read_nothing,
 							     ts__record, ts);
 	int n;
 

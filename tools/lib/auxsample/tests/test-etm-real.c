@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <auxsample/auxsample.h>
 #include "tests.h"
+#include "test-data.h"
 #include "etm-snapshot.h"
 
 /*

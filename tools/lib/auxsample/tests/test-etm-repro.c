@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <auxsample/auxsample.h>
 #include "tests.h"
+#include "test-data.h"
 #include "etm-snapshot.h"
 
 /*
@@ -52,7 +53,7 @@ static struct auxsample_decoder *etm_repro__decoder(struct etm_repro *rp, unsign
 	struct auxsample_config config = {
 		.size = sizeof(config),
 		.type = AUXSAMPLE_TRACE_ETM,
-		.read_memory = h[1] & 0x20 ? no_memory : snapshot__read,
+		.read_memory = h[1] & 0x20 ? read_nothing : snapshot__read,
 		.context = rp->ss,
 		.etm = {
 			.sources = &rp->ss->src[first],

@@ -12,6 +12,7 @@
 #include <auxsample/auxsample.h>
 #include <auxsample/pt-writer.h>
 #include "tests.h"
+#include "test-data.h"
 #include "pt-program.h"
 #include "../pt-blocks.h"
 #include "../pt-files.h"

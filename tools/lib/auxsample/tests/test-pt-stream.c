@@ -14,6 +14,7 @@
 #include <auxsample/auxsample.h>
 #include <auxsample/pt-writer.h>
 #include "tests.h"
+#include "test-data.h"
 #include "pt-program.h"
 
 #define MAX_ENDS	4096

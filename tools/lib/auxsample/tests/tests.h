@@ -51,6 +51,7 @@ extern const struct test tests_x86_libipt[];
 extern const struct test tests_decoder[];
 extern const struct test tests_late[];
 extern const struct test tests_pt_real[];
+extern const struct test tests_pt_repro[];
 extern const struct test tests_pt_walk[];
 extern const struct test tests_pt_walk_kernel[];
 extern const struct test tests_pt_stream[];
