@@ -25,8 +25,8 @@
 #include <opencsd/etmv4/trc_pkt_types_etmv4.h>
 #include <opencsd/ete/trc_pkt_types_ete.h>
 #include "backend.h"
+#include "etm.h"
 
-#define ETM_NR_IDS		128	/* CoreSight trace IDs are 7 bits */
 #define ETM_FRAME		OCSD_DFRMTR_FRAME_SIZE
 #define ETM_MAX_FLUSHES		1024	/* of a tree that says WAIT */
 
@@ -55,86 +55,6 @@
 /* TRCCONFIGR: VMID traced, and VMID being CONTEXTIDR_EL2 (the PID under VHE) */
 #define ETM_CONFIGR_VMID	(1U << 7)
 #define ETM_CONFIGR_VMIDOPT	(1U << 15)
-
-/*
- * The address that the packets give a taken indirect branch.  ETMv4 and
- * ETE follow the atom packet holding an indirect branch's E with its
- * target's address, or with an exception packet that names it (E1:E0
- * 0b10, OpenCSD's excep_ret_addr_br_tgt).  OpenCSD 1.3.3 reads an address
- * packet only when a later P0 element commits it, and then never tells
- * the branch where it went when that element is an exception taken at the
- * target (E1:E0 0b01, the address before it), a TRACE_ON (trace filtered
- * out after the branch, often behind a periodic A-sync and TraceInfo), an
- * overflow, or the end of the trace.  The first address packet after the
- * atom packet, before any packet that is another P0 element or a break in
- * the trace, is the target; an address after such a packet is not (after
- * a TRACE_ON: where the trace resumed, whatever ran meanwhile).
- *
- * The decoder hands out an element after the packets that follow its own
- * (a TRACE_ON waits for the next atom), more of them with speculation:
- * the addresses after the last few atom packets are kept.
- */
-#define ETM_PKT_TARGETS		16
-
-struct etm_packet_target {
-	ocsd_trc_index_t	atom;	/* an atom packet */
-	uint64_t		addr;	/* the first address packet after it */
-};
-
-struct etm_packet_targets {
-	struct etm_packet_target t[ETM_PKT_TARGETS];	/* a ring */
-	unsigned int		next;
-	unsigned int		nr;
-	ocsd_trc_index_t	atom;	/* the last atom packet */
-	bool			open;	/* no address, nothing else, since it */
-};
-
-/* What the last element of a source left open, waiting for its target. */
-enum etm_pending {
-	ETM_PENDING_NONE,
-	ETM_PENDING_BRANCH,	/* a taken branch */
-	ETM_PENDING_EXCEPTION,	/* an exception, to its vector */
-};
-
-struct etm_state;
-
-struct etm_source_state {
-	struct etm_state	*etm;
-	enum etm_pending	pending;
-	unsigned int		kind;		/* AUXSAMPLE_BR_* */
-	uint64_t		from;
-	uint64_t		ret_addr;	/* of a call */
-	ocsd_isa		isa;		/* of the pending branch */
-	bool			indirect;	/* the pending branch is */
-	ocsd_trc_index_t	atom;		/* its atom packet */
-	struct etm_packet_targets targets;
-	uint64_t		end_ip;		/* where this source's flow is */
-	uint64_t		async;		/* snippet offset of the last A-sync */
-	bool			async_seen;
-	bool			synced;
-	bool			overflowed;	/* its NO_SYNC made the gap */
-	uint32_t		maxspec;	/* TRCIDR8.MAXSPEC: the deepest speculation */
-	bool			wants_addr;	/* an exception's or Q's address is to come */
-	bool			stack;		/* feeds the call stack */
-	bool			pid_in_vmid;	/* the OS's PID is in the VMID */
-	int64_t			pid;		/* of the last context, -1 unknown */
-};
-
-/* A decoder's state (struct auxsample_backend's priv). */
-struct etm_state {
-	dcd_tree_handle_t	tree;
-	struct auxsample_decoder *dec;
-	const struct auxsample_config *config;
-	struct auxsample_etm_source *sources;	/* a copy of config->etm's */
-	const uint8_t		*buf;		/* the snippet being decoded */
-	bool			synced_once;
-	/* the trace is another thread's than the decoder's (set_thread) */
-	bool			foreign;
-	uint64_t		code_left;	/* bytes the decode may still read */
-	int8_t			slot[ETM_NR_IDS];	/* trace ID -> src[], or -1 */
-	unsigned int		nr_src;
-	struct etm_source_state	src[];
-};
 
 /* OpenCSD's list of trees and its default error logger are global. */
 static pthread_mutex_t etm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -206,23 +126,6 @@ static void etm_source__resolve(struct etm_state *etm, struct etm_source_state *
 			to = auxsample__stack_top(dec);
 		auxsample__ret(dec, to);
 	}
-}
-
-/* Where the packets say the pending indirect branch of @s went, or 0. */
-static uint64_t etm_source__packet_target(const struct etm_source_state *s)
-{
-	const struct etm_packet_targets *pt = &s->targets;
-
-	if (s->pending != ETM_PENDING_BRANCH || !s->indirect)
-		return 0;
-	for (unsigned int i = 0; i < pt->nr; i++) {
-		const struct etm_packet_target *t;
-
-		t = &pt->t[(pt->next + ETM_PKT_TARGETS - 1 - i) % ETM_PKT_TARGETS];
-		if (t->atom == s->atom)
-			return t->addr;
-	}
-	return 0;
 }
 
 /*
@@ -404,29 +307,6 @@ static void etm_timestamp(struct etm_state *etm, const ocsd_generic_trace_elem *
 }
 
 /*
- * Packets that OpenCSD 1.3.3 mishandles, fixed in 1.4.1
- * (github.com/Linaro/OpenCSD issues 53 and 58): a mispredict erases
- * address elements from the P0 stack while it walks it with a deque
- * iterator that the erase made stale (SIGSEGV in mispredictAtom()), and
- * a cancel that finds a timestamp, cycle count or event at the front of
- * the stack puts it back at the front on every turn of its loop, never
- * to end (cancelElements()).
- */
-static bool etm_packet__is_speculative(ocsd_etmv4_i_pkt_type type)
-{
-	switch (type) {
-	case ETM4_PKT_I_CANCEL_F1:
-	case ETM4_PKT_I_CANCEL_F1_MISPRED:
-	case ETM4_PKT_I_MISPREDICT:
-	case ETM4_PKT_I_CANCEL_F2:
-	case ETM4_PKT_I_CANCEL_F3:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
  * The elements that say where the source's trace is not: lost sync, its
  * end, or nothing known.  True when @el was one of them.
  */
@@ -523,165 +403,6 @@ static ocsd_datapath_resp_t etm_elem_in(const void *context, const ocsd_trc_inde
 		return OCSD_RESP_CONT;		/* until the decoded thread's again */
 	etm_source__flow(etm, s, el, index);
 	return OCSD_RESP_CONT;
-}
-
-/* What a packet means to the address after an atom (etm_packet_targets). */
-enum etm_packet_class {
-	ETM_PKT_OTHER,		/* another P0 element, a break: closes */
-	ETM_PKT_ATOM,
-	ETM_PKT_ADDR,
-	ETM_PKT_ASIDE,		/* says nothing of where the flow went */
-};
-
-static enum etm_packet_class etm_packet__class(ocsd_etmv4_i_pkt_type type)
-{
-	switch (type) {
-	case ETM4_PKT_I_ATOM_F1:
-	case ETM4_PKT_I_ATOM_F2:
-	case ETM4_PKT_I_ATOM_F3:
-	case ETM4_PKT_I_ATOM_F4:
-	case ETM4_PKT_I_ATOM_F5:
-	case ETM4_PKT_I_ATOM_F6:
-		return ETM_PKT_ATOM;
-	case ETM4_PKT_I_ADDR_CTXT_L_32IS0:
-	case ETM4_PKT_I_ADDR_CTXT_L_32IS1:
-	case ETM4_PKT_I_ADDR_CTXT_L_64IS0:
-	case ETM4_PKT_I_ADDR_CTXT_L_64IS1:
-	case ETM4_PKT_I_ADDR_MATCH:
-	case ETM4_PKT_I_ADDR_S_IS0:
-	case ETM4_PKT_I_ADDR_S_IS1:
-	case ETM4_PKT_I_ADDR_L_32IS0:
-	case ETM4_PKT_I_ADDR_L_32IS1:
-	case ETM4_PKT_I_ADDR_L_64IS0:
-	case ETM4_PKT_I_ADDR_L_64IS1:
-		return ETM_PKT_ADDR;
-	case ETM4_PKT_I_TIMESTAMP:
-	case ETM4_PKT_I_CCNT_F1:
-	case ETM4_PKT_I_CCNT_F2:
-	case ETM4_PKT_I_CCNT_F3:
-	case ETM4_PKT_I_CTXT:
-	case ETM4_PKT_I_COMMIT:
-	case ETM4_PKT_I_EVENT:
-	case ETM4_PKT_I_IGNORE:
-	/* A-profile: after the ERET's target address, no P0 element */
-	case ETM4_PKT_I_EXCEPT_RTN:
-		return ETM_PKT_ASIDE;
-	default:
-		return ETM_PKT_OTHER;
-	}
-}
-
-static void etm_source__packet(struct etm_source_state *s, const ocsd_etmv4_i_pkt *p,
-			       ocsd_trc_index_t index)
-{
-	struct etm_packet_targets *pt = &s->targets;
-
-	switch (etm_packet__class(p->type)) {
-	case ETM_PKT_ATOM:
-		pt->atom = index;
-		pt->open = true;
-		break;
-	case ETM_PKT_ADDR:
-		if (pt->open) {
-			pt->t[pt->next].atom = pt->atom;
-			pt->t[pt->next].addr = p->v_addr.val;
-			pt->next = (pt->next + 1) % ETM_PKT_TARGETS;
-			if (pt->nr < ETM_PKT_TARGETS)
-				pt->nr++;
-		}
-		pt->open = false;
-		break;
-	case ETM_PKT_ASIDE:
-		break;
-	default:
-		/* A cancel or mispredict may take back atoms. */
-		if (etm_packet__is_speculative(p->type))
-			pt->nr = 0;
-		pt->open = false;
-		break;
-	}
-}
-
-/*
- * Packets that OpenCSD 1.3.3's ETMv4 decoder crashes or hangs on:
- *  - a cancel or mispredict (see etm_packet__is_speculative()).  Without
- *    speculation (TRCIDR8.MAXSPEC 0, every core known) it is corrupt
- *    data.  With it, 1.4.1 decodes them, but its mispredictAtom() still
- *    erases an address that an exception waited for (the crash below),
- *    which wants_addr does not follow: such trace resyncs at each;
- *  - a Commit while an exception or Q element waits for its address:
- *    where the commit reaches the element, processException() or
- *    processQElement() reads the address past the end of the P0 stack
- *    (SIGSEGV).  Without speculation every older element is committed
- *    already, so it always does.  With it, a Commit there that stops
- *    short would decode; taking it for corrupt data costs a resync, in
- *    trace that no core we know of writes;
- *  - a Trace Info whose speculation depth is more than MAXSPEC allows:
- *    the next packet commits the excess, an exception that waits for its
- *    address among them, with the same crash.
- */
-static bool etm_source__crashes_decoder(const struct etm_source_state *s,
-					const ocsd_etmv4_i_pkt *p)
-{
-	if (etm_packet__is_speculative(p->type))
-		return true;
-	if (p->type == ETM4_PKT_I_COMMIT)
-		return s->wants_addr;
-	if (p->type == ETM4_PKT_I_TRACE_INFO)
-		return p->curr_spec_depth > s->maxspec;
-	return false;
-}
-
-/* Whether the decoder's last exception or Q element waits for an address. */
-static void etm_source__await_addr(struct etm_source_state *s, const ocsd_etmv4_i_pkt *p)
-{
-	switch (p->type) {
-	case ETM4_PKT_I_EXCEPT:
-		s->wants_addr = true;
-		break;
-	case ETM4_PKT_I_Q:
-		if (!p->Q_pkt.addr_present)
-			s->wants_addr = true;
-		break;
-	/* Each halts the decoder (etm_feed() resets it), or discards its P0 stack. */
-	case ETM4_PKT_I_BAD_SEQUENCE:
-	case ETM4_PKT_I_BAD_TRACEMODE:
-	case ETM4_PKT_I_RESERVED:
-	case ETM4_PKT_I_OVERFLOW:
-	case ETM4_PKT_I_DISCARD:
-		s->wants_addr = false;
-		break;
-	default:
-		if (etm_packet__class(p->type) == ETM_PKT_ADDR)
-			s->wants_addr = false;
-		break;
-	}
-}
-
-/*
- * Packets, seen before the decoder gets them: where the A-syncs are, the
- * address after each atom packet, and work-arounds.  ETE sources are
- * decoded as ETMv4 of version 5 (see etm_ete_as_v4()) so that the C API
- * gives their packets too.
- */
-static void etm_pkt_mon(const void *context, const ocsd_datapath_op_t op,
-			const ocsd_trc_index_t index, const void *pkt, const uint32_t size,
-			const uint8_t *data)
-{
-	struct etm_source_state *s = (struct etm_source_state *)context;
-	ocsd_etmv4_i_pkt *p = (ocsd_etmv4_i_pkt *)pkt;
-
-	if (op != OCSD_OP_DATA || !p)
-		return;
-	if (p->type == ETM4_PKT_I_ASYNC) {
-		s->async = index;
-		s->async_seen = true;
-	} else if (etm_source__crashes_decoder(s, p)) {
-		/* Corrupt data: the decoder halts at a bad packet, etm_feed() resets it. */
-		p->type = ETM4_PKT_I_BAD_SEQUENCE;
-	}
-	etm_source__await_addr(s, p);
-	etm_source__packet(s, p, index);
 }
 
 static uint32_t etm_read_memory(const void *context, const ocsd_vaddr_t addr,
