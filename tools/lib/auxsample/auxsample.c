@@ -199,8 +199,8 @@ AUXSAMPLE_API int auxsample_decoder__stream_to(struct auxsample_decoder *dec,
 
 /*
  * The old image may go with its reference: the backend drops what points
- * into it first.  Its generation is no other image's (image.c): the next
- * decode or __stream_to() takes the new image's code, as after a change.
+ * into it first, and takes the new image's code at the next decode or
+ * __stream_to(), as after a change of the image.
  */
 AUXSAMPLE_API int auxsample_decoder__set_image(struct auxsample_decoder *dec,
 					       struct auxsample_image *image)

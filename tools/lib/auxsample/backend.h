@@ -76,9 +76,10 @@ struct auxsample_backend {
 	/* Optional: the code at [@vaddr, @vaddr + @size) changed; under the lock. */
 	void	(*image_invalidate)(void *cache, uint64_t vaddr, uint64_t size);
 	/*
-	 * Optional: the decoder's config->image is another image now; what
-	 * points into the old one goes before the old one may
-	 * (auxsample_decoder__set_image()).
+	 * Optional: the decoder's config->image is another image now, or
+	 * NULL (auxsample_decoder__set_image()).  What points into the old
+	 * one goes before the old one may; the next decode uses nothing of
+	 * it, whatever the new image's generation.
 	 */
 	void	(*image_moved)(void *priv);
 };

@@ -22,25 +22,9 @@ struct auxsample_image {
 	struct auxsample_image_file	*files;
 	unsigned int			nr;
 	unsigned int			cap;
-	unsigned int			generation;	/* auxsample_image__changed() */
+	unsigned int			generation;	/* bumped by every add */
 	void				*caches[];	/* by auxsample_backends[] */
 };
-
-/* The last generation an image took, of any image. */
-static unsigned int auxsample_image__generations;
-
-/*
- * A generation no other image has either: a decoder moved to another
- * image (auxsample_decoder__set_image()) sees that its code changed.
- * Under the image's lock, or before anyone else sees the image.
- */
-static void auxsample_image__changed(struct auxsample_image *image)
-{
-	unsigned int generation;
-
-	generation = __atomic_add_fetch(&auxsample_image__generations, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&image->generation, generation, __ATOMIC_RELEASE);
-}
 
 static unsigned int auxsample_image__nr_caches(void)
 {
@@ -73,7 +57,6 @@ static struct auxsample_image *auxsample_image__new_in(struct auxsample_image *f
 		return NULL;
 	pthread_mutex_init(&image->lock, NULL);
 	image->refcnt = 1;
-	auxsample_image__changed(image);
 	if (family)
 		pthread_mutex_lock(&family->lock);
 	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
@@ -178,7 +161,7 @@ AUXSAMPLE_API int auxsample_image__add_file_id(struct auxsample_image *image,
 		ret = auxsample_image__add_caches(image, &file);
 	if (!ret) {
 		image->files[image->nr++] = file;
-		auxsample_image__changed(image);
+		__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&image->lock);
 	if (!ret)
@@ -241,7 +224,7 @@ AUXSAMPLE_API int auxsample_image__invalidate(struct auxsample_image *image,
 		if (image->caches[i] && auxsample_backends[i]->image_invalidate)
 			auxsample_backends[i]->image_invalidate(image->caches[i], vaddr, size);
 	}
-	auxsample_image__changed(image);
+	__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&image->lock);
 	return 0;
 }

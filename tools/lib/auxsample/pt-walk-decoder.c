@@ -103,24 +103,41 @@ static void ptw_decoder__attach(struct ptw_decoder *wd, struct auxsample_image *
 	wd->attached = true;
 }
 
+/* No image (auxsample_decoder__set_image(NULL)): all code is the decoder's own. */
+static void ptw_decoder__detach(struct ptw_decoder *wd)
+{
+	ptw_block_cache__put(wd->blocks->shared);
+	wd->blocks->shared = NULL;
+	wd->blocks->shared_seen = 0;
+	ptw_blocks__set_files(wd->blocks, NULL, NULL, 0);
+	wd->attached = false;
+}
+
 /*
  * Before a decode: the decoder's own blocks grow if they are too few for
  * the code in use.  The code may have changed with the image's files, or
  * blocks of the image's cache were dropped (the code changed in it or a
- * clone of it, which the extents must say): the decoder takes them
- * again, and forgets its copies.
+ * clone of it, which the extents must say), or the decoder moved to
+ * another image: it takes them again, and forgets its copies.
  */
 void ptw_decoder__update(struct ptw_decoder *wd)
 {
 	struct auxsample_image *image = wd->config->image;
 	struct ptw_block_cache *shared = wd->blocks->shared;
+	bool moved = wd->moved;
 	/* Before the first decode, nothing to forget (a new decoder a process, many). */
-	bool first = !wd->attached;
+	bool first = !wd->attached && !moved;
 
+	wd->moved = false;
 	ptw_blocks__grow(wd->blocks);
-	if (!image)
+	if (!image) {
+		if (moved) {
+			ptw_decoder__detach(wd);
+			ptw_blocks__clear(wd->blocks);
+		}
 		return;
-	if (first || auxsample_image__generation(image) != wd->image_generation ||
+	}
+	if (first || moved || auxsample_image__generation(image) != wd->image_generation ||
 	    (shared && ptw_block_cache__generation(shared) != wd->blocks->shared_seen)) {
 		ptw_decoder__attach(wd, image);
 		if (!first)
@@ -198,11 +215,15 @@ static void ptw_decoder__exit(void *priv)
 	free(wd);
 }
 
-/* The walker's blocks and extents are its own or counted: libipt's are not. */
+/*
+ * The walker's blocks and extents are its own or counted: the next update
+ * forgets them, and takes the new image's (ptw_decoder__update()).
+ */
 static void ptw_decoder__image_moved(void *priv)
 {
 	struct ptw_decoder *wd = priv;
 
+	wd->moved = true;
 	auxsample_pt_backend.image_moved(wd->libipt);
 }
 

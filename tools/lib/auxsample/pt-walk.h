@@ -88,6 +88,7 @@ struct ptw_decoder {
 	struct ptw_blocks		*blocks;	/* ->shared: the image's */
 	unsigned int			image_generation;
 	bool				attached;	/* to config->image */
+	bool				moved;		/* to another config->image */
 	struct ptw_stream		*stream;	/* pt-walk-stream.c's */
 	struct ptw_skim_plan		skim_plan;	/* the walk's skim */
 	uint64_t			skim_bytes;	/* in its last count */

@@ -85,14 +85,20 @@ int pt_image__update(struct pt_decoder *pd)
 	struct pt_image *pti;
 	int err;
 
-	if (!image || auxsample_image__generation(image) == pd->image_generation)
+	if (!pd->moved &&
+	    (!image || auxsample_image__generation(image) == pd->image_generation))
 		return 0;
 	pti = pt_image__new(pd);
 	if (!pti)
 		return -AUXSAMPLE_ERR_NOMEM;
-	cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
-	err = cache ? pt_image_cache__sync(cache, pti) : 0;
-	auxsample_image__unlock(image);
+	cache = NULL;
+	generation = 0;
+	err = 0;
+	if (image) {
+		cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
+		err = cache ? pt_image_cache__sync(cache, pti) : 0;
+		auxsample_image__unlock(image);
+	}
 	if (err) {
 		pt_image_free(pti);
 		return err;
@@ -101,6 +107,7 @@ int pt_image__update(struct pt_decoder *pd)
 	pd->image = pti;
 	pd->cache = cache;
 	pd->image_generation = generation;
+	pd->moved = false;
 	pt_insn_cache__clear(pd);
 	return 0;
 }
@@ -606,7 +613,7 @@ static int pt_decoder__init(struct auxsample_decoder *dec, const struct auxsampl
 		free(pd);
 		return -AUXSAMPLE_ERR_NOMEM;
 	}
-	/* No image is of generation 0 (image.c): sync on the first decode. */
+	/* Generation 0 is the empty image: sync on the first decode. */
 	pd->image_generation = 0;
 	if (config->pt.cyc)
 		auxsample_timing__enable(dec);
@@ -614,12 +621,16 @@ static int pt_decoder__init(struct auxsample_decoder *dec, const struct auxsampl
 	return 0;
 }
 
-/* pd->image, libipt's, holds its sections: only the cache's pointer goes. */
+/*
+ * pd->image, libipt's, holds its sections: only the cache's pointer goes
+ * now, and the next update makes pd->image again, of the new image.
+ */
 static void pt_decoder__image_moved(void *priv)
 {
 	struct pt_decoder *pd = priv;
 
 	pd->cache = NULL;
+	pd->moved = true;
 }
 
 static void pt_decoder__exit(void *priv)

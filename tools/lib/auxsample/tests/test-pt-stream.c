@@ -254,7 +254,8 @@ static int same_results(struct auxsample_decoder *a, int na, struct auxsample_de
 	auxsample_decoder__branches(b, &bb);
 	da = auxsample_decoder__callchain(a, &ca);
 	db = auxsample_decoder__callchain(b, &cb);
-	if (memcmp(ba, bb, na * sizeof(*ba)) || da != db || (da > 0 && memcmp(ca, cb, da * 8)))
+	if (memcmp(ba, bb, na * sizeof(*ba)) || da != db ||
+	    (da > 0 && memcmp(ca, cb, da * sizeof(*ca))))
 		return -1;
 	return 0;
 }
@@ -268,10 +269,17 @@ struct moved_stream {
 	struct auxsample_image		*image[4];
 	struct auxsample_image		*ref_image;	/* of another family */
 	struct auxsample_decoder	*dec, *ref;
+	bool				to_none;	/* the second move: to no image */
 	unsigned int			equal, chained, differ;
 };
 
-static int moved_stream__init(struct moved_stream *m, enum auxsample_pt_decoder which)
+/*
+ * The moved decoder reads the process's code as its backend does:
+ * libipt from the image's files (through read_memory only what they
+ * lack: nothing here), the walker through read_memory.
+ */
+static int moved_stream__init(struct moved_stream *m, enum auxsample_pt_decoder which,
+			      bool to_none)
 {
 	struct auxsample_config config = {
 		.size = sizeof(config),
@@ -303,6 +311,9 @@ static int moved_stream__init(struct moved_stream *m, enum auxsample_pt_decoder 
 	m->ref = auxsample_decoder__new(&config, NULL);
 	config.image = m->image[0];
 	config.context = m->code;
+	if (which == AUXSAMPLE_PT_DECODER_LIBIPT)
+		config.read_memory = read_nothing;
+	m->to_none = to_none;
 	m->dec = auxsample_decoder__new(&config, NULL);
 	/* The decoder's is the first image's last reference. */
 	auxsample_image__put(m->image[0]);
@@ -349,7 +360,8 @@ static int moved_stream__run(struct moved_stream *m)
 		if (i == other_at)
 			*m->code = *m->other;
 		if ((i == moved || i == other_at) &&
-		    auxsample_decoder__set_image(m->dec, m->image[other ? 2 : 1]))
+		    auxsample_decoder__set_image(m->dec, !other ? m->image[1] :
+						 m->to_none ? NULL : m->image[2]))
 			return -1;
 		n = auxsample_decoder__stream_to(m->dec, start, end);
 		nref = auxsample_decoder__stream_to(m->ref, start, end);
@@ -381,16 +393,18 @@ static int moved_stream__run(struct moved_stream *m)
  * moves to a sibling with the same file, and the first image goes: every
  * stretch is as a decoder that never moved gives it, call chain and all.
  * At a quarter the process maps another program's file where the
- * program was, and the decoder moves to an image of it: the stretches
- * are not the program's any more.  A sibling with the program's file
- * then walks the program as libipt does: the other program's code did
- * not reach the family as the program's.  Both backends.
+ * program was, and the decoder moves to an image of it, or to none: the
+ * stretches are not the program's any more.  A sibling with the
+ * program's file then walks the program as libipt does: the other
+ * program's code did not reach the family as the program's.  Both
+ * backends.
  */
 static int test_stream_set_image(void)
 {
-	for (int which = 0; which < 2; which++) {
-		enum auxsample_pt_decoder d = which ? AUXSAMPLE_PT_DECODER_WALKER :
-						      AUXSAMPLE_PT_DECODER_LIBIPT;
+	for (int round = 0; round < 4; round++) {
+		enum auxsample_pt_decoder d = round & 1 ? AUXSAMPLE_PT_DECODER_WALKER :
+							  AUXSAMPLE_PT_DECODER_LIBIPT;
+		bool to_none = round & 2;
 		struct moved_stream m = {};
 		struct pair check;
 		struct auxsample_config config = {
@@ -403,11 +417,11 @@ static int test_stream_set_image(void)
 		size_t len;
 		int err = -1;
 
-		if (!T_CHECK(!moved_stream__init(&m, d) && !moved_stream__run(&m)))
+		if (!T_CHECK(!moved_stream__init(&m, d, to_none) && !moved_stream__run(&m)))
 			goto next;
 		pr_test("%s: %u stretches as unmoved, %u of them with callers after the move; "
-			"%u differ with the other file\n", which ? "walker" : "libipt", m.equal,
-			m.chained, m.differ);
+			"%u differ with the other program%s\n", round & 1 ? "walker" : "libipt",
+			m.equal, m.chained, m.differ, to_none ? ", no image" : "");
 		if (!T_CHECK(m.chained > 0 && m.differ > 0))
 			goto next;
 		/* The pair's walker decodes the image the stream's walker fed. */
