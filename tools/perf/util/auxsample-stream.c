@@ -41,6 +41,7 @@
 
 #include "auxsample.h"
 #include "auxsample-stream-trace.h"
+#include "comm.h"
 #include "compress.h"
 #include "data.h"
 #include "debug.h"
@@ -74,6 +75,7 @@ struct stream_run {
 	struct auxsample_decoder	*dec;
 	struct auxsample_image		*image;		/* the decoder's */
 	u64				maps_version;	/* the process's maps then */
+	u64				exec_time;	/* stream_ctx__exec_time() then */
 	struct auxsample_mem		mem;
 };
 
@@ -604,6 +606,20 @@ static struct stream_cut *streams__find(struct auxsample_streams *ss,
 }
 
 /*
+ * When the process last exec()ed, as its main thread's comm says (0:
+ * never seen): the calls a stream saw before are not the new program's.
+ */
+static u64 stream_ctx__exec_time(const struct auxsample_stream_ctx *ctx)
+{
+	struct thread *leader = thread__main_thread(ctx->machine, ctx->thread);
+	struct comm *comm = leader ? thread__exec_comm(leader) : NULL;
+	u64 time = comm && comm->exec ? comm->start : 0;
+
+	thread__put(leader);
+	return time;
+}
+
+/*
  * The run's decoder, started on its first sample (@base 0), or again at a
  * later one's (@base, where its snippet begins in the run), for the
  * process's image.  The image is asked for only here: auxsample_proc
@@ -628,6 +644,7 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 		return err;
 	run->image = auxsample_image__get(image);
 	run->maps_version = maps_version;
+	run->exec_time = stream_ctx__exec_time(ctx);
 	run->t.base = base;
 	if (run->t.mapped)
 		auxsample_decoder__set_stream_fetch(run->dec, stream_trace__fetch, &run->t);
@@ -636,18 +653,18 @@ static int stream_run__start(struct stream_run *run, const struct auxsample_conf
 	return err < 0 ? err : 0;
 }
 
-/* The run's decoder goes on with the image of the process's maps now. */
-static int stream_run__move(struct stream_run *run, const struct auxsample_stream_ctx *ctx,
-			    u64 maps_version)
+/* Whether the run's decoder goes on with the image of the process's maps now. */
+static bool stream_run__move(struct stream_run *run, const struct auxsample_stream_ctx *ctx,
+			     u64 maps_version)
 {
 	struct auxsample_image *image = auxsample_proc__image(ctx->proc, ctx->machine, ctx->thread);
 
 	if (!image || auxsample_decoder__set_image(run->dec, image))
-		return -ENOMEM;
+		return false;
 	auxsample_image__put(run->image);
 	run->image = auxsample_image__get(image);
 	run->maps_version = maps_version;
-	return 0;
+	return true;
 }
 
 bool auxsample_streams__claim(struct auxsample_streams *ss, struct perf_sample *sample,
@@ -683,13 +700,15 @@ static int stream_run__decode(struct stream_run *run, const struct auxsample_str
 	/*
 	 * The process's maps changed since (ld.so, dlopen(), a JIT): the
 	 * decoder's image is not its code any more.  The stream goes on with
-	 * the process's image, and the calls it knew.  The same maps'
-	 * version: the decoder's image still, whether or not auxsample_proc
-	 * kept it.
+	 * the process's image, and the calls it knew, unless the process
+	 * exec()ed: the new program's callers are none of those.  The same
+	 * maps' version: the decoder's image still, whether or not
+	 * auxsample_proc kept it.
 	 */
 	maps_version = auxsample_proc__maps_version(ctx->thread);
 	if (run->dec && run->maps_version != maps_version)
-		restart = stream_run__move(run, ctx, maps_version);
+		restart = stream_ctx__exec_time(ctx) != run->exec_time ||
+			  !stream_run__move(run, ctx, maps_version);
 	/*
 	 * Cuts come in the run's order, so none begins before the base:
 	 * tested all the same, as the offsets are unsigned.  A decoder that
