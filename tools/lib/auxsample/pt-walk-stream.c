@@ -328,7 +328,10 @@ int ptw_stream__begin(void *priv, const uint8_t *buf, size_t len)
 /*
  * The walk failed in the stretch to @end: libipt decodes the stream
  * again, to each end decoded to before, then to @end, as if it had
- * decoded it from the start.
+ * decoded it from the start.  With the image it has now: where the
+ * decoder moved to another (auxsample_decoder__set_image()), the
+ * stretches before are decoded with the new one's code, the same code
+ * unless a file was mapped where another had been.
  */
 static int ptw_stream__handover(struct ptw_decoder *wd, struct ptw_stream *s, uint64_t end)
 {
