@@ -348,20 +348,24 @@ out:
 #define PLACE_SKIP NULL
 
 /*
- * A process's image (auxsample_proc) is made again when its maps change,
- * even when their count does not: a file mapped where another was.  An
- * image of the old maps would decode the new file's code as the old
- * one's, and give it to the other processes' images as such.
+ * A process's image (auxsample_proc) is made again when its maps change
+ * what it maps, even when their count does not: a file mapped where
+ * another was.  An image of the old maps would decode the new file's
+ * code as the old one's, and give it to the other processes' images as
+ * such.  A map replaced by the same one (ld.so and mprotect() do that)
+ * moves the maps' version but keeps the image.
  */
 static int test__auxsample_image(struct test_suite *test __maybe_unused,
 				 int subtest __maybe_unused)
 {
 	char names[2][32] = { "/tmp/perf-auxsample-a-XXXXXX", "/tmp/perf-auxsample-b-XXXXXX" };
-	struct auxsample_image *image[3] = {};
+	/* the first, again, after the same map again, after another file's */
+	struct auxsample_image *image[4] = {};
 	struct auxsample_proc proc = {};
 	struct machine *machine;
 	struct thread *thread = NULL;
-	unsigned int nr_maps[2] = {};
+	unsigned int nr_maps[3] = {};
+	u64 version[3] = {};
 	int ret = TEST_FAIL;
 
 	for (int i = 0; i < 2; i++) {
@@ -376,21 +380,32 @@ static int test__auxsample_image(struct test_suite *test __maybe_unused,
 	if (!names[0][0] || !names[1][0] || !machine)
 		goto out;
 	thread = machine__findnew_thread(machine, HELLO_PID, HELLO_PID);
-	if (!thread || map_file(machine, names[0], 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC, 1))
+	if (!thread)
 		goto out;
-	nr_maps[0] = maps__nr_maps(thread__maps(thread));
-	image[0] = auxsample_image__get(auxsample_proc__image(&proc, machine, thread));
-	image[1] = auxsample_proc__image(&proc, machine, thread);
-	if (map_file(machine, names[1], 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC, 2))
-		goto out;
-	nr_maps[1] = maps__nr_maps(thread__maps(thread));
-	image[2] = auxsample_proc__image(&proc, machine, thread);
-	pr_debug("maps %u then %u; images %p, %p again, %p for the new file\n", nr_maps[0],
-		 nr_maps[1], image[0], image[1], image[2]);
-	TEST_ASSERT_VAL("as many maps", nr_maps[0] == 1 && nr_maps[1] == 1);
-	TEST_ASSERT_VAL("the same image while the maps stay", image[0] && image[1] == image[0]);
-	TEST_ASSERT_VAL("a new image for the new file", image[2] && image[2] != image[0]);
-	ret = TEST_OK;
+	for (int i = 0; i < 3; i++) {
+		/* @names[0] twice, then @names[1], all at one place */
+		if (map_file(machine, names[i / 2], 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC,
+			     i / 2 + 1))
+			goto out;
+		nr_maps[i] = maps__nr_maps(thread__maps(thread));
+		version[i] = maps__version(thread__maps(thread));
+		image[i + 1] = auxsample_proc__image(&proc, machine, thread);
+		if (!i)
+			image[0] = auxsample_image__get(image[1]);
+	}
+	pr_debug("maps %u, %u, %u; versions %" PRIu64 ", %" PRIu64 ", %" PRIu64 "\n",
+		 nr_maps[0], nr_maps[1], nr_maps[2], version[0], version[1], version[2]);
+	pr_debug("images %p, %p the same map again, %p another file\n", image[1], image[2],
+		 image[3]);
+	if (nr_maps[0] != 1 || nr_maps[1] != 1 || nr_maps[2] != 1 ||
+	    version[1] == version[0] || version[2] == version[1])
+		pr_debug("the maps are not as the test needs them\n");
+	else if (!image[0] || image[2] != image[0])
+		pr_debug("a new image for the same map\n");
+	else if (!image[3] || image[3] == image[0])
+		pr_debug("no new image for another file\n");
+	else
+		ret = TEST_OK;
 out:
 	auxsample_proc__exit(&proc);
 	auxsample_image__put(image[0]);
@@ -445,7 +460,7 @@ static struct test_case tests__auxsample[] = {
 			 auxsample_overlap, OVERLAP_SKIP),
 	TEST_CASE_REASON("Place samples without a CPU by their thread's sideband",
 			 auxsample_place, PLACE_SKIP),
-	TEST_CASE_REASON("Make a process's image again when a file is mapped where another was",
+	TEST_CASE_REASON("Make a process's image again when its maps map other files",
 			 auxsample_image, IMAGE_SKIP),
 	{ .name = NULL, }
 };

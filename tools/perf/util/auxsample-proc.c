@@ -38,9 +38,22 @@
 #include "thread.h"
 #include "util.h"
 
-struct auxsample_proc_maps {
-	struct auxsample_image	*image;
-	struct machine		*machine;
+/* A file the image of a process maps, as perf's maps say it. */
+struct auxsample_proc_file {
+	u64			start;
+	u64			size;
+	u64			pgoff;
+	char			*name;
+	char			*identity;
+};
+
+/* The files of a process's maps, collected for its image. */
+struct auxsample_proc_files {
+	struct auxsample_proc_file	*files;
+	unsigned int			nr;
+	unsigned int			cap;
+	struct machine			*machine;
+	int				err;
 };
 
 /*
@@ -72,55 +85,155 @@ static void auxsample_proc__identity(struct dso *dso, struct machine *machine, c
 		buf[0] = '\0';
 }
 
-/* A map of a readable file: a section of the image. */
+static void auxsample_proc_files__exit(struct auxsample_proc_files *f)
+{
+	for (unsigned int i = 0; i < f->nr; i++) {
+		free(f->files[i].name);
+		free(f->files[i].identity);
+	}
+	zfree(&f->files);
+	f->nr = f->cap = 0;
+}
+
+/* A map of a file's code: a file of the image. */
 static int auxsample_proc__add_map(struct map *map, void *data)
 {
-	struct auxsample_proc_maps *m = data;
+	struct auxsample_proc_files *f = data;
 	struct dso *dso = map__dso(map);
 	const char *name = dso ? dso__long_name(dso) : NULL;
 	char identity[PATH_MAX + 128];
+	struct auxsample_proc_file *file;
 
 	/* A JIT's symbols (perf-<pid>.map) are text, not its code. */
 	if (!name || name[0] != '/' || !(map__prot(map) & PROT_EXEC) ||
-	    is_perf_pid_map_name(name) || access(name, R_OK))
+	    is_perf_pid_map_name(name))
 		return 0;
-	auxsample_proc__identity(dso, m->machine, identity, sizeof(identity));
-	/* A file that will not load leaves its code to the callback. */
-	auxsample_image__add_file_id(m->image, name, map__pgoff(map), map__size(map),
-				     map__start(map), identity);
+	if (f->nr == f->cap) {
+		unsigned int cap = f->cap ? 2 * f->cap : 16;
+		struct auxsample_proc_file *files = realloc(f->files, cap * sizeof(*files));
+
+		if (!files)
+			goto out_nomem;
+		f->files = files;
+		f->cap = cap;
+	}
+	auxsample_proc__identity(dso, f->machine, identity, sizeof(identity));
+	file = &f->files[f->nr];
+	*file = (struct auxsample_proc_file){
+		.start = map__start(map), .size = map__size(map), .pgoff = map__pgoff(map),
+		.name = strdup(name), .identity = strdup(identity),
+	};
+	if (!file->name || !file->identity) {
+		free(file->name);
+		free(file->identity);
+		goto out_nomem;
+	}
+	f->nr++;
 	return 0;
+
+out_nomem:
+	f->err = -ENOMEM;
+	return -ENOMEM;
+}
+
+static bool auxsample_proc_file__equal(const struct auxsample_proc_file *a,
+				       const struct auxsample_proc_file *b)
+{
+	return a->start == b->start && a->size == b->size && a->pgoff == b->pgoff &&
+	       !strcmp(a->name, b->name) && !strcmp(a->identity, b->identity);
+}
+
+/* Whether the image of @a's files would be the image of @b's. */
+static bool auxsample_proc_files__equal(const struct auxsample_proc_files *a,
+					const struct auxsample_proc_files *b)
+{
+	if (a->err || b->err || a->nr != b->nr)
+		return false;
+	for (unsigned int i = 0; i < a->nr; i++) {
+		if (!auxsample_proc_file__equal(&a->files[i], &b->files[i]))
+			return false;
+	}
+	return true;
+}
+
+/* The readable files of @f: the sections of a new image in @family's family. */
+static struct auxsample_image *auxsample_proc_files__image(const struct auxsample_proc_files *f,
+							   struct auxsample_image *family)
+{
+	struct auxsample_image *image = auxsample_image__new_sibling(family);
+
+	for (unsigned int i = 0; image && i < f->nr; i++) {
+		const struct auxsample_proc_file *file = &f->files[i];
+
+		if (access(file->name, R_OK))
+			continue;
+		/* A file that will not load leaves its code to the callback. */
+		auxsample_image__add_file_id(image, file->name, file->pgoff, file->size,
+					     file->start, file->identity);
+	}
+	return image;
 }
 
 static void auxsample_proc_entry__exit(struct auxsample_proc_entry *e)
 {
 	auxsample_decoder__delete(e->dec);
 	auxsample_image__put(e->image);
+	if (e->files) {
+		auxsample_proc_files__exit(e->files);
+		free(e->files);
+	}
 	memset(e, 0, sizeof(*e));
 }
 
 /*
  * The entry of the process with maps of @version and, unless @any,
- * decoding @config; else NULL.  Entries of the process's older maps are
- * gone.
+ * decoding @config; else NULL.
  */
 static struct auxsample_proc_entry *auxsample_proc__find(struct auxsample_proc *proc,
 							 pid_t pid, u64 version,
 							 const struct auxsample_config *config,
 							 bool any)
 {
-	struct auxsample_proc_entry *found = NULL;
+	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
+		struct auxsample_proc_entry *e = &proc->entries[i];
 
+		if (e->image && e->pid == pid && e->maps_version == version &&
+		    (any || e->config == config))
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * The process's maps are of @version now, their files @files: its
+ * entries whose image is of the same files are of @version too (a map
+ * replaced by the same one, as ld.so and mprotect() do, moves the
+ * version and changes nothing); the others go.  The image kept, or NULL.
+ */
+static struct auxsample_image *auxsample_proc__update(struct auxsample_proc *proc, pid_t pid,
+						      u64 version,
+						      const struct auxsample_proc_files *files)
+{
+	struct auxsample_image *image = NULL;
+
+	for (int i = 0; i < AUXSAMPLE_PROC_CACHE && !image; i++) {
+		struct auxsample_proc_entry *e = &proc->entries[i];
+
+		if (e->image && e->pid == pid && e->files &&
+		    auxsample_proc_files__equal(e->files, files))
+			image = e->image;
+	}
 	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
 		struct auxsample_proc_entry *e = &proc->entries[i];
 
 		if (!e->image || e->pid != pid)
 			continue;
-		if (e->maps_version != version)
+		if (e->image == image)
+			e->maps_version = version;
+		else
 			auxsample_proc_entry__exit(e);
-		else if (!found && (any || e->config == config))
-			found = e;
 	}
-	return found;
+	return image;
 }
 
 /* A free entry, or the least recently used one, freed. */
@@ -152,14 +265,16 @@ u64 auxsample_proc__maps_version(struct thread *thread)
 	return maps ? maps__version(maps) : 0;
 }
 
-/* The process's image, made again when its maps change. */
+/* The process's image, made again when its maps change what it maps. */
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread)
 {
 	u64 version = auxsample_proc__maps_version(thread);
 	struct maps *maps = thread__maps(thread);
 	pid_t pid = thread__pid(thread);
+	struct auxsample_proc_files *files;
 	struct auxsample_proc_entry *e;
+	struct auxsample_image *image;
 
 	proc->mem.machine = machine;
 	proc->mem.thread = thread;
@@ -168,19 +283,30 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 		e->used = ++proc->clock;
 		return e->image;
 	}
+	files = zalloc(sizeof(*files));
+	if (!files)
+		return NULL;
+	files->machine = machine;
+	if (maps)
+		maps__for_each_map(maps, auxsample_proc__add_map, files);
+	image = auxsample_proc__update(proc, pid, version, files);
+	if (image) {
+		auxsample_proc_files__exit(files);
+		free(files);
+		e = auxsample_proc__find(proc, pid, version, NULL, true);
+		e->used = ++proc->clock;
+		return image;
+	}
 	if (!proc->family)
 		proc->family = auxsample_image__new();
-	if (!proc->family)
-		return NULL;
 	e = auxsample_proc__new_entry(proc);
-	e->image = auxsample_image__new_sibling(proc->family);
-	if (!e->image)
+	e->image = proc->family ? auxsample_proc_files__image(files, proc->family) : NULL;
+	if (!e->image) {
+		auxsample_proc_files__exit(files);
+		free(files);
 		return NULL;
-	if (maps) {
-		struct auxsample_proc_maps m = { .image = e->image, .machine = machine };
-
-		maps__for_each_map(maps, auxsample_proc__add_map, &m);
 	}
+	e->files = files;
 	e->pid = pid;
 	e->maps_version = version;
 	e->used = ++proc->clock;

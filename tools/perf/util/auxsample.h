@@ -67,10 +67,14 @@ union perf_event;
  */
 #define AUXSAMPLE_PROC_CACHE	8
 
+struct auxsample_proc_files;
+
 struct auxsample_proc_entry {
 	pid_t				pid;
 	u64				maps_version;
 	struct auxsample_image		*image;		/* NULL: a free entry */
+	/* the files @image was made of; NULL in an entry that shares it */
+	struct auxsample_proc_files	*files;
 	const struct auxsample_config	*config;	/* dec's */
 	struct auxsample_decoder	*dec;
 	u64				used;		/* for the least recent */
