@@ -8,7 +8,6 @@
  */
 #include <opencsd/c_api/opencsd_c_api.h>
 #include <opencsd/etmv4/trc_pkt_types_etmv4.h>
-#include "backend.h"
 #include "etm.h"
 
 /*

@@ -35,7 +35,7 @@ struct pt_decoder {
 	const struct auxsample_config	*config;
 	struct pt_image			*image;		/* the decoder's own */
 	unsigned int			image_generation;	/* of config->image */
-	bool				moved;		/* to another config->image */
+	bool				moved;		/* pd->image to be made again */
 	struct pt_image_cache		*cache;		/* config->image's */
 	struct pt_insn_cache_entry	*insn_cache;
 	struct pt_stream		*stream;	/* between stream calls */

@@ -216,14 +216,15 @@ static void ptw_decoder__exit(void *priv)
 }
 
 /*
- * The walker's blocks and extents are its own or counted: the next update
- * forgets them, and takes the new image's (ptw_decoder__update()).
+ * The old image's blocks and extents go now; the next update forgets the
+ * decoder's own copies and takes the new image's (ptw_decoder__update()).
  */
 static void ptw_decoder__image_moved(void *priv)
 {
 	struct ptw_decoder *wd = priv;
 
 	wd->moved = true;
+	ptw_decoder__detach(wd);
 	auxsample_pt_backend.image_moved(wd->libipt);
 }
 

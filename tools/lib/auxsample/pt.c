@@ -613,8 +613,8 @@ static int pt_decoder__init(struct auxsample_decoder *dec, const struct auxsampl
 		free(pd);
 		return -AUXSAMPLE_ERR_NOMEM;
 	}
-	/* Generation 0 is the empty image: sync on the first decode. */
-	pd->image_generation = 0;
+	/* Synced at the first decode, whatever the image's generation. */
+	pd->moved = true;
 	if (config->pt.cyc)
 		auxsample_timing__enable(dec);
 	*priv = pd;

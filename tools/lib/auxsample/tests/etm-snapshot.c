@@ -292,7 +292,6 @@ int snapshot__read(uint8_t *buf, size_t size, uint64_t addr, void *context)
 	return -1;
 }
 
-/* No code at all: what the trace says without it. */
 /*
  * A decoder for @nr sources of @ss from @first on, reading code with
  * @read, every step of the flow to @flow if not NULL.

@@ -13,6 +13,7 @@
 #include "tests.h"
 #include "test-data.h"
 #include "pt-recording.h"
+
 static void elf_program__add(struct elf_program *p, uint64_t vaddr, uint64_t off, uint64_t size)
 {
 	if (p->nr_segs == ARRAY_SIZE(p->segs) || off + size > p->elf_size)

@@ -36,10 +36,10 @@ struct auxsample_config recording__config(struct elf_program *p);
 struct auxsample_decoder *elf_program__decoder(struct elf_program *p);
 
 struct recording {
-	struct elf_program	prog;
-	uint8_t		*pt;
-	size_t		pt_size;
-	struct auxsample_decoder *dec;
+	struct elf_program		prog;
+	uint8_t				*pt;
+	size_t				pt_size;
+	struct auxsample_decoder	*dec;
 };
 
 /* DRPT/@dir's pt.bin and hello: TEST_OK, TEST_SKIP (saying why) or TEST_FAIL. */

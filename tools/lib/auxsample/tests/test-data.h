@@ -12,7 +12,10 @@
 
 /* $AUXSAMPLE_DATA, else ../shared/data */
 const char *data_dir(void);
-/* The whole file at @path, malloc()ed and NUL-terminated, its size in *@size; NULL if unreadable. */
+/*
+ * The whole file at @path, malloc()ed and NUL-terminated, its size in
+ * *@size; NULL if unreadable.
+ */
 uint8_t *read_path(const char *path, size_t *size);
 /* The same for @name under data_dir(). */
 uint8_t *read_data(const char *name, size_t *size);

@@ -224,14 +224,16 @@ static int check_stop_then_corrupt(struct recording *r, const struct stop_then_c
 		const struct auxsample_branch *whole;
 
 		n = auxsample_decoder__decode(dec, c->trace, c->len, 64);
-		if (!T_CHECK(c->branches <= ARRAY_SIZE(kept)) || !T_CHECK(n == (int)c->branches + 1) ||
+		if (!T_CHECK(c->branches <= ARRAY_SIZE(kept)) ||
+		    !T_CHECK(n == (int)c->branches + 1) ||
 		    !T_CHECK(auxsample_decoder__branches(dec, &whole) == n) ||
 		    !T_CHECK(whole[0].kind == AUXSAMPLE_BR_GAP))
 			goto out_dec;
 		memcpy(kept, whole + 1, c->branches * sizeof(*whole));
 	}
 	n = auxsample_decoder__decode(dec, c->trace, c->end, 64);
-	if (!T_CHECK(n == (int)c->branches) || !T_CHECK(auxsample_decoder__branches(dec, &alone) == n))
+	if (!T_CHECK(n == (int)c->branches) ||
+	    !T_CHECK(auxsample_decoder__branches(dec, &alone) == n))
 		goto out_dec;
 	if (c->ref_keeps && !T_CHECK(!memcmp(kept, alone, n * sizeof(*alone))))
 		goto out_dec;
