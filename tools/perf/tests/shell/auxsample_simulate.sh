@@ -247,12 +247,14 @@ streams_true() {
 		fail "$2: the walker's streams are not libipt's"
 }
 
-# A process that maps more code as it runs: its stream's decoder begins
-# again with the new maps at the next sample.  The samples after the last
-# mapping were decoded alone (before 754227d: 127 of 150 samples from the
-# stream, the 23 after it alone); a few may still be, whose snippet does
-# not end where the trace stopped.  The branches and the callers are the
-# truth's, with -j 2 too, walker and libipt alike.
+# A process that maps more code as it runs: its stream's decoder moves to
+# the image of the new maps at the next sample, with the callers it knew
+# (it began again there before c4b3797: 419 callers, now 442).  The
+# samples after the last mapping were decoded alone before 754227d (127
+# of 150 samples from the stream, the 23 after it alone); a few may
+# still be, whose snippet does not end where the trace stopped.  The
+# branches and the callers are the truth's, with -j 2 too, walker and
+# libipt alike.
 if perf auxsample simulate -o "$tmp/maps.data" -c 300 -- "$wl" mmaps 40 > "$out" 2>&1; then
 	after=$(perf script -i "$tmp/maps.data" --show-mmap-events -F event 2> /dev/null |
 		awk '/PERF_RECORD_MMAP/ { n = 0 } /instructions/ { n++ } END { print n }')
@@ -268,7 +270,7 @@ fi
 # More processes at once than perf auxsample keeps images of
 # (AUXSAMPLE_PROC_CACHE, 8): their samples interleave, and an image let
 # go of is made again at the process's next sample.  A stream's decoder
-# keeps its own, and begins again only where the process mapped more:
+# keeps its own, and moves only where the process mapped more:
 # the streams' samples still come from them, with the truth's branches
 # and callers, walker and libipt alike.
 procs=""
