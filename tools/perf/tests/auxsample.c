@@ -347,25 +347,41 @@ out:
 
 #define PLACE_SKIP NULL
 
+#define IMAGE_STEPS	6
+
 /*
  * A process's image (auxsample_proc) is made again when its maps change
  * what it maps, even when their count does not: a file mapped where
  * another was.  An image of the old maps would decode the new file's
  * code as the old one's, and give it to the other processes' images as
  * such.  A map replaced by the same one (ld.so and mprotect() do that)
- * moves the maps' version but keeps the image.
+ * moves the maps' version but keeps the image, unless the process has
+ * code outside files, which may have changed unseen (a JIT's).
  */
 static int test__auxsample_image(struct test_suite *test __maybe_unused,
 				 int subtest __maybe_unused)
 {
 	char names[2][32] = { "/tmp/perf-auxsample-a-XXXXXX", "/tmp/perf-auxsample-b-XXXXXX" };
-	/* the first, again, after the same map again, after another file's */
-	struct auxsample_image *image[4] = {};
+	/* Each mapped at 0x400000 but the anonymous code, at 0x500000. */
+	static const struct {
+		int		file;		/* in names[], or -1: anonymous */
+		u64		ino;
+		u64		pgoff;
+		bool		same;		/* the image of the step before */
+		const char	*what;
+	} steps[IMAGE_STEPS] = {
+		{ 0, 1, 0,	false,	"a file" },
+		{ 0, 1, 0,	true,	"the same map again" },
+		{ 0, 3, 0,	false,	"the same name, another inode" },
+		{ 0, 3, 0x1000,	false,	"another offset" },
+		{ 1, 2, 0,	false,	"another file" },
+		{ -1, 0, 0,	false,	"anonymous code" },
+	};
+	struct auxsample_image *image[IMAGE_STEPS + 1] = {};
 	struct auxsample_proc proc = {};
 	struct machine *machine;
 	struct thread *thread = NULL;
-	unsigned int nr_maps[3] = {};
-	u64 version[3] = {};
+	u64 version = 0;
 	int ret = TEST_FAIL;
 
 	for (int i = 0; i < 2; i++) {
@@ -382,33 +398,41 @@ static int test__auxsample_image(struct test_suite *test __maybe_unused,
 	thread = machine__findnew_thread(machine, HELLO_PID, HELLO_PID);
 	if (!thread)
 		goto out;
-	for (int i = 0; i < 3; i++) {
-		/* @names[0] twice, then @names[1], all at one place */
-		if (map_file(machine, names[i / 2], 0x400000, 0x1000, 0, PROT_READ | PROT_EXEC,
-			     i / 2 + 1))
+	for (int i = 0; i <= IMAGE_STEPS; i++) {
+		/* The last step maps the anonymous code again, the same map. */
+		int k = i < IMAGE_STEPS ? i : IMAGE_STEPS - 1;
+		bool anon = steps[k].file < 0;
+		struct maps *maps = thread__maps(thread);
+
+		if (map_file(machine, anon ? "//anon" : names[steps[k].file],
+			     anon ? 0x500000 : 0x400000, 0x1000, steps[k].pgoff,
+			     PROT_READ | PROT_EXEC, steps[k].ino))
 			goto out;
-		nr_maps[i] = maps__nr_maps(thread__maps(thread));
-		version[i] = maps__version(thread__maps(thread));
-		image[i + 1] = auxsample_proc__image(&proc, machine, thread);
-		if (!i)
-			image[0] = auxsample_image__get(image[1]);
+		if (maps__nr_maps(maps) != 1U + (i >= IMAGE_STEPS - 1) ||
+		    maps__version(maps) == version) {
+			pr_debug("step %d: %u maps, version %" PRIu64 ": not as the test needs\n",
+				 i, maps__nr_maps(maps), maps__version(maps));
+			goto out;
+		}
+		version = maps__version(maps);
+		/* Held: no image is freed and made again at the same address. */
+		image[i] = auxsample_image__get(auxsample_proc__image(&proc, machine, thread));
+		if (!image[i])
+			goto out;
+		pr_debug("%s: image %p\n", i < IMAGE_STEPS ? steps[i].what :
+			 "the same anonymous map again", image[i]);
+		if (i && (image[i] == image[i - 1]) != (i < IMAGE_STEPS && steps[i].same)) {
+			pr_debug("%s: %s image\n", i < IMAGE_STEPS ? steps[i].what :
+				 "the same anonymous map again",
+				 image[i] == image[i - 1] ? "the same" : "a new");
+			goto out;
+		}
 	}
-	pr_debug("maps %u, %u, %u; versions %" PRIu64 ", %" PRIu64 ", %" PRIu64 "\n",
-		 nr_maps[0], nr_maps[1], nr_maps[2], version[0], version[1], version[2]);
-	pr_debug("images %p, %p the same map again, %p another file\n", image[1], image[2],
-		 image[3]);
-	if (nr_maps[0] != 1 || nr_maps[1] != 1 || nr_maps[2] != 1 ||
-	    version[1] == version[0] || version[2] == version[1])
-		pr_debug("the maps are not as the test needs them\n");
-	else if (!image[0] || image[2] != image[0])
-		pr_debug("a new image for the same map\n");
-	else if (!image[3] || image[3] == image[0])
-		pr_debug("no new image for another file\n");
-	else
-		ret = TEST_OK;
+	ret = TEST_OK;
 out:
 	auxsample_proc__exit(&proc);
-	auxsample_image__put(image[0]);
+	for (int i = 0; i <= IMAGE_STEPS; i++)
+		auxsample_image__put(image[i]);
 	thread__put(thread);
 	machine__delete(machine);
 	for (int i = 0; i < 2; i++) {

@@ -37,23 +37,39 @@
 #include "session.h"
 #include "thread.h"
 #include "util.h"
+#include "vdso.h"
 
-/* A file the image of a process maps, as perf's maps say it. */
+/*
+ * A file the image of a process maps, as perf's maps say it; or, with
+ * @anon, a map of other code, which the image's own blocks keep as read
+ * through auxsample_mem__read() (a JIT's): only that map holds it, a map
+ * made again in its place may hold other code.
+ */
 struct auxsample_proc_file {
 	u64			start;
 	u64			size;
 	u64			pgoff;
 	char			*name;
 	char			*identity;
+	struct map		*anon;
 };
 
-/* The files of a process's maps, collected for its image. */
+/*
+ * The files of a process's maps that its image was made of.  @unsure: a
+ * file could not be added, its code is read as @anon's is, from what
+ * may be another file by now.
+ */
 struct auxsample_proc_files {
 	struct auxsample_proc_file	*files;
 	unsigned int			nr;
 	unsigned int			cap;
+	bool				unsure;
+};
+
+/* The files of a process's maps being collected. */
+struct auxsample_proc_collect {
+	struct auxsample_proc_files	*f;
 	struct machine			*machine;
-	int				err;
 };
 
 /*
@@ -85,39 +101,33 @@ static void auxsample_proc__identity(struct dso *dso, struct machine *machine, c
 		buf[0] = '\0';
 }
 
-static void auxsample_proc_files__exit(struct auxsample_proc_files *f)
+static void auxsample_proc_files__delete(struct auxsample_proc_files *f)
 {
+	if (!f)
+		return;
 	for (unsigned int i = 0; i < f->nr; i++) {
 		free(f->files[i].name);
 		free(f->files[i].identity);
+		map__put(f->files[i].anon);
 	}
-	zfree(&f->files);
-	f->nr = f->cap = 0;
+	free(f->files);
+	free(f);
 }
 
-/* A map of a file's code: a file of the image. */
-static int auxsample_proc__add_map(struct map *map, void *data)
+static int auxsample_proc_files__add(struct auxsample_proc_files *f, struct map *map,
+				     const char *name, const char *identity, bool anon)
 {
-	struct auxsample_proc_files *f = data;
-	struct dso *dso = map__dso(map);
-	const char *name = dso ? dso__long_name(dso) : NULL;
-	char identity[PATH_MAX + 128];
 	struct auxsample_proc_file *file;
 
-	/* A JIT's symbols (perf-<pid>.map) are text, not its code. */
-	if (!name || name[0] != '/' || !(map__prot(map) & PROT_EXEC) ||
-	    is_perf_pid_map_name(name))
-		return 0;
 	if (f->nr == f->cap) {
 		unsigned int cap = f->cap ? 2 * f->cap : 16;
 		struct auxsample_proc_file *files = realloc(f->files, cap * sizeof(*files));
 
 		if (!files)
-			goto out_nomem;
+			return -ENOMEM;
 		f->files = files;
 		f->cap = cap;
 	}
-	auxsample_proc__identity(dso, f->machine, identity, sizeof(identity));
 	file = &f->files[f->nr];
 	*file = (struct auxsample_proc_file){
 		.start = map__start(map), .size = map__size(map), .pgoff = map__pgoff(map),
@@ -126,28 +136,67 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	if (!file->name || !file->identity) {
 		free(file->name);
 		free(file->identity);
-		goto out_nomem;
+		return -ENOMEM;
 	}
+	if (anon)
+		file->anon = map__get(map);
 	f->nr++;
 	return 0;
+}
 
-out_nomem:
-	f->err = -ENOMEM;
-	return -ENOMEM;
+/*
+ * A map of a file's code: a file of the image.  Other code the decoder
+ * reads through auxsample_mem__read(), into the image's own blocks, the
+ * vDSO's the same in every process.
+ */
+static int auxsample_proc__add_map(struct map *map, void *data)
+{
+	struct auxsample_proc_collect *c = data;
+	struct dso *dso = map__dso(map);
+	const char *name = dso ? dso__long_name(dso) : NULL;
+	char identity[PATH_MAX + 128];
+
+	if (!(map__prot(map) & PROT_EXEC))
+		return 0;
+	/* A JIT's symbols (perf-<pid>.map) are text, not its code. */
+	if (!name || name[0] != '/' || is_perf_pid_map_name(name)) {
+		if (name && is_vdso_map(name))
+			return 0;
+		return auxsample_proc_files__add(c->f, map, name ?: "", "", true);
+	}
+	auxsample_proc__identity(dso, c->machine, identity, sizeof(identity));
+	return auxsample_proc_files__add(c->f, map, name, identity, false);
+}
+
+/* @maps' files, or NULL without the memory for all of them. */
+static struct auxsample_proc_files *auxsample_proc__files(struct maps *maps,
+							  struct machine *machine)
+{
+	struct auxsample_proc_collect c = { .f = zalloc(sizeof(*c.f)), .machine = machine };
+
+	if (c.f && maps && maps__for_each_map(maps, auxsample_proc__add_map, &c)) {
+		auxsample_proc_files__delete(c.f);
+		return NULL;
+	}
+	return c.f;
 }
 
 static bool auxsample_proc_file__equal(const struct auxsample_proc_file *a,
 				       const struct auxsample_proc_file *b)
 {
 	return a->start == b->start && a->size == b->size && a->pgoff == b->pgoff &&
-	       !strcmp(a->name, b->name) && !strcmp(a->identity, b->identity);
+	       !strcmp(a->name, b->name) && !strcmp(a->identity, b->identity) &&
+	       (a->anon ? b->anon && RC_CHK_EQUAL(a->anon, b->anon) : !b->anon);
 }
 
-/* Whether the image of @a's files would be the image of @b's. */
+/*
+ * Whether an image made of @a's files would hold the code of one made of
+ * @b's: the same files, the same maps of other code.
+ */
 static bool auxsample_proc_files__equal(const struct auxsample_proc_files *a,
 					const struct auxsample_proc_files *b)
 {
-	if (a->err || b->err || a->nr != b->nr)
+	if (a->unsure || b->unsure || a->nr != b->nr)
 		return false;
 	for (unsigned int i = 0; i < a->nr; i++) {
 		if (!auxsample_proc_file__equal(&a->files[i], &b->files[i]))
@@ -156,8 +205,12 @@ static bool auxsample_proc_files__equal(const struct auxsample_proc_files *a,
 	return true;
 }
 
-/* The readable files of @f: the sections of a new image in @family's family. */
-static struct auxsample_image *auxsample_proc_files__image(const struct auxsample_proc_files *f,
+/*
+ * The readable files of @f: the sections of a new image in @family's
+ * family.  The code of the others comes through the callback: @f is
+ * unsure then (checked here, once an image, not at each version).
+ */
+static struct auxsample_image *auxsample_proc_files__image(struct auxsample_proc_files *f,
 							   struct auxsample_image *family)
 {
 	struct auxsample_image *image = auxsample_image__new_sibling(family);
@@ -165,11 +218,13 @@ static struct auxsample_image *auxsample_proc_files__image(const struct auxsampl
 	for (unsigned int i = 0; image && i < f->nr; i++) {
 		const struct auxsample_proc_file *file = &f->files[i];
 
-		if (access(file->name, R_OK))
+		if (file->anon)
 			continue;
-		/* A file that will not load leaves its code to the callback. */
-		auxsample_image__add_file_id(image, file->name, file->pgoff, file->size,
-					     file->start, file->identity);
+		/* A file that will not load leaves its code to the callback too. */
+		if (access(file->name, R_OK) ||
+		    auxsample_image__add_file_id(image, file->name, file->pgoff, file->size,
+						 file->start, file->identity))
+			f->unsure = true;
 	}
 	return image;
 }
@@ -178,10 +233,7 @@ static void auxsample_proc_entry__exit(struct auxsample_proc_entry *e)
 {
 	auxsample_decoder__delete(e->dec);
 	auxsample_image__put(e->image);
-	if (e->files) {
-		auxsample_proc_files__exit(e->files);
-		free(e->files);
-	}
+	auxsample_proc_files__delete(e->files);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -208,32 +260,33 @@ static struct auxsample_proc_entry *auxsample_proc__find(struct auxsample_proc *
  * The process's maps are of @version now, their files @files: its
  * entries whose image is of the same files are of @version too (a map
  * replaced by the same one, as ld.so and mprotect() do, moves the
- * version and changes nothing); the others go.  The image kept, or NULL.
+ * version and changes nothing); the others go.  The entry that made the
+ * image kept, or NULL.
  */
-static struct auxsample_image *auxsample_proc__update(struct auxsample_proc *proc, pid_t pid,
-						      u64 version,
-						      const struct auxsample_proc_files *files)
+static struct auxsample_proc_entry *auxsample_proc__update(struct auxsample_proc *proc,
+							   pid_t pid, u64 version,
+							   const struct auxsample_proc_files *files)
 {
-	struct auxsample_image *image = NULL;
+	struct auxsample_proc_entry *kept = NULL;
 
-	for (int i = 0; i < AUXSAMPLE_PROC_CACHE && !image; i++) {
+	for (int i = 0; i < AUXSAMPLE_PROC_CACHE && !kept; i++) {
 		struct auxsample_proc_entry *e = &proc->entries[i];
 
 		if (e->image && e->pid == pid && e->files &&
 		    auxsample_proc_files__equal(e->files, files))
-			image = e->image;
+			kept = e;
 	}
 	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
 		struct auxsample_proc_entry *e = &proc->entries[i];
 
 		if (!e->image || e->pid != pid)
 			continue;
-		if (e->image == image)
+		if (kept && e->image == kept->image)
 			e->maps_version = version;
 		else
 			auxsample_proc_entry__exit(e);
 	}
-	return image;
+	return kept;
 }
 
 /* A free entry, or the least recently used one, freed. */
@@ -274,7 +327,6 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 	pid_t pid = thread__pid(thread);
 	struct auxsample_proc_files *files;
 	struct auxsample_proc_entry *e;
-	struct auxsample_image *image;
 
 	proc->mem.machine = machine;
 	proc->mem.thread = thread;
@@ -283,27 +335,21 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 		e->used = ++proc->clock;
 		return e->image;
 	}
-	files = zalloc(sizeof(*files));
+	files = auxsample_proc__files(maps, machine);
 	if (!files)
 		return NULL;
-	files->machine = machine;
-	if (maps)
-		maps__for_each_map(maps, auxsample_proc__add_map, files);
-	image = auxsample_proc__update(proc, pid, version, files);
-	if (image) {
-		auxsample_proc_files__exit(files);
-		free(files);
-		e = auxsample_proc__find(proc, pid, version, NULL, true);
+	e = auxsample_proc__update(proc, pid, version, files);
+	if (e) {
+		auxsample_proc_files__delete(files);
 		e->used = ++proc->clock;
-		return image;
+		return e->image;
 	}
 	if (!proc->family)
 		proc->family = auxsample_image__new();
 	e = auxsample_proc__new_entry(proc);
 	e->image = proc->family ? auxsample_proc_files__image(files, proc->family) : NULL;
 	if (!e->image) {
-		auxsample_proc_files__exit(files);
-		free(files);
+		auxsample_proc_files__delete(files);
 		return NULL;
 	}
 	e->files = files;

@@ -60,7 +60,8 @@ union perf_event;
  * A decoder for the process being decoded, with the files of its maps in
  * a libauxsample image (a shared section cache: much faster than reading
  * code through the maps for every block), made again when the process's
- * maps change (maps__version()).  Code outside files comes through
+ * maps change what they map (maps__version() moves and the files differ,
+ * or code outside files may have changed).  Code outside files comes through
  * auxsample_mem__read().  The last few processes' images and decoders
  * (one a configuration: ETM windows have their CPU's) are kept, for
  * system-wide files whose samples go from one process to another.
@@ -98,7 +99,7 @@ struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
 /* The image alone, for decoders of other threads (auxsample_pool). */
 struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread);
-/* The maps of @thread's process: a new version, a new image. */
+/* The version of the maps of @thread's process: a new one, a look at their files. */
 u64 auxsample_proc__maps_version(struct thread *thread);
 void auxsample_proc__exit(struct auxsample_proc *proc);
 
