@@ -130,11 +130,10 @@ void ptw_decoder__update(struct ptw_decoder *wd)
 
 	wd->moved = false;
 	ptw_blocks__grow(wd->blocks);
+	/* Moved to no image: detached already (ptw_decoder__image_moved()). */
 	if (!image) {
-		if (moved) {
-			ptw_decoder__detach(wd);
+		if (moved)
 			ptw_blocks__clear(wd->blocks);
-		}
 		return;
 	}
 	if (first || moved || auxsample_image__generation(image) != wd->image_generation ||

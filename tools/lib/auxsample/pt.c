@@ -80,10 +80,10 @@ static struct pt_image *pt_image__new(struct pt_decoder *pd)
 int pt_image__update(struct pt_decoder *pd)
 {
 	struct auxsample_image *image = pd->config->image;
-	struct pt_image_cache *cache;
-	unsigned int generation;
+	struct pt_image_cache *cache = NULL;
+	unsigned int generation = 0;
 	struct pt_image *pti;
-	int err;
+	int err = 0;
 
 	if (!pd->moved &&
 	    (!image || auxsample_image__generation(image) == pd->image_generation))
@@ -91,9 +91,6 @@ int pt_image__update(struct pt_decoder *pd)
 	pti = pt_image__new(pd);
 	if (!pti)
 		return -AUXSAMPLE_ERR_NOMEM;
-	cache = NULL;
-	generation = 0;
-	err = 0;
 	if (image) {
 		cache = auxsample_image__lock_cache(image, &auxsample_pt_backend, &generation);
 		err = cache ? pt_image_cache__sync(cache, pti) : 0;

@@ -327,6 +327,7 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 	pid_t pid = thread__pid(thread);
 	struct auxsample_proc_files *files;
 	struct auxsample_proc_entry *e;
+	struct auxsample_image *image;
 
 	proc->mem.machine = machine;
 	proc->mem.thread = thread;
@@ -346,12 +347,13 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 	}
 	if (!proc->family)
 		proc->family = auxsample_image__new();
-	e = auxsample_proc__new_entry(proc);
-	e->image = proc->family ? auxsample_proc_files__image(files, proc->family) : NULL;
-	if (!e->image) {
+	image = proc->family ? auxsample_proc_files__image(files, proc->family) : NULL;
+	if (!image) {
 		auxsample_proc_files__delete(files);
 		return NULL;
 	}
+	e = auxsample_proc__new_entry(proc);
+	e->image = image;
 	e->files = files;
 	e->pid = pid;
 	e->maps_version = version;
