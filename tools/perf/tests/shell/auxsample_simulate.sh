@@ -267,6 +267,34 @@ else
 	fail "new maps: simulate failed"
 fi
 
+# A process that exec()s keeps its AUX buffer: on hardware its stream
+# goes on into the new program, whose callers are none of the old one's.
+# The simulator begins a new stream at an exec, so one is spliced in: a
+# COMM exec and the program's MMAP2 again, between the 40th and 41st
+# samples of a stream.  From there the samples must be those of a stream
+# that begins at the 41st (the samples before taken out), not those of
+# the stream that knew main's callers (the file without the exec).
+exec_from() {
+	perf auxsample script -i "$1" -j "$2" 2> /dev/null | awk '/^[^\t]/ { n++ } n > 40'
+}
+if perf auxsample simulate -o "$tmp/one.data" -c 5000 -- "$wl" branches 3000 > "$out" 2>&1 &&
+	python3 "$lib/auxsample_splice.py" exec "$tmp/one.data" "$tmp/exec.data" 40 > "$out" 2>&1 &&
+	python3 "$lib/auxsample_splice.py" drop "$tmp/one.data" "$tmp/from41.data" 40 > "$out" 2>&1; then
+	stream_counts "$tmp/exec.data"
+	[ "${from:-0}" -ge 80 ] || fail "exec: ${from:-?} of ${in:-?} samples from streams"
+	for j in 1 2; do
+		exec_from "$tmp/exec.data" $j > "$tmp/exec.out"
+		exec_from "$tmp/one.data" $j > "$tmp/one.out"
+		perf auxsample script -i "$tmp/from41.data" -j $j > "$tmp/from41.out" 2> /dev/null
+		[ -s "$tmp/exec.out" ] && cmp -s "$tmp/exec.out" "$tmp/from41.out" ||
+			fail "exec, -j $j: the stream did not begin again at the exec"
+		cmp -s "$tmp/exec.out" "$tmp/one.out" &&
+			fail "exec, -j $j: the samples after it are those of the stream without it"
+	done
+else
+	fail "exec: simulate or splice failed: $(tail -1 "$out")"
+fi
+
 # More processes at once than perf auxsample keeps images of
 # (AUXSAMPLE_PROC_CACHE, 8): their samples interleave, and an image let
 # go of is made again at the process's next sample.  A stream's decoder

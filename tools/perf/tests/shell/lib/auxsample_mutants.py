@@ -231,4 +231,5 @@ def main():
     return 1 if failed else 0
 
 
-sys.exit(main())
+if __name__ == '__main__':
+    sys.exit(main())

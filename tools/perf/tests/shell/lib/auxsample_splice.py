@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Events added to or taken out of a simulated perf.data (auxsample_simulate.sh).
+
+  auxsample_splice.py exec SRC OUT N
+      after the N-th AUX sample (from 0), a PERF_RECORD_COMM exec of its
+      process and the MMAP2 of its program again, half way to the next
+      one: the process exec()ed the same program there, as the
+      simulator, which starts a new stream at an exec, never records.
+  auxsample_splice.py drop SRC OUT N
+      the AUX samples before the N-th taken out.
+
+The records move within the data section; the feature sections after
+it move with them.  Only the layouts the simulator writes are read: the
+sample's IDENTIFIER, IP, TID and TIME first, sample_id_all on.
+"""
+
+import struct
+import sys
+
+from auxsample_mutants import AUXTRACE, PerfData
+
+COMM, MMAP2, SAMPLE = 3, 10, 9
+COMM_EXEC = 1 << 13                     # PERF_RECORD_MISC_COMM_EXEC
+IP, TID, TIME, ID, CPU, STREAM_ID, AUX, IDENTIFIER = (
+    1 << 0, 1 << 1, 1 << 2, 1 << 6, 1 << 7, 1 << 9, 1 << 19, 1 << 16)
+SAMPLE_ID_ALL = 1 << 18                 # in perf_event_attr's flags
+
+
+def sample_types(buf):
+    """The sample_type of each attr in the file's attrs section."""
+    attr_size, off, size = struct.unpack_from('<QQQ', buf, 16)
+    types = []
+    for a in range(off, off + size, attr_size):
+        stype, = struct.unpack_from('<Q', buf, a + 24)
+        flags, = struct.unpack_from('<Q', buf, a + 40)
+        if not flags & SAMPLE_ID_ALL:
+            sys.exit('auxsample_splice.py: an event without sample_id_all')
+        types.append(stype)
+    if len({t & (IDENTIFIER | IP | TID | TIME | ID | STREAM_ID | CPU) for t in types}) != 1:
+        sys.exit('auxsample_splice.py: events whose samples differ in their first fields')
+    return types
+
+
+def field(stype, before):
+    """The offset in a sample of the field after those of @before that are in @stype."""
+    return 8 + 8 * sum(1 for f in before if stype & f)
+
+
+class Splice:
+    def __init__(self, path):
+        with open(path, 'rb') as f:
+            self.buf = f.read()
+        self.pd = PerfData(self.buf)
+        self.stype = sample_types(self.buf)[0]
+        if not self.stype & TIME or not self.stype & TID:
+            sys.exit('auxsample_splice.py: samples without TID or TIME')
+        self.aux = [r for r in self.pd.records if r[1] == SAMPLE and self.has_aux(r)]
+
+    def has_aux(self, rec):
+        return any(rec[0] < a < rec[0] + rec[2] for a in self.pd.aux_sizes)
+
+    def time(self, rec):
+        off = rec[0] + field(self.stype, (IDENTIFIER, IP, TID))
+        return struct.unpack_from('<Q', self.buf, off)[0]
+
+    def pid(self, rec):
+        return struct.unpack_from('<I', self.buf, rec[0] + field(self.stype, (IDENTIFIER, IP)))[0]
+
+    def retimed(self, rec, time):
+        """@rec, a record with a sample_id trailer, at @time."""
+        b = bytearray(self.buf[rec[0]:rec[0] + rec[2]])
+        after = sum(1 for f in (ID, STREAM_ID, CPU, IDENTIFIER) if self.stype & f)
+        struct.pack_into('<Q', b, rec[2] - 8 * (after + 1), time)
+        return bytes(b)
+
+    def first(self, rtype, pid, pred=lambda b: True):
+        for r in self.pd.records:
+            b = self.buf[r[0]:r[0] + r[2]]
+            if r[1] == rtype and struct.unpack_from('<I', b, 8)[0] == pid and pred(b):
+                return r
+        sys.exit('auxsample_splice.py: no record of type %d for pid %d' % (rtype, pid))
+
+    def write(self, out, at, cut, add):
+        """The file with the @cut bytes at @at replaced by @add."""
+        data_off, data_size = struct.unpack_from('<QQ', self.buf, 40)
+        delta = len(add) - cut
+        feats = data_off + data_size
+        nr = sum(bin(w).count('1') for w in struct.unpack_from('<4Q', self.buf, 72))
+        b = bytearray(self.buf[:at] + add + self.buf[at + cut:])
+        struct.pack_into('<Q', b, 48, data_size + delta)
+        for i in range(nr):
+            sec = feats + delta + 16 * i
+            off, = struct.unpack_from('<Q', b, sec)
+            struct.pack_into('<Q', b, sec, off + delta)
+        with open(out, 'wb') as f:
+            f.write(b)
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ('exec', 'drop'):
+        sys.exit(__doc__)
+    s = Splice(sys.argv[2])
+    n = int(sys.argv[4])
+    if any(r[1] == AUXTRACE for r in s.pd.records) or not 0 < n < len(s.aux):
+        sys.exit('auxsample_splice.py: not a sample-mode file with more than %d AUX samples' % n)
+    before, after = s.aux[n - 1], s.aux[n]
+    if sys.argv[1] == 'drop':
+        # Only AUX samples go: the records between them stay where they are.
+        kept = b''.join(s.buf[r[0]:r[0] + r[2]] for r in s.pd.records
+                        if s.aux[0][0] <= r[0] < after[0] and r not in s.aux)
+        s.write(sys.argv[3], s.aux[0][0], after[0] - s.aux[0][0], kept)
+        return
+    pid = s.pid(before)
+    when = (s.time(before) + s.time(after)) // 2
+    comm = bytearray(s.retimed(s.first(COMM, pid), when))
+    misc, = struct.unpack_from('<H', comm, 4)
+    struct.pack_into('<H', comm, 4, misc | COMM_EXEC)
+    # The program's own map: the first executable MMAP2 of the process.
+    text = s.first(MMAP2, pid, lambda b: struct.unpack_from('<I', b, 64)[0] & 4)
+    add = bytes(comm) + s.retimed(text, when)
+    s.write(sys.argv[3], before[0] + before[2], 0, bytes(add))
+
+
+if __name__ == '__main__':
+    main()
