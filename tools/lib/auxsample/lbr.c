@@ -221,7 +221,7 @@ void auxsample__finish(struct auxsample_decoder *dec)
 {
 	unsigned int i, pos = dec->ring_next;
 
-	/* Back round the ring without a division an entry: 8% of a dense sample's decode. */
+	/* Back round the ring without a division an entry (bench/README.md). */
 	for (i = 0; i < dec->ring_count; i++) {
 		pos = (pos ? pos : dec->max) - 1;
 		dec->out[i] = dec->ring[pos];

@@ -271,28 +271,46 @@ fi
 # goes on into the new program, whose callers are none of the old one's.
 # The simulator begins a new stream at an exec, so one is spliced in: a
 # COMM exec and the program's MMAP2 again, between the 40th and 41st
-# samples of a stream.  From there the samples must be those of a stream
-# that begins at the 41st (the samples before taken out), not those of
-# the stream that knew main's callers (the file without the exec).
-exec_from() {
-	perf auxsample script -i "$1" -j "$2" 2> /dev/null | awk '/^[^\t]/ { n++ } n > 40'
+# samples of a stream.  Up to it the samples must be those of the file
+# without it; from there those of a stream that begins at the 41st (the
+# samples before it taken out), not those of the stream that knew main's
+# callers.  The reference is perf auxsample's own start of a stream, and
+# the program mapped again is the same: this tests where the stream
+# begins again, not the image it then decodes with.
+at=40
+# the samples of @1 decoded with -j @2, after the $at-th (@3: -gt) or up to it (-le)
+exec_samples() {
+	perf auxsample script -i "$1" -j "$2" 2> /dev/null |
+		awk -v at=$at -v op="$3" '/^[^\t]/ { n++ } op == "-gt" ? n > at : n <= at'
+}
+# @1 and @2 differ: what differs, for the failure
+exec_differ() {
+	! cmp -s "$1" "$2" && diff "$1" "$2" | head -20 > "$out"
 }
 if perf auxsample simulate -o "$tmp/one.data" -c 5000 -- "$wl" branches 3000 > "$out" 2>&1 &&
-	python3 "$lib/auxsample_splice.py" exec "$tmp/one.data" "$tmp/exec.data" 40 > "$out" 2>&1 &&
-	python3 "$lib/auxsample_splice.py" drop "$tmp/one.data" "$tmp/from41.data" 40 > "$out" 2>&1; then
+	python3 "$lib/auxsample_splice.py" exec "$tmp/one.data" "$tmp/exec.data" $at > "$out" 2>&1 &&
+	python3 "$lib/auxsample_splice.py" drop "$tmp/one.data" "$tmp/from.data" $at > "$out" 2>&1; then
+	stream_counts "$tmp/one.data"
+	one_from=$from
 	stream_counts "$tmp/exec.data"
-	[ "${from:-0}" -ge 80 ] || fail "exec: ${from:-?} of ${in:-?} samples from streams"
+	[ "${in:-0}" -gt $((at + 1)) ] && [ "${from:-0}" = "${one_from:-1}" ] ||
+		fail "exec: ${from:-?} of ${in:-?} samples from streams, ${one_from:-?} without it"
 	for j in 1 2; do
-		exec_from "$tmp/exec.data" $j > "$tmp/exec.out"
-		exec_from "$tmp/one.data" $j > "$tmp/one.out"
-		perf auxsample script -i "$tmp/from41.data" -j $j > "$tmp/from41.out" 2> /dev/null
-		[ -s "$tmp/exec.out" ] && cmp -s "$tmp/exec.out" "$tmp/from41.out" ||
+		exec_samples "$tmp/exec.data" $j -le > "$tmp/exec.out"
+		exec_samples "$tmp/one.data" $j -le > "$tmp/one.out"
+		exec_differ "$tmp/exec.out" "$tmp/one.out" &&
+			fail "exec, -j $j: the samples before it are not those without it"
+		exec_samples "$tmp/exec.data" $j -gt > "$tmp/exec.out"
+		exec_samples "$tmp/one.data" $j -gt > "$tmp/one.out"
+		perf auxsample script -i "$tmp/from.data" -j $j > "$tmp/from.out" 2> /dev/null
+		if [ ! -s "$tmp/exec.out" ] || exec_differ "$tmp/exec.out" "$tmp/from.out"; then
 			fail "exec, -j $j: the stream did not begin again at the exec"
+		fi
 		cmp -s "$tmp/exec.out" "$tmp/one.out" &&
 			fail "exec, -j $j: the samples after it are those of the stream without it"
 	done
 else
-	fail "exec: simulate or splice failed: $(tail -1 "$out")"
+	fail "exec: simulate or splice failed"
 fi
 
 # More processes at once than perf auxsample keeps images of

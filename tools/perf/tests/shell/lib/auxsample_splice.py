@@ -3,7 +3,7 @@
 """Events added to or taken out of a simulated perf.data (auxsample_simulate.sh).
 
   auxsample_splice.py exec SRC OUT N
-      after the N-th AUX sample (from 0), a PERF_RECORD_COMM exec of its
+      after the N-th AUX sample (from 1), a PERF_RECORD_COMM exec of its
       process and the MMAP2 of its program again, half way to the next
       one: the process exec()ed the same program there, as the
       simulator, which starts a new stream at an exec, never records.
@@ -22,8 +22,8 @@ from auxsample_mutants import AUXTRACE, PerfData
 
 COMM, MMAP2, SAMPLE = 3, 10, 9
 COMM_EXEC = 1 << 13                     # PERF_RECORD_MISC_COMM_EXEC
-IP, TID, TIME, ID, CPU, STREAM_ID, AUX, IDENTIFIER = (
-    1 << 0, 1 << 1, 1 << 2, 1 << 6, 1 << 7, 1 << 9, 1 << 19, 1 << 16)
+IP, TID, TIME, ID, CPU, STREAM_ID, IDENTIFIER = (
+    1 << 0, 1 << 1, 1 << 2, 1 << 6, 1 << 7, 1 << 9, 1 << 16)
 SAMPLE_ID_ALL = 1 << 18                 # in perf_event_attr's flags
 
 
