@@ -498,7 +498,10 @@ int auxsample_pool__barrier(struct auxsample_pool *pool, pid_t pid)
 	if (!pool)
 		return 0;
 	for (u64 n = pool->head; n != pool->tail; n++) {
-		if (pid == -1 || pool->jobs[n % pool->window].sample.pid == (u32)pid)
+		/* Not yet known (-1): whichever process it turns out to be in. */
+		pid_t job_pid = thread__pid(pool->jobs[n % pool->window].thread);
+
+		if (pid == -1 || job_pid == -1 || job_pid == pid)
 			last = n + 1;
 	}
 	return last ? auxsample_pool__deliver(pool, last) : 0;

@@ -344,17 +344,40 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
 }
 
 /*
+ * The process an event of @pid and @tid changes: perf's machine applies
+ * it to the thread of @tid, which stays in the process it was first seen
+ * in, whatever @pid says (a corrupt or crafted file).  Where that is not
+ * @pid, every process's jobs wait, not only @pid's.  Looked up with pid
+ * -1, which changes nothing in the machine.
+ */
+static pid_t auxsample_walk__event_pid(struct machine *machine, pid_t pid, pid_t tid)
+{
+	struct thread *thread;
+	pid_t owner;
+
+	if (!machine || tid == -1)
+		return pid;
+	thread = machine__find_thread(machine, -1, tid);
+	owner = thread ? thread__pid(thread) : -1;
+	thread__put(thread);
+	return owner == -1 || owner == pid ? pid : -1;
+}
+
+/*
  * Sideband changes a process's maps, its threads or their comm: decoding
  * and w->sample() must see them as they were at each sample, so the
  * samples of the process still in the pool are delivered before it.
  */
 static int auxsample_walk__sideband(const struct perf_tool *tool, union perf_event *event,
 				    struct perf_sample *sample, struct machine *machine,
-				    pid_t pid, event_op process)
+				    pid_t pid, pid_t tid, event_op process)
 {
 	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
-	int err = auxsample_pool__barrier(w->d.pool, pid);
+	int err = 0;
 
+	if (w->d.pool)
+		err = auxsample_pool__barrier(w->d.pool,
+					      auxsample_walk__event_pid(machine, pid, tid));
 	if (err)
 		return err;
 	auxsample_pool__lock(w->d.pool);
@@ -368,21 +391,21 @@ static int auxsample_walk__mmap(const struct perf_tool *tool, union perf_event *
 				struct perf_sample *sample, struct machine *machine)
 {
 	return auxsample_walk__sideband(tool, event, sample, machine, event->mmap.pid,
-					perf_event__process_mmap);
+					event->mmap.tid, perf_event__process_mmap);
 }
 
 static int auxsample_walk__mmap2(const struct perf_tool *tool, union perf_event *event,
 				 struct perf_sample *sample, struct machine *machine)
 {
 	return auxsample_walk__sideband(tool, event, sample, machine, event->mmap2.pid,
-					perf_event__process_mmap2);
+					event->mmap2.tid, perf_event__process_mmap2);
 }
 
 static int auxsample_walk__comm(const struct perf_tool *tool, union perf_event *event,
 				struct perf_sample *sample, struct machine *machine)
 {
 	return auxsample_walk__sideband(tool, event, sample, machine, event->comm.pid,
-					perf_event__process_comm);
+					event->comm.tid, perf_event__process_comm);
 }
 
 /* Fork and exit: of the parent's process too, a thread of it. */
@@ -390,14 +413,14 @@ static int auxsample_walk__fork(const struct perf_tool *tool, union perf_event *
 				struct perf_sample *sample, struct machine *machine)
 {
 	return auxsample_walk__sideband(tool, event, sample, machine, event->fork.ppid,
-					perf_event__process_fork);
+					event->fork.ptid, perf_event__process_fork);
 }
 
 static int auxsample_walk__exit(const struct perf_tool *tool, union perf_event *event,
 				struct perf_sample *sample, struct machine *machine)
 {
 	return auxsample_walk__sideband(tool, event, sample, machine, event->fork.pid,
-					perf_event__process_exit);
+					event->fork.tid, perf_event__process_exit);
 }
 
 /* Where threads run, for samples without a CPU beside a full trace. */

@@ -234,7 +234,9 @@ int auxsample_pool__flush(struct auxsample_pool *pool);
 /*
  * Deliver every job of process @pid (every job if @pid is -1, the
  * kernel's), and those before them, so that they see the process as it
- * was at their sample: before a sideband event changes it.
+ * was at their sample: before a sideband event changes it.  A job's
+ * process is its thread's, as perf's machine found it, not its sample's
+ * pid field.
  */
 int auxsample_pool__barrier(struct auxsample_pool *pool, pid_t pid);
 /* The perf lock; no-ops without a pool. */

@@ -313,6 +313,27 @@ else
 	fail "exec: simulate or splice failed"
 fi
 
+# A crafted file: MMAP2 events of another program over the workload,
+# their pid field a process that does not exist, their tid the
+# workload's.  perf applies them to the tid's process, so the samples of
+# it that threads still decode must be delivered before each: -j 2 and
+# -j 3 give -j 1's output, run after run (before, 2 runs of 6 differed).
+# Each snippet alone, as jobs of the threads, not streams.
+if [ -x /bin/true ] &&
+	python3 "$lib/auxsample_splice.py" remap "$tmp/one.data" "$tmp/remap.data" 99999 /bin/true \
+		> "$out" 2>&1; then
+	perf auxsample script -i "$tmp/remap.data" --no-reuse -j 1 > "$tmp/remap.1" 2> /dev/null
+	for j in 2 2 2 2 2 2 2 2 2 2 3 3; do
+		perf auxsample script -i "$tmp/remap.data" --no-reuse -j $j > "$tmp/remap.j" 2> /dev/null
+		if exec_differ "$tmp/remap.j" "$tmp/remap.1"; then
+			fail "maps of a crafted pid: -j $j is not -j 1"
+			break
+		fi
+	done
+else
+	fail "remap: splice failed"
+fi
+
 # More processes at once than perf auxsample keeps images of
 # (AUXSAMPLE_PROC_CACHE, 8): their samples interleave, and an image let
 # go of is made again at the process's next sample.  A stream's decoder

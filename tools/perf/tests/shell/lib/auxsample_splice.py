@@ -9,6 +9,10 @@
       simulator, which starts a new stream at an exec, never records.
   auxsample_splice.py drop SRC OUT N
       the AUX samples before the N-th taken out.
+  auxsample_splice.py remap SRC OUT PID FILE
+      after every other AUX sample, an MMAP2 of FILE where the program
+      is, of its process's thread but with PID in the event's pid field
+      (a crafted file: perf applies it to the thread's process).
 
 The records move within the data section; the feature sections after
 it move with them.  Only the layouts the simulator writes are read: the
@@ -22,6 +26,7 @@ from auxsample_mutants import AUXTRACE, PerfData
 
 COMM, MMAP2, SAMPLE = 3, 10, 9
 COMM_EXEC = 1 << 13                     # PERF_RECORD_MISC_COMM_EXEC
+MMAP_BUILD_ID = 1 << 14                 # PERF_RECORD_MISC_MMAP_BUILD_ID
 IP, TID, TIME, ID, CPU, STREAM_ID, IDENTIFIER = (
     1 << 0, 1 << 1, 1 << 2, 1 << 6, 1 << 7, 1 << 9, 1 << 16)
 SAMPLE_ID_ALL = 1 << 18                 # in perf_event_attr's flags
@@ -74,6 +79,21 @@ class Splice:
         struct.pack_into('<Q', b, rec[2] - 8 * (after + 1), time)
         return bytes(b)
 
+    def remapped(self, rec, pid, name, time):
+        """@rec, an MMAP2, of @name (no build-id) and the event's @pid, at @time."""
+        b = self.retimed(rec, time)
+        # the sample_id trailer: TID, TIME and the fields after them
+        after = sum(1 for f in (ID, STREAM_ID, CPU, IDENTIFIER) if self.stype & f)
+        path = name.encode() + b'\0'
+        path += b'\0' * (-len(path) % 8)
+        m = bytearray(b[:72] + path + b[len(b) - 8 * (after + 2):])
+        misc, = struct.unpack_from('<H', m, 4)
+        struct.pack_into('<HH', m, 4, misc & ~MMAP_BUILD_ID, len(m))
+        struct.pack_into('<I', m, 8, pid)
+        # another file's device and inode, not the program's build-id
+        struct.pack_into('<IIQQ', m, 40, 8, 1, 123456, 0)
+        return bytes(m)
+
     def first(self, rtype, pid, pred=lambda b: True):
         for r in self.pd.records:
             b = self.buf[r[0]:r[0] + r[2]]
@@ -97,7 +117,25 @@ class Splice:
             f.write(b)
 
 
+def remap(s, out, pid, name):
+    """An MMAP2 of @name over the program after every other AUX sample, with @pid."""
+    if len(s.aux) < 2:
+        sys.exit('auxsample_splice.py: fewer than 2 AUX samples')
+    text = s.first(MMAP2, s.pid(s.aux[0]), lambda b: struct.unpack_from('<I', b, 64)[0] & 4)
+    data_off, = struct.unpack_from('<Q', s.buf, 40)
+    parts, last = [], data_off
+    for i in range(0, len(s.aux) - 1, 2):
+        at = s.aux[i][0] + s.aux[i][2]
+        parts += [s.buf[last:at],
+                  s.remapped(text, pid, name, (s.time(s.aux[i]) + s.time(s.aux[i + 1])) // 2)]
+        last = at
+    s.write(out, data_off, last - data_off, b''.join(parts))
+
+
 def main():
+    if sys.argv[1:2] == ['remap'] and len(sys.argv) == 6:
+        remap(Splice(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5])
+        return
     if len(sys.argv) != 5 or sys.argv[1] not in ('exec', 'drop'):
         sys.exit(__doc__)
     s = Splice(sys.argv[2])
