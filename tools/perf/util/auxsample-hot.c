@@ -604,6 +604,22 @@ static bool hot_filter__wanted(const struct auxsample_hot_filter *f,
 	return true;
 }
 
+/*
+ * Two dsos that print the same (one name, another inode: a file mapped
+ * again after it changed) by what tells them apart, not by where the
+ * hash table put them: the same file gives the same report every run.
+ */
+static int hot_addr__cmp_dso(const struct auxsample_addr *x, const struct auxsample_addr *y)
+{
+	if (x->dso == y->dso)
+		return x->off < y->off ? -1 : x->off > y->off;
+	if (!x->dso || !y->dso)
+		return x->dso ? 1 : -1;
+	return strcmp(dso__long_name(x->dso), dso__long_name(y->dso)) ?:
+	       dso_id__cmp(dso__id(x->dso), dso__id(y->dso)) ?:
+	       (x->off < y->off ? -1 : x->off > y->off);
+}
+
 static int hot_item__cmp_addr(const struct auxsample_hot_item *x,
 			      const struct auxsample_hot_item *y)
 {
@@ -611,7 +627,9 @@ static int hot_item__cmp_addr(const struct auxsample_hot_item *x,
 		return x->a.ip < y->a.ip ? -1 : 1;
 	if (x->b.ip != y->b.ip)
 		return x->b.ip < y->b.ip ? -1 : 1;
-	return x->kind < y->kind ? -1 : x->kind > y->kind;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return hot_addr__cmp_dso(&x->a, &y->a) ?: hot_addr__cmp_dso(&x->b, &y->b);
 }
 
 #define HOT_CMP_DESC(x, y) ((x) > (y) ? -1 : (x) < (y))

@@ -334,6 +334,26 @@ else
 	fail "remap: splice failed"
 fi
 
+# The program mapped again, another inode each time, after every other
+# sample: dsos of one name, whose hot paths tie but for the dso.  perf
+# auxsample report orders them by what tells the dsos apart, the same
+# every run (before, 10 runs gave 10 orders).
+pid=$(perf script -i "$tmp/one.data" -F pid 2> /dev/null | head -1 | tr -d ' ')
+if python3 "$lib/auxsample_splice.py" remap "$tmp/one.data" "$tmp/reino.data" "$pid" "$wl" \
+		> "$out" 2>&1; then
+	perf auxsample report -i "$tmp/reino.data" > "$tmp/reino.1" 2> /dev/null
+	[ -s "$tmp/reino.1" ] || fail "dsos of one name: no report"
+	for _ in 1 2 3 4 5; do
+		perf auxsample report -i "$tmp/reino.data" > "$tmp/reino.j" 2> /dev/null
+		if exec_differ "$tmp/reino.j" "$tmp/reino.1"; then
+			fail "dsos of one name: perf auxsample report's order changes from run to run"
+			break
+		fi
+	done
+else
+	fail "remap of the program: splice failed"
+fi
+
 # More processes at once than perf auxsample keeps images of
 # (AUXSAMPLE_PROC_CACHE, 8): their samples interleave, and an image let
 # go of is made again at the process's next sample.  A stream's decoder

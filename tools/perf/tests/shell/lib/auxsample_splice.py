@@ -12,7 +12,8 @@
   auxsample_splice.py remap SRC OUT PID FILE
       after every other AUX sample, an MMAP2 of FILE where the program
       is, of its process's thread but with PID in the event's pid field
-      (a crafted file: perf applies it to the thread's process).
+      (a crafted file: perf applies it to the thread's process), another
+      inode each time: with the program's own name, dsos of one name.
 
 The records move within the data section; the feature sections after
 it move with them.  Only the layouts the simulator writes are read: the
@@ -30,6 +31,7 @@ MMAP_BUILD_ID = 1 << 14                 # PERF_RECORD_MISC_MMAP_BUILD_ID
 IP, TID, TIME, ID, CPU, STREAM_ID, IDENTIFIER = (
     1 << 0, 1 << 1, 1 << 2, 1 << 6, 1 << 7, 1 << 9, 1 << 16)
 SAMPLE_ID_ALL = 1 << 18                 # in perf_event_attr's flags
+INODE = 123456                          # remap's first, on device 8:1
 
 
 def sample_types(buf):
@@ -79,8 +81,8 @@ class Splice:
         struct.pack_into('<Q', b, rec[2] - 8 * (after + 1), time)
         return bytes(b)
 
-    def remapped(self, rec, pid, name, time):
-        """@rec, an MMAP2, of @name (no build-id) and the event's @pid, at @time."""
+    def remapped(self, rec, pid, name, time, inode):
+        """@rec, an MMAP2, of @name (no build-id, @inode) and the event's @pid, at @time."""
         b = self.retimed(rec, time)
         # the sample_id trailer: TID, TIME and the fields after them
         after = sum(1 for f in (ID, STREAM_ID, CPU, IDENTIFIER) if self.stype & f)
@@ -91,7 +93,7 @@ class Splice:
         struct.pack_into('<HH', m, 4, misc & ~MMAP_BUILD_ID, len(m))
         struct.pack_into('<I', m, 8, pid)
         # another file's device and inode, not the program's build-id
-        struct.pack_into('<IIQQ', m, 40, 8, 1, 123456, 0)
+        struct.pack_into('<IIQQ', m, 40, 8, 1, inode, 0)
         return bytes(m)
 
     def first(self, rtype, pid, pred=lambda b: True):
@@ -127,7 +129,8 @@ def remap(s, out, pid, name):
     for i in range(0, len(s.aux) - 1, 2):
         at = s.aux[i][0] + s.aux[i][2]
         parts += [s.buf[last:at],
-                  s.remapped(text, pid, name, (s.time(s.aux[i]) + s.time(s.aux[i + 1])) // 2)]
+                  s.remapped(text, pid, name, (s.time(s.aux[i]) + s.time(s.aux[i + 1])) // 2,
+                             INODE + i)]
         last = at
     s.write(out, data_off, last - data_off, b''.join(parts))
 
