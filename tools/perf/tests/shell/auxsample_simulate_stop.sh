@@ -193,8 +193,10 @@ if wait_for "deaf blocker: ready" grep -q ready "$tmp/stdout"; then
 fi
 pgrep -f "$tmp/blocker" > /dev/null && fail "a program of the test was left running"
 
-# 4. timeout(1), whenever it comes (perhaps before any sample): whole files.
-timeout -s INT 3 perf auxsample simulate $engine -o "$tmp/timeout.data" -- "$wl" branches 400 \
+# 4. timeout(1), whenever it comes (perhaps before any sample): whole
+# files.  The program runs for minutes under ptrace: 400 iterations took
+# 2 s on a fast machine, and the run ended before timeout's 3 s.
+timeout -s INT 3 perf auxsample simulate $engine -o "$tmp/timeout.data" -- "$wl" branches 400000 \
 	> /dev/null 2> "$out"
 rc=$?
 [ $rc = 124 ] || fail "timeout -s INT: exit $rc, not timeout's 124"
