@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <intel-pt.h>
 #include "backend.h"
 #include "pt-blocks.h"
@@ -18,9 +19,19 @@
 
 #define IMAGE_CACHE_LIMIT	(256ULL << 20)	/* bytes of sections kept mapped */
 
+/* A file of the image, added to libipt's section cache when libipt first decodes. */
+struct pt_image_pending {
+	char				*filename;
+	uint64_t			offset;
+	uint64_t			size;
+	uint64_t			vaddr;
+};
+
 struct pt_image_cache {
 	struct pt_image_section_cache	*iscache;
 	int				*isids;		/* of the image's files, in order */
+	struct pt_image_pending		*pending;	/* ... [added, nr) not in @iscache yet */
+	unsigned int			added;
 	unsigned int			nr;
 	unsigned int			cap;
 	struct ptw_block_cache		*blocks;	/* the walker's, once asked for */
@@ -138,6 +149,9 @@ void pt_image_cache__delete(void *c)
 	ptw_files__put(cache->files);
 	pt_image_own__put(cache->own);
 	ptw_extents__exit(&cache->extents);
+	for (unsigned int i = cache->added; i < cache->nr; i++)
+		free(cache->pending[i].filename);
+	free(cache->pending);
 	free(cache->isids);
 	free(cache);
 }
@@ -155,31 +169,90 @@ static int pt_image_cache__add_extent(struct pt_image_cache *cache,
 	return ptw_extents__set(&cache->extents, file->vaddr, file->size, key);
 }
 
+/*
+ * What libipt checks of a file as it adds it (pt_mk_section()): that it
+ * is there, and that @offset lies inside it.
+ */
+static int pt_image_cache__check(const struct auxsample_image_file *file)
+{
+	struct stat st;
+
+	if (stat(file->filename, &st) || st.st_size < 0 || file->offset >= (uint64_t)st.st_size)
+		return -AUXSAMPLE_ERR_INVALID;
+	return 0;
+}
+
+static int pt_image_cache__grow(struct pt_image_cache *cache)
+{
+	unsigned int cap = cache->cap ? cache->cap * 2 : 16;
+	struct pt_image_pending *pending;
+	int *isids;
+
+	isids = realloc(cache->isids, cap * sizeof(*isids));
+	if (!isids)
+		return -AUXSAMPLE_ERR_NOMEM;
+	cache->isids = isids;
+	pending = realloc(cache->pending, cap * sizeof(*pending));
+	if (!pending)
+		return -AUXSAMPLE_ERR_NOMEM;
+	cache->pending = pending;
+	cache->cap = cap;
+	return 0;
+}
+
+/*
+ * A file of the image: checked now, in libipt's section cache when
+ * libipt first decodes with the image (pt_image_cache__sync()).  Adding
+ * it there costs a search of all the sections in it, and a process
+ * whose maps change makes an image of all its files again: with
+ * thousands of files and a change between samples, that search was most
+ * of decoding, though the walker, which decodes most snippets, never
+ * reads the section cache.
+ */
 int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 {
 	struct pt_image_cache *cache = c;
-	int isid;
+	struct pt_image_pending *p;
+	int err = pt_image_cache__check(file);
 
-	if (cache->nr == cache->cap) {
-		unsigned int cap = cache->cap ? cache->cap * 2 : 16;
-		int *isids = realloc(cache->isids, cap * sizeof(*isids));
-
-		if (!isids)
-			return -AUXSAMPLE_ERR_NOMEM;
-		cache->isids = isids;
-		cache->cap = cap;
-	}
-	isid = pt_iscache_add_file(cache->iscache, file->filename, file->offset, file->size,
-				   file->vaddr);
-	if (isid < 0)
-		return pt_errcode(isid) == pte_nomem ? -AUXSAMPLE_ERR_NOMEM :
-						       -AUXSAMPLE_ERR_INVALID;
-	if (pt_image_cache__add_extent(cache, file))
+	if (err)
+		return err;
+	if (cache->nr == cache->cap && pt_image_cache__grow(cache))
 		return -AUXSAMPLE_ERR_NOMEM;
-	cache->isids[cache->nr++] = isid;
+	p = &cache->pending[cache->nr];
+	*p = (struct pt_image_pending){
+		.filename = strdup(file->filename),
+		.offset = file->offset, .size = file->size, .vaddr = file->vaddr,
+	};
+	if (!p->filename || pt_image_cache__add_extent(cache, file)) {
+		free(p->filename);
+		return -AUXSAMPLE_ERR_NOMEM;
+	}
+	cache->isids[cache->nr++] = 0;
 	/* The file shadows what was mapped there before. */
 	if (cache->blocks)
 		ptw_block_cache__invalidate(cache->blocks, file->vaddr, file->size);
+	return 0;
+}
+
+/*
+ * The files not yet in libipt's section cache, added: 0, or
+ * -AUXSAMPLE_ERR_NOMEM.  A file that libipt cannot add now (gone since)
+ * is left out of the images, as it would have been.  Under the image's
+ * lock, as pt_image_cache__add().
+ */
+static int pt_image_cache__flush(struct pt_image_cache *cache)
+{
+	for (; cache->added < cache->nr; cache->added++) {
+		struct pt_image_pending *p = &cache->pending[cache->added];
+		int isid = pt_iscache_add_file(cache->iscache, p->filename, p->offset, p->size,
+					       p->vaddr);
+
+		if (isid < 0 && pt_errcode(isid) == pte_nomem)
+			return -AUXSAMPLE_ERR_NOMEM;
+		cache->isids[cache->added] = isid > 0 ? isid : 0;
+		free(p->filename);
+	}
 	return 0;
 }
 
@@ -249,11 +322,14 @@ void pt_image_cache__invalidate(void *c, uint64_t vaddr, uint64_t size)
 /* Later sections shadow earlier ones where they overlap, as newer mappings do. */
 int pt_image_cache__sync(struct pt_image_cache *cache, struct pt_image *pti)
 {
-	for (unsigned int i = 0; i < cache->nr; i++) {
-		if (pt_image_add_cached(pti, cache->iscache, cache->isids[i], NULL) < 0)
-			return -AUXSAMPLE_ERR_NOMEM;
+	int err = pt_image_cache__flush(cache);
+
+	for (unsigned int i = 0; i < cache->nr && !err; i++) {
+		if (cache->isids[i] && pt_image_add_cached(pti, cache->iscache, cache->isids[i],
+							   NULL) < 0)
+			err = -AUXSAMPLE_ERR_NOMEM;
 	}
-	return 0;
+	return err;
 }
 
 int pt_image_cache__read(struct pt_image_cache *cache, uint8_t *buf, size_t size,
