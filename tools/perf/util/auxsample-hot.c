@@ -604,20 +604,32 @@ static bool hot_filter__wanted(const struct auxsample_hot_filter *f,
 	return true;
 }
 
+#define HOT_CMP_ASC(x, y) ((x) < (y) ? -1 : (x) > (y))
+
 /*
  * Two dsos that print the same (one name, another inode: a file mapped
  * again after it changed) by what tells them apart, not by where the
  * hash table put them: the same file gives the same report every run.
+ * Each field of the ids in turn, not dso_id__cmp(), which takes an empty
+ * id as equal to any: no order for qsort().
  */
+static int hot_dso__cmp(const struct dso *a, const struct dso *b)
+{
+	const struct dso_id *x = dso__id((struct dso *)a), *y = dso__id((struct dso *)b);
+	const struct build_id *bx = dso__bid_const(a), *by = dso__bid_const(b);
+
+	return strcmp(dso__long_name(a), dso__long_name(b)) ?:
+	       HOT_CMP_ASC(x->maj, y->maj) ?: HOT_CMP_ASC(x->min, y->min) ?:
+	       HOT_CMP_ASC(x->ino, y->ino) ?: HOT_CMP_ASC(x->ino_generation, y->ino_generation) ?:
+	       HOT_CMP_ASC(bx->size, by->size) ?: memcmp(bx->data, by->data, bx->size);
+}
+
 static int hot_addr__cmp_dso(const struct auxsample_addr *x, const struct auxsample_addr *y)
 {
-	if (x->dso == y->dso)
-		return x->off < y->off ? -1 : x->off > y->off;
-	if (!x->dso || !y->dso)
+	if (x->dso != y->dso && (!x->dso || !y->dso))
 		return x->dso ? 1 : -1;
-	return strcmp(dso__long_name(x->dso), dso__long_name(y->dso)) ?:
-	       dso_id__cmp(dso__id(x->dso), dso__id(y->dso)) ?:
-	       (x->off < y->off ? -1 : x->off > y->off);
+	return (x->dso == y->dso ? 0 : hot_dso__cmp(x->dso, y->dso)) ?:
+	       HOT_CMP_ASC(x->off, y->off);
 }
 
 static int hot_item__cmp_addr(const struct auxsample_hot_item *x,

@@ -348,18 +348,22 @@ static int auxsample_walk__process_sample(const struct perf_tool *tool,
  * it to the thread of @tid, which stays in the process it was first seen
  * in, whatever @pid says (a corrupt or crafted file).  Where that is not
  * @pid, every process's jobs wait, not only @pid's.  Looked up with pid
- * -1, which changes nothing in the machine.
+ * -1, which changes nothing in the machine; under the perf lock, as the
+ * jobs' threads are.
  */
-static pid_t auxsample_walk__event_pid(struct machine *machine, pid_t pid, pid_t tid)
+static pid_t auxsample_walk__event_pid(struct auxsample_walk *w, struct machine *machine,
+				       pid_t pid, pid_t tid)
 {
 	struct thread *thread;
 	pid_t owner;
 
 	if (!machine || tid == -1)
 		return pid;
+	auxsample_pool__lock(w->d.pool);
 	thread = machine__find_thread(machine, -1, tid);
 	owner = thread ? thread__pid(thread) : -1;
 	thread__put(thread);
+	auxsample_pool__unlock(w->d.pool);
 	return owner == -1 || owner == pid ? pid : -1;
 }
 
@@ -377,7 +381,7 @@ static int auxsample_walk__sideband(const struct perf_tool *tool, union perf_eve
 
 	if (w->d.pool)
 		err = auxsample_pool__barrier(w->d.pool,
-					      auxsample_walk__event_pid(machine, pid, tid));
+					      auxsample_walk__event_pid(w, machine, pid, tid));
 	if (err)
 		return err;
 	auxsample_pool__lock(w->d.pool);
@@ -408,12 +412,24 @@ static int auxsample_walk__comm(const struct perf_tool *tool, union perf_event *
 					event->comm.tid, perf_event__process_comm);
 }
 
-/* Fork and exit: of the parent's process too, a thread of it. */
+/*
+ * Fork and exit: of the parent's process too, a thread of it.  A fork
+ * into another process changes the child's process too: perf copies the
+ * parent's maps into the child's, which a crafted file may give a
+ * process with jobs (thread__clone_maps()).
+ */
 static int auxsample_walk__fork(const struct perf_tool *tool, union perf_event *event,
 				struct perf_sample *sample, struct machine *machine)
 {
-	return auxsample_walk__sideband(tool, event, sample, machine, event->fork.ppid,
-					event->fork.ptid, perf_event__process_fork);
+	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
+	int err = 0;
+
+	if (w->d.pool && event->fork.pid != event->fork.ppid)
+		err = auxsample_pool__barrier(w->d.pool,
+					      auxsample_walk__event_pid(w, machine, event->fork.pid,
+									event->fork.tid));
+	return err ?: auxsample_walk__sideband(tool, event, sample, machine, event->fork.ppid,
+					       event->fork.ptid, perf_event__process_fork);
 }
 
 static int auxsample_walk__exit(const struct perf_tool *tool, union perf_event *event,
