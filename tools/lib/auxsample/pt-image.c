@@ -19,19 +19,22 @@
 
 #define IMAGE_CACHE_LIMIT	(256ULL << 20)	/* bytes of sections kept mapped */
 
-/* A file of the image, added to libipt's section cache when libipt first decodes. */
-struct pt_image_pending {
+/*
+ * A file of the image, added to libipt's section cache when libipt first
+ * decodes: then @isid (0: libipt could not add it), @filename freed.
+ */
+struct pt_image_section {
 	char				*filename;
 	uint64_t			offset;
 	uint64_t			size;
 	uint64_t			vaddr;
+	int				isid;
 };
 
 struct pt_image_cache {
 	struct pt_image_section_cache	*iscache;
-	int				*isids;		/* of the image's files, in order */
-	struct pt_image_pending		*pending;	/* ... [added, nr) not in @iscache yet */
-	unsigned int			added;
+	struct pt_image_section		*sections;	/* the image's files, in order */
+	unsigned int			added;		/* ... to @iscache */
 	unsigned int			nr;
 	unsigned int			cap;
 	struct ptw_block_cache		*blocks;	/* the walker's, once asked for */
@@ -149,10 +152,9 @@ void pt_image_cache__delete(void *c)
 	ptw_files__put(cache->files);
 	pt_image_own__put(cache->own);
 	ptw_extents__exit(&cache->extents);
-	for (unsigned int i = cache->added; i < cache->nr; i++)
-		free(cache->pending[i].filename);
-	free(cache->pending);
-	free(cache->isids);
+	for (unsigned int i = 0; i < cache->nr; i++)
+		free(cache->sections[i].filename);
+	free(cache->sections);
 	free(cache);
 }
 
@@ -182,24 +184,6 @@ static int pt_image_cache__check(const struct auxsample_image_file *file)
 	return 0;
 }
 
-static int pt_image_cache__grow(struct pt_image_cache *cache)
-{
-	unsigned int cap = cache->cap ? cache->cap * 2 : 16;
-	struct pt_image_pending *pending;
-	int *isids;
-
-	isids = realloc(cache->isids, cap * sizeof(*isids));
-	if (!isids)
-		return -AUXSAMPLE_ERR_NOMEM;
-	cache->isids = isids;
-	pending = realloc(cache->pending, cap * sizeof(*pending));
-	if (!pending)
-		return -AUXSAMPLE_ERR_NOMEM;
-	cache->pending = pending;
-	cache->cap = cap;
-	return 0;
-}
-
 /*
  * A file of the image: checked now, in libipt's section cache when
  * libipt first decodes with the image (pt_image_cache__sync()).  Adding
@@ -212,23 +196,30 @@ static int pt_image_cache__grow(struct pt_image_cache *cache)
 int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 {
 	struct pt_image_cache *cache = c;
-	struct pt_image_pending *p;
+	struct pt_image_section *sec;
 	int err = pt_image_cache__check(file);
 
 	if (err)
 		return err;
-	if (cache->nr == cache->cap && pt_image_cache__grow(cache))
-		return -AUXSAMPLE_ERR_NOMEM;
-	p = &cache->pending[cache->nr];
-	*p = (struct pt_image_pending){
+	if (cache->nr == cache->cap) {
+		unsigned int cap = cache->cap ? cache->cap * 2 : 16;
+
+		sec = realloc(cache->sections, cap * sizeof(*sec));
+		if (!sec)
+			return -AUXSAMPLE_ERR_NOMEM;
+		cache->sections = sec;
+		cache->cap = cap;
+	}
+	sec = &cache->sections[cache->nr];
+	*sec = (struct pt_image_section){
 		.filename = strdup(file->filename),
 		.offset = file->offset, .size = file->size, .vaddr = file->vaddr,
 	};
-	if (!p->filename || pt_image_cache__add_extent(cache, file)) {
-		free(p->filename);
+	if (!sec->filename || pt_image_cache__add_extent(cache, file)) {
+		free(sec->filename);
 		return -AUXSAMPLE_ERR_NOMEM;
 	}
-	cache->isids[cache->nr++] = 0;
+	cache->nr++;
 	/* The file shadows what was mapped there before. */
 	if (cache->blocks)
 		ptw_block_cache__invalidate(cache->blocks, file->vaddr, file->size);
@@ -244,14 +235,15 @@ int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 static int pt_image_cache__flush(struct pt_image_cache *cache)
 {
 	for (; cache->added < cache->nr; cache->added++) {
-		struct pt_image_pending *p = &cache->pending[cache->added];
-		int isid = pt_iscache_add_file(cache->iscache, p->filename, p->offset, p->size,
-					       p->vaddr);
+		struct pt_image_section *sec = &cache->sections[cache->added];
+		int isid = pt_iscache_add_file(cache->iscache, sec->filename, sec->offset,
+					       sec->size, sec->vaddr);
 
 		if (isid < 0 && pt_errcode(isid) == pte_nomem)
 			return -AUXSAMPLE_ERR_NOMEM;
-		cache->isids[cache->added] = isid > 0 ? isid : 0;
-		free(p->filename);
+		sec->isid = isid > 0 ? isid : 0;
+		free(sec->filename);
+		sec->filename = NULL;
 	}
 	return 0;
 }
@@ -325,8 +317,9 @@ int pt_image_cache__sync(struct pt_image_cache *cache, struct pt_image *pti)
 	int err = pt_image_cache__flush(cache);
 
 	for (unsigned int i = 0; i < cache->nr && !err; i++) {
-		if (cache->isids[i] && pt_image_add_cached(pti, cache->iscache, cache->isids[i],
-							   NULL) < 0)
+		int isid = cache->sections[i].isid;
+
+		if (isid && pt_image_add_cached(pti, cache->iscache, isid, NULL) < 0)
 			err = -AUXSAMPLE_ERR_NOMEM;
 	}
 	return err;
