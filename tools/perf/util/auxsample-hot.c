@@ -615,7 +615,7 @@ static bool hot_filter__wanted(const struct auxsample_hot_filter *f,
  */
 static int hot_dso__cmp(const struct dso *a, const struct dso *b)
 {
-	const struct dso_id *x = dso__id((struct dso *)a), *y = dso__id((struct dso *)b);
+	const struct dso_id *x = dso__id_const(a), *y = dso__id_const(b);
 	const struct build_id *bx = dso__bid_const(a), *by = dso__bid_const(b);
 
 	return strcmp(dso__long_name(a), dso__long_name(b)) ?:
@@ -626,10 +626,16 @@ static int hot_dso__cmp(const struct dso *a, const struct dso *b)
 
 static int hot_addr__cmp_dso(const struct auxsample_addr *x, const struct auxsample_addr *y)
 {
-	if (x->dso != y->dso && (!x->dso || !y->dso))
-		return x->dso ? 1 : -1;
-	return (x->dso == y->dso ? 0 : hot_dso__cmp(x->dso, y->dso)) ?:
-	       HOT_CMP_ASC(x->off, y->off);
+	int cmp;
+
+	if (x->dso != y->dso) {
+		if (!x->dso || !y->dso)
+			return x->dso ? 1 : -1;
+		cmp = hot_dso__cmp(x->dso, y->dso);
+		if (cmp)
+			return cmp;
+	}
+	return HOT_CMP_ASC(x->off, y->off);
 }
 
 static int hot_item__cmp_addr(const struct auxsample_hot_item *x,

@@ -367,6 +367,15 @@ static pid_t auxsample_walk__event_pid(struct auxsample_walk *w, struct machine 
 	return owner == -1 || owner == pid ? pid : -1;
 }
 
+/* The jobs an event of @pid and @tid changes the process of, delivered first. */
+static int auxsample_walk__wait(struct auxsample_walk *w, struct machine *machine,
+				pid_t pid, pid_t tid)
+{
+	if (!w->d.pool)
+		return 0;
+	return auxsample_pool__barrier(w->d.pool, auxsample_walk__event_pid(w, machine, pid, tid));
+}
+
 /*
  * Sideband changes a process's maps, its threads or their comm: decoding
  * and w->sample() must see them as they were at each sample, so the
@@ -377,11 +386,8 @@ static int auxsample_walk__sideband(const struct perf_tool *tool, union perf_eve
 				    pid_t pid, pid_t tid, event_op process)
 {
 	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
-	int err = 0;
+	int err = auxsample_walk__wait(w, machine, pid, tid);
 
-	if (w->d.pool)
-		err = auxsample_pool__barrier(w->d.pool,
-					      auxsample_walk__event_pid(w, machine, pid, tid));
 	if (err)
 		return err;
 	auxsample_pool__lock(w->d.pool);
@@ -424,10 +430,8 @@ static int auxsample_walk__fork(const struct perf_tool *tool, union perf_event *
 	struct auxsample_walk *w = container_of(tool, struct auxsample_walk, tool);
 	int err = 0;
 
-	if (w->d.pool && event->fork.pid != event->fork.ppid)
-		err = auxsample_pool__barrier(w->d.pool,
-					      auxsample_walk__event_pid(w, machine, event->fork.pid,
-									event->fork.tid));
+	if (event->fork.pid != event->fork.ppid)
+		err = auxsample_walk__wait(w, machine, event->fork.pid, event->fork.tid);
 	return err ?: auxsample_walk__sideband(tool, event, sample, machine, event->fork.ppid,
 					       event->fork.ptid, perf_event__process_fork);
 }
