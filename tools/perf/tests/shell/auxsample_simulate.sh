@@ -287,6 +287,14 @@ exec_samples() {
 exec_differ() {
 	! cmp -s "$1" "$2" && diff "$1" "$2" | head -20 > "$out"
 }
+# Whether the command after @1 prints @1 (a file) again; what differs in $out if not.
+same_again() {
+	local ref=$1
+
+	shift
+	"$@" > "$tmp/again" 2> /dev/null
+	! exec_differ "$tmp/again" "$ref"
+}
 if perf auxsample simulate -o "$tmp/one.data" -c 5000 -- "$wl" branches 3000 > "$out" 2>&1 &&
 	python3 "$lib/auxsample_splice.py" exec "$tmp/one.data" "$tmp/exec.data" $at > "$out" 2>&1 &&
 	python3 "$lib/auxsample_splice.py" drop "$tmp/one.data" "$tmp/from.data" $at > "$out" 2>&1; then
@@ -324,11 +332,8 @@ if [ -x /bin/true ] &&
 		> "$out" 2>&1; then
 	perf auxsample script -i "$tmp/remap.data" --no-reuse -j 1 > "$tmp/remap.1" 2> /dev/null
 	for j in 2 2 2 2 2 2 2 2 2 2 3 3; do
-		perf auxsample script -i "$tmp/remap.data" --no-reuse -j $j > "$tmp/remap.j" 2> /dev/null
-		if exec_differ "$tmp/remap.j" "$tmp/remap.1"; then
-			fail "maps of a crafted pid: -j $j is not -j 1"
-			break
-		fi
+		same_again "$tmp/remap.1" perf auxsample script -i "$tmp/remap.data" --no-reuse -j $j ||
+			{ fail "maps of a crafted pid: -j $j is not -j 1"; break; }
 	done
 else
 	fail "remap: splice failed"
@@ -344,11 +349,10 @@ if python3 "$lib/auxsample_splice.py" remap "$tmp/one.data" "$tmp/reino.data" "$
 	perf auxsample report -i "$tmp/reino.data" > "$tmp/reino.1" 2> /dev/null
 	[ -s "$tmp/reino.1" ] || fail "dsos of one name: no report"
 	for _ in 1 2 3 4 5; do
-		perf auxsample report -i "$tmp/reino.data" > "$tmp/reino.j" 2> /dev/null
-		if exec_differ "$tmp/reino.j" "$tmp/reino.1"; then
+		same_again "$tmp/reino.1" perf auxsample report -i "$tmp/reino.data" || {
 			fail "dsos of one name: perf auxsample report's order changes from run to run"
 			break
-		fi
+		}
 	done
 else
 	fail "remap of the program: splice failed"

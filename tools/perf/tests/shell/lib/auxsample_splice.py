@@ -63,6 +63,8 @@ class Splice:
         if not self.stype & TIME or not self.stype & TID:
             sys.exit('auxsample_splice.py: samples without TID or TIME')
         self.aux = [r for r in self.pd.records if r[1] == SAMPLE and self.has_aux(r)]
+        # the sample_id trailer's fields after TIME
+        self.after_time = sum(1 for f in (ID, STREAM_ID, CPU, IDENTIFIER) if self.stype & f)
 
     def has_aux(self, rec):
         return any(rec[0] < a < rec[0] + rec[2] for a in self.pd.aux_sizes)
@@ -77,18 +79,16 @@ class Splice:
     def retimed(self, rec, time):
         """@rec, a record with a sample_id trailer, at @time."""
         b = bytearray(self.buf[rec[0]:rec[0] + rec[2]])
-        after = sum(1 for f in (ID, STREAM_ID, CPU, IDENTIFIER) if self.stype & f)
-        struct.pack_into('<Q', b, rec[2] - 8 * (after + 1), time)
+        struct.pack_into('<Q', b, rec[2] - 8 * (self.after_time + 1), time)
         return bytes(b)
 
     def remapped(self, rec, pid, name, time, inode):
         """@rec, an MMAP2, of @name (no build-id, @inode) and the event's @pid, at @time."""
         b = self.retimed(rec, time)
-        # the sample_id trailer: TID, TIME and the fields after them
-        after = sum(1 for f in (ID, STREAM_ID, CPU, IDENTIFIER) if self.stype & f)
         path = name.encode() + b'\0'
         path += b'\0' * (-len(path) % 8)
-        m = bytearray(b[:72] + path + b[len(b) - 8 * (after + 2):])
+        # the fixed fields, the name, the sample_id trailer from TID on
+        m = bytearray(b[:72] + path + b[len(b) - 8 * (self.after_time + 2):])
         misc, = struct.unpack_from('<H', m, 4)
         struct.pack_into('<HH', m, 4, misc & ~MMAP_BUILD_ID, len(m))
         struct.pack_into('<I', m, 8, pid)
@@ -102,6 +102,10 @@ class Splice:
             if r[1] == rtype and struct.unpack_from('<I', b, 8)[0] == pid and pred(b):
                 return r
         sys.exit('auxsample_splice.py: no record of type %d for pid %d' % (rtype, pid))
+
+    def text(self, pid):
+        """The program's own map: the first executable MMAP2 of process @pid."""
+        return self.first(MMAP2, pid, lambda b: struct.unpack_from('<I', b, 64)[0] & 4)
 
     def write(self, out, at, cut, add):
         """The file with the @cut bytes at @at replaced by @add."""
@@ -123,7 +127,7 @@ def remap(s, out, pid, name):
     """An MMAP2 of @name over the program after every other AUX sample, with @pid."""
     if len(s.aux) < 2:
         sys.exit('auxsample_splice.py: fewer than 2 AUX samples')
-    text = s.first(MMAP2, s.pid(s.aux[0]), lambda b: struct.unpack_from('<I', b, 64)[0] & 4)
+    text = s.text(s.pid(s.aux[0]))
     data_off, = struct.unpack_from('<Q', s.buf, 40)
     parts, last = [], data_off
     for i in range(0, len(s.aux) - 1, 2):
@@ -148,8 +152,9 @@ def main():
     before, after = s.aux[n - 1], s.aux[n]
     if sys.argv[1] == 'drop':
         # Only AUX samples go: the records between them stay where they are.
+        aux = set(s.aux)
         kept = b''.join(s.buf[r[0]:r[0] + r[2]] for r in s.pd.records
-                        if s.aux[0][0] <= r[0] < after[0] and r not in s.aux)
+                        if s.aux[0][0] <= r[0] < after[0] and r not in aux)
         s.write(sys.argv[3], s.aux[0][0], after[0] - s.aux[0][0], kept)
         return
     pid = s.pid(before)
@@ -157,9 +162,7 @@ def main():
     comm = bytearray(s.retimed(s.first(COMM, pid), when))
     misc, = struct.unpack_from('<H', comm, 4)
     struct.pack_into('<H', comm, 4, misc | COMM_EXEC)
-    # The program's own map: the first executable MMAP2 of the process.
-    text = s.first(MMAP2, pid, lambda b: struct.unpack_from('<I', b, 64)[0] & 4)
-    add = bytes(comm) + s.retimed(text, when)
+    add = bytes(comm) + s.retimed(s.text(pid), when)
     s.write(sys.argv[3], before[0] + before[2], 0, bytes(add))
 
 
