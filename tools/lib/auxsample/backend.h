@@ -73,6 +73,14 @@ struct auxsample_backend {
 	 * what does not contend (the walker's blocks); under @src's lock.
 	 */
 	void	(*image_clone)(void *dst, void *src);
+	/*
+	 * Optional (else ->image_add() of each file kept): @dst, a new
+	 * cache in @src's family, of @src's files whose @keep is true, in
+	 * their order, @nr the image's files; not checked again.  0, or
+	 * -AUXSAMPLE_ERR_NOMEM; -AUXSAMPLE_ERR_INVALID where @src does
+	 * not hold @nr files.  Under @src's image's lock.
+	 */
+	int	(*image_copy)(void *dst, void *src, const bool *keep, unsigned int nr);
 	/* Optional: the code at [@vaddr, @vaddr + @size) changed; under the lock. */
 	void	(*image_invalidate)(void *cache, uint64_t vaddr, uint64_t size);
 	/*
@@ -95,8 +103,13 @@ const struct auxsample_backend *auxsample_backend__find(enum auxsample_trace_typ
 /* The backend for @config: __find()'s, or the Intel PT walker if asked for. */
 const struct auxsample_backend *auxsample_backend__select(const struct auxsample_config *config);
 
-/* A file of an image, as auxsample_image__add_file() or __add_file_id() got it. */
+/*
+ * A file of an image, as auxsample_image__add_file() or __add_file_id()
+ * got it; shared by the image's copies, which do not change it.  A
+ * backend's cache may point to it: it outlives the cache.
+ */
 struct auxsample_image_file {
+	int		refcnt;
 	char		*filename;
 	char		*identity;	/* NULL: none, not shared with the family */
 	uint64_t	offset;

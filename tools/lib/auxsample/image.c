@@ -11,7 +11,9 @@
  * one another are a family: what a cache holds of a file, the same file
  * in every one of them holds (the walker's blocks of files' code).
  */
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -19,7 +21,7 @@
 struct auxsample_image {
 	pthread_mutex_t			lock;
 	int				refcnt;
-	struct auxsample_image_file	*files;
+	struct auxsample_image_file	**files;
 	unsigned int			nr;
 	unsigned int			cap;
 	unsigned int			generation;	/* bumped by every add */
@@ -32,6 +34,22 @@ static unsigned int auxsample_image__nr_caches(void)
 	return auxsample_nr_backends ? auxsample_nr_backends : 1;
 }
 
+static struct auxsample_image_file *auxsample_image_file__get(struct auxsample_image_file *file)
+{
+	__atomic_add_fetch(&file->refcnt, 1, __ATOMIC_RELAXED);
+	return file;
+}
+
+static void auxsample_image_file__put(struct auxsample_image_file *file)
+{
+	if (!file || __atomic_sub_fetch(&file->refcnt, 1, __ATOMIC_ACQ_REL))
+		return;
+	free(file->filename);
+	free(file->identity);
+	free(file);
+}
+
+/* The caches first: they may point to the files. */
 static void auxsample_image__delete(struct auxsample_image *image)
 {
 	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
@@ -39,10 +57,8 @@ static void auxsample_image__delete(struct auxsample_image *image)
 			auxsample_backends[i]->image_delete(image->caches[i]);
 	}
 	pthread_mutex_destroy(&image->lock);
-	for (unsigned int i = 0; i < image->nr; i++) {
-		free(image->files[i].filename);
-		free(image->files[i].identity);
-	}
+	for (unsigned int i = 0; i < image->nr; i++)
+		auxsample_image_file__put(image->files[i]);
 	free(image->files);
 	free(image);
 }
@@ -106,14 +122,19 @@ AUXSAMPLE_API void auxsample_image__put(struct auxsample_image *image)
 	auxsample_image__delete(image);
 }
 
-/* Room for one more file; under image->lock. */
-static int auxsample_image__grow(struct auxsample_image *image)
+/* Room for @more files; under image->lock. */
+static int auxsample_image__grow(struct auxsample_image *image, unsigned int more)
 {
-	unsigned int cap = image->cap ? image->cap * 2 : 16;
-	struct auxsample_image_file *files;
+	unsigned int cap = image->cap ? image->cap : 16;
+	struct auxsample_image_file **files;
 
-	if (image->nr < image->cap)
+	if (more <= image->cap - image->nr)
 		return 0;
+	while (more > cap - image->nr) {
+		if (cap > UINT_MAX / 2)
+			return -AUXSAMPLE_ERR_NOMEM;
+		cap *= 2;
+	}
 	files = realloc(image->files, cap * sizeof(*files));
 	if (!files)
 		return -AUXSAMPLE_ERR_NOMEM;
@@ -142,33 +163,36 @@ AUXSAMPLE_API int auxsample_image__add_file_id(struct auxsample_image *image,
 					       const char *filename, uint64_t offset,
 					       uint64_t size, uint64_t vaddr, const char *identity)
 {
-	struct auxsample_image_file file = {
-		.offset = offset, .size = size, .vaddr = vaddr,
-	};
-	int ret = -AUXSAMPLE_ERR_NOMEM;
+	struct auxsample_image_file *file;
+	int ret;
 
 	if (!image || !filename || !size)
 		return -AUXSAMPLE_ERR_INVALID;
-	file.filename = strdup(filename);
+	file = calloc(1, sizeof(*file));
+	if (!file)
+		return -AUXSAMPLE_ERR_NOMEM;
+	*file = (struct auxsample_image_file){
+		.refcnt = 1, .offset = offset, .size = size, .vaddr = vaddr,
+		.filename = strdup(filename),
+	};
 	if (identity && *identity)
-		file.identity = strdup(identity);
-	if (!file.filename || (identity && *identity && !file.identity))
-		goto out_free;
+		file->identity = strdup(identity);
+	if (!file->filename || (identity && *identity && !file->identity)) {
+		auxsample_image_file__put(file);
+		return -AUXSAMPLE_ERR_NOMEM;
+	}
 
 	pthread_mutex_lock(&image->lock);
-	ret = auxsample_image__grow(image);
+	ret = auxsample_image__grow(image, 1);
 	if (!ret)
-		ret = auxsample_image__add_caches(image, &file);
+		ret = auxsample_image__add_caches(image, file);
 	if (!ret) {
 		image->files[image->nr++] = file;
 		__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&image->lock);
-	if (!ret)
-		return 0;
-out_free:
-	free(file.filename);
-	free(file.identity);
+	if (ret)
+		auxsample_image_file__put(file);
 	return ret;
 }
 
@@ -180,6 +204,86 @@ AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
 }
 
 /*
+ * @copy's caches of @image's files that @keep says; under @image's lock.
+ * A backend without ->image_copy(), or whose cache does not hold the
+ * image's files one for one, adds them as they were added.
+ */
+static int auxsample_image__copy_caches(struct auxsample_image *copy,
+					struct auxsample_image *image, const bool *keep)
+{
+	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
+		const struct auxsample_backend *b = auxsample_backends[i];
+		int err = -AUXSAMPLE_ERR_INVALID;
+
+		if (!copy->caches[i] || !image->caches[i])
+			continue;
+		if (b->image_copy)
+			err = b->image_copy(copy->caches[i], image->caches[i], keep, image->nr);
+		for (unsigned int k = 0; err == -AUXSAMPLE_ERR_INVALID && k <= image->nr; k++) {
+			if (k == image->nr)
+				err = 0;
+			else if (keep[k])
+				err = b->image_add(copy->caches[i], image->files[k]);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* @copy, new, of @image's files that @keep says; under @image's lock. */
+static int auxsample_image__copy_files(struct auxsample_image *copy,
+				       struct auxsample_image *image,
+				       auxsample_image_keep_fn keep, void *arg)
+{
+	bool *kept = malloc((image->nr ?: 1) * sizeof(*kept));
+	int err = -AUXSAMPLE_ERR_NOMEM;
+	unsigned int n = 0;
+
+	if (!kept)
+		return err;
+	for (unsigned int i = 0; i < image->nr; i++) {
+		const struct auxsample_image_file *f = image->files[i];
+
+		kept[i] = !keep || keep(f->filename, f->offset, f->size, f->vaddr, arg);
+		n += kept[i];
+	}
+	if (!auxsample_image__grow(copy, n))
+		err = auxsample_image__copy_caches(copy, image, kept);
+	for (unsigned int i = 0; i < image->nr && !err; i++) {
+		if (kept[i])
+			copy->files[copy->nr++] = auxsample_image_file__get(image->files[i]);
+	}
+	/* Decoders take in an image's files when its generation moves. */
+	if (!err)
+		__atomic_add_fetch(&copy->generation, 1, __ATOMIC_RELEASE);
+	free(kept);
+	return err;
+}
+
+AUXSAMPLE_API struct auxsample_image *auxsample_image__copy(struct auxsample_image *image,
+							   auxsample_image_keep_fn keep,
+							   void *arg)
+{
+	struct auxsample_image *copy;
+	int err;
+
+	if (!image)
+		return NULL;
+	copy = auxsample_image__new_sibling(image);
+	if (!copy)
+		return NULL;
+	pthread_mutex_lock(&image->lock);
+	err = auxsample_image__copy_files(copy, image, keep, arg);
+	pthread_mutex_unlock(&image->lock);
+	if (err) {
+		auxsample_image__put(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/*
  * The files as of now, in caches of the clone's own: a cache's locks
  * (libipt: a section's block cache) are shared by every decoder that
  * reads through it, and decoders in other threads contend for them.
@@ -187,8 +291,7 @@ AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
 AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image)
 {
 	struct auxsample_image *clone;
-	unsigned int i;
-	int err = 0;
+	int err;
 
 	if (!image)
 		return NULL;
@@ -196,13 +299,8 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_im
 	if (!clone)
 		return NULL;
 	pthread_mutex_lock(&image->lock);
-	for (i = 0; i < image->nr && !err; i++) {
-		const struct auxsample_image_file *f = &image->files[i];
-
-		err = auxsample_image__add_file_id(clone, f->filename, f->offset, f->size,
-						   f->vaddr, f->identity);
-	}
-	for (i = 0; i < auxsample_nr_backends && !err; i++) {
+	err = auxsample_image__copy_files(clone, image, NULL, NULL);
+	for (unsigned int i = 0; i < auxsample_nr_backends && !err; i++) {
 		if (image->caches[i] && clone->caches[i] && auxsample_backends[i]->image_clone)
 			auxsample_backends[i]->image_clone(clone->caches[i], image->caches[i]);
 	}

@@ -230,6 +230,23 @@ void ptw_extents__exit(struct ptw_extents *x)
 	x->cap = 0;
 }
 
+bool ptw_extents__overlaps(const struct ptw_extents *x, uint64_t vaddr, uint64_t size)
+{
+	uint64_t end = vaddr + size < vaddr ? UINT64_MAX : vaddr + size;
+	unsigned int lo = 0, hi = x->nr;
+
+	/* The first that ends above @vaddr: sorted, they end in order too. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (x->e[mid].end <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return size && lo < x->nr && x->e[lo].vaddr < end;
+}
+
 const struct ptw_extent *ptw_extents__find(const struct ptw_extent *e, unsigned int nr,
 					   uint64_t ip)
 {

@@ -12,6 +12,7 @@
  * by its name alone: two files of one name (a container's libc and the
  * host's, a program rebuilt during the recording) are two.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 struct ptw_block_cache;
@@ -66,6 +67,8 @@ uint64_t ptw_files__key(struct ptw_files *files, const char *identity, uint64_t 
  */
 int ptw_extents__set(struct ptw_extents *x, uint64_t vaddr, uint64_t size, uint64_t key);
 void ptw_extents__exit(struct ptw_extents *x);
+/* Whether any extent of @x lies in [@vaddr, @vaddr + @size). */
+bool ptw_extents__overlaps(const struct ptw_extents *x, uint64_t vaddr, uint64_t size);
 /* The extent of @nr, sorted, that holds @ip; NULL for none. */
 const struct ptw_extent *ptw_extents__find(const struct ptw_extent *e, unsigned int nr,
 					   uint64_t ip);

@@ -6,6 +6,7 @@
  * doc/howto_libipt.md: "an image must not be shared between decoders";
  * pt_iscache is thread safe).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -20,15 +21,14 @@
 #define IMAGE_CACHE_LIMIT	(256ULL << 20)	/* bytes of sections kept mapped */
 
 /*
- * A file of the image, added to libipt's section cache when libipt first
- * decodes: then @isid (0: libipt could not add it), @filename freed.
+ * A file of the image (the image's, which outlives the cache), added to
+ * libipt's section cache when libipt first decodes: then @isid (0:
+ * libipt could not add it).  @key: where the family keeps its blocks.
  */
 struct pt_image_section {
-	char				*filename;
-	uint64_t			offset;
-	uint64_t			size;
-	uint64_t			vaddr;
-	int				isid;
+	const struct auxsample_image_file	*file;
+	uint64_t				key;
+	int					isid;
 };
 
 struct pt_image_cache {
@@ -37,6 +37,7 @@ struct pt_image_cache {
 	unsigned int			added;		/* ... to @iscache */
 	unsigned int			nr;
 	unsigned int			cap;
+	bool				overlaps;	/* a file mapped over another */
 	struct ptw_block_cache		*blocks;	/* the walker's, once asked for */
 	/* The family's blocks of files' code, and where the image's come from */
 	struct ptw_files		*files;
@@ -113,6 +114,15 @@ static int pt_image_own__carve(struct pt_image_own *own, struct ptw_extents *x)
 	return err;
 }
 
+/* @src's ranges into the new @dst: all of them, without the memory. */
+static void pt_image_own__copy(struct pt_image_own *dst, struct pt_image_own *src)
+{
+	if (pt_image_own__carve(src, &dst->ranges)) {
+		dst->all = true;
+		ptw_extents__exit(&dst->ranges);
+	}
+}
+
 /* A cache in @files's family, or one of its own. */
 static void *pt_image_cache__new_in(struct ptw_files *files)
 {
@@ -152,23 +162,44 @@ void pt_image_cache__delete(void *c)
 	ptw_files__put(cache->files);
 	pt_image_own__put(cache->own);
 	ptw_extents__exit(&cache->extents);
-	for (unsigned int i = 0; i < cache->nr; i++)
-		free(cache->sections[i].filename);
 	free(cache->sections);
 	free(cache);
 }
 
 /*
- * Where @file's code is in the family's cache, over what was mapped
+ * Where @sec's code is in the family's cache, over what was mapped
  * there before: a file it does not share (no identity) keeps its blocks
  * in the image's cache.
  */
 static int pt_image_cache__add_extent(struct pt_image_cache *cache,
-				      const struct auxsample_image_file *file)
+				      const struct pt_image_section *sec)
 {
-	uint64_t key = ptw_files__key(cache->files, file->identity, file->offset, file->size);
+	const struct auxsample_image_file *file = sec->file;
 
-	return ptw_extents__set(&cache->extents, file->vaddr, file->size, key);
+	if (ptw_extents__overlaps(&cache->extents, file->vaddr, file->size))
+		cache->overlaps = true;
+	return ptw_extents__set(&cache->extents, file->vaddr, file->size, sec->key);
+}
+
+/* Room for @more sections. */
+static int pt_image_cache__grow(struct pt_image_cache *cache, unsigned int more)
+{
+	unsigned int cap = cache->cap ? cache->cap : 16;
+	struct pt_image_section *sec;
+
+	if (more <= cache->cap - cache->nr)
+		return 0;
+	while (more > cap - cache->nr) {
+		if (cap > UINT_MAX / 2)
+			return -AUXSAMPLE_ERR_NOMEM;
+		cap *= 2;
+	}
+	sec = realloc(cache->sections, cap * sizeof(*sec));
+	if (!sec)
+		return -AUXSAMPLE_ERR_NOMEM;
+	cache->sections = sec;
+	cache->cap = cap;
+	return 0;
 }
 
 /*
@@ -199,26 +230,17 @@ int pt_image_cache__add(void *c, const struct auxsample_image_file *file)
 	struct pt_image_section *sec;
 	int err = pt_image_cache__check(file);
 
+	if (!err)
+		err = pt_image_cache__grow(cache, 1);
 	if (err)
 		return err;
-	if (cache->nr == cache->cap) {
-		unsigned int cap = cache->cap ? cache->cap * 2 : 16;
-
-		sec = realloc(cache->sections, cap * sizeof(*sec));
-		if (!sec)
-			return -AUXSAMPLE_ERR_NOMEM;
-		cache->sections = sec;
-		cache->cap = cap;
-	}
 	sec = &cache->sections[cache->nr];
 	*sec = (struct pt_image_section){
-		.filename = strdup(file->filename),
-		.offset = file->offset, .size = file->size, .vaddr = file->vaddr,
+		.file = file,
+		.key = ptw_files__key(cache->files, file->identity, file->offset, file->size),
 	};
-	if (!sec->filename || pt_image_cache__add_extent(cache, file)) {
-		free(sec->filename);
+	if (pt_image_cache__add_extent(cache, sec))
 		return -AUXSAMPLE_ERR_NOMEM;
-	}
 	cache->nr++;
 	/* The file shadows what was mapped there before. */
 	if (cache->blocks)
@@ -236,14 +258,13 @@ static int pt_image_cache__flush(struct pt_image_cache *cache)
 {
 	for (; cache->added < cache->nr; cache->added++) {
 		struct pt_image_section *sec = &cache->sections[cache->added];
-		int isid = pt_iscache_add_file(cache->iscache, sec->filename, sec->offset,
-					       sec->size, sec->vaddr);
+		const struct auxsample_image_file *f = sec->file;
+		int isid = pt_iscache_add_file(cache->iscache, f->filename, f->offset, f->size,
+					       f->vaddr);
 
 		if (isid < 0 && pt_errcode(isid) == pte_nomem)
 			return -AUXSAMPLE_ERR_NOMEM;
 		sec->isid = isid > 0 ? isid : 0;
-		free(sec->filename);
-		sec->filename = NULL;
 	}
 	return 0;
 }
@@ -291,6 +312,83 @@ void pt_image_cache__clone(void *d, void *s)
 		return;		/* out of memory: the clone's own, later */
 	ptw_block_cache__put(dst->blocks);
 	dst->blocks = blocks;
+}
+
+static int pt_image_cache__cmp_vaddr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * @dst's extents: @src's, less those of the sections @keep drops.  Where
+ * no file of @src was mapped over another, each section is one extent,
+ * at its own address, which goes with it; else each kept file is mapped
+ * again, in order.
+ */
+static int pt_image_cache__copy_extents(struct pt_image_cache *dst,
+					const struct pt_image_cache *src, const bool *keep)
+{
+	const struct ptw_extents *x = &src->extents;
+	unsigned int nr_drop = 0, k = 0;
+	uint64_t *drop;
+
+	if (src->overlaps) {
+		for (unsigned int i = 0; i < dst->nr; i++) {
+			if (pt_image_cache__add_extent(dst, &dst->sections[i]))
+				return -AUXSAMPLE_ERR_NOMEM;
+		}
+		return 0;
+	}
+	drop = malloc((src->nr - dst->nr ?: 1) * sizeof(*drop));
+	dst->extents.e = malloc((x->nr ?: 1) * sizeof(*x->e));
+	if (!drop || !dst->extents.e) {
+		free(drop);
+		return -AUXSAMPLE_ERR_NOMEM;
+	}
+	dst->extents.cap = x->nr;
+	for (unsigned int i = 0; i < src->nr; i++) {
+		if (!keep[i])
+			drop[nr_drop++] = src->sections[i].file->vaddr;
+	}
+	qsort(drop, nr_drop, sizeof(*drop), pt_image_cache__cmp_vaddr);
+	for (unsigned int i = 0; i < x->nr; i++) {
+		while (k < nr_drop && drop[k] < x->e[i].vaddr)
+			k++;
+		if (k == nr_drop || drop[k] != x->e[i].vaddr)
+			dst->extents.e[dst->extents.nr++] = x->e[i];
+	}
+	free(drop);
+	return 0;
+}
+
+/*
+ * A cache of the kept files of @s, whose decoders' libipt images are
+ * made again from them (libipt's section cache is the new image's own):
+ * the files are not looked at again, their keys in the family stay.
+ */
+int pt_image_cache__copy(void *d, void *s, const bool *keep, unsigned int nr)
+{
+	struct pt_image_cache *dst = d, *src = s;
+	int err;
+
+	if (src->nr != nr || dst->nr)
+		return -AUXSAMPLE_ERR_INVALID;
+	err = pt_image_cache__grow(dst, nr);
+	for (unsigned int i = 0; i < nr && !err; i++) {
+		if (keep[i])
+			dst->sections[dst->nr++] = (struct pt_image_section){
+				.file = src->sections[i].file, .key = src->sections[i].key,
+			};
+	}
+	if (!err)
+		err = pt_image_cache__copy_extents(dst, src, keep);
+	if (err)
+		return err;
+	dst->overlaps = src->overlaps;
+	pt_image_own__copy(dst->own, src->own);
+	return 0;
 }
 
 /*

@@ -8,6 +8,7 @@
  * blocks of its code, shared by the decoders of the image and its clones,
  * those of its files' code by its whole family (pt-files.h).
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,7 @@ struct ptw_block_cache *pt_image_cache__blocks(struct pt_image_cache *cache);
  */
 int pt_image_cache__files(struct pt_image_cache *cache, struct ptw_blocks *blocks);
 void pt_image_cache__clone(void *dst, void *src);
+int pt_image_cache__copy(void *dst, void *src, const bool *keep, unsigned int nr);
 void pt_image_cache__invalidate(void *cache, uint64_t vaddr, uint64_t size);
 /* Code bytes of section @isid at @vaddr, as libipt reads them. */
 int pt_image_cache__read(struct pt_image_cache *cache, uint8_t *buf, size_t size,

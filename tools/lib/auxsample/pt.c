@@ -654,6 +654,7 @@ const struct auxsample_backend auxsample_pt_backend = {
 	.image_delete	= pt_image_cache__delete,
 	.image_add	= pt_image_cache__add,
 	.image_clone	= pt_image_cache__clone,
+	.image_copy	= pt_image_cache__copy,
 	.image_moved	= pt_decoder__image_moved,
 	.image_invalidate = pt_image_cache__invalidate,
 };

@@ -409,6 +409,22 @@ AUXSAMPLE_API int auxsample_image__add_file_id(struct auxsample_image *image,
  */
 AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image);
 
+/* Whether auxsample_image__copy() keeps a file, as it was added: non-zero to keep it. */
+typedef int (*auxsample_image_keep_fn)(const char *filename, uint64_t offset, uint64_t size,
+				       uint64_t vaddr, void *arg);
+/*
+ * A new image in @image's family, of those of its files that @keep keeps
+ * (all, where @keep is NULL), in their order; add the files mapped since
+ * to it.  It costs no more than what changed: the files are not looked
+ * at again, and the family's decoded code of them stays.  The code that
+ * changed in @image (auxsample_image__invalidate()) is the copy's own
+ * too.  @keep is called under @image's lock, and must not use @image.
+ * NULL when out of memory.
+ */
+AUXSAMPLE_API struct auxsample_image *auxsample_image__copy(struct auxsample_image *image,
+							   auxsample_image_keep_fn keep,
+							   void *arg);
+
 /*
  * The code at [@vaddr, @vaddr + @size) changed without a new file mapped
  * there (JIT code, self-modifying code, a patched text): the Intel PT
