@@ -39,19 +39,30 @@
 #include "util.h"
 #include "vdso.h"
 
+/* A file's name and identity, shared by the lists of files that have it. */
+struct auxsample_proc_name {
+	int			refcnt;
+	char			*identity;	/* after @name */
+	char			name[];
+};
+
 /*
  * A file the image of a process maps, as perf's maps say it; or, with
  * @anon, a map of other code, which the image's own blocks keep as read
  * through auxsample_mem__read() (a JIT's): only that map holds it, a map
- * made again in its place may hold other code.
+ * made again in its place may hold other code.  @in_image: the file is
+ * in the image; else its code comes through the callback too.
  */
 struct auxsample_proc_file {
 	u64			start;
 	u64			size;
 	u64			pgoff;
-	char			*name;
-	char			*identity;
-	struct map		*anon;
+	struct auxsample_proc_name *n;
+	struct map		*map;		/* a reference */
+	bool			anon;
+	bool			has_build_id;	/* the dso's, as @identity was made */
+	bool			in_image;
+	bool			from_base;	/* as the last image had it */
 };
 
 /*
@@ -66,10 +77,22 @@ struct auxsample_proc_files {
 	bool				unsure;
 };
 
-/* The files of a process's maps being collected. */
+/*
+ * The files of a process's maps being collected; those the process's
+ * last image was made of, @base, found again as they were (the same dso
+ * at the same place) keep what was made of them: their identity, their
+ * place in the image (@reused, by @base's index).  Both sorted by start,
+ * as maps__for_each_map() goes; @at: where in @base the next map starts,
+ * @hint: where the next file of the last image likely is (it has them
+ * in that order but for those added since).
+ */
 struct auxsample_proc_collect {
 	struct auxsample_proc_files	*f;
 	struct machine			*machine;
+	const struct auxsample_proc_files *base;
+	bool				*reused;
+	unsigned int			at;
+	unsigned int			hint;
 };
 
 /*
@@ -101,21 +124,43 @@ static void auxsample_proc__identity(struct dso *dso, struct machine *machine, c
 		buf[0] = '\0';
 }
 
+static struct auxsample_proc_name *auxsample_proc_name__new(const char *name,
+							    const char *identity)
+{
+	size_t len = strlen(name) + 1, id_len = strlen(identity) + 1;
+	struct auxsample_proc_name *n = malloc(sizeof(*n) + len + id_len);
+
+	if (!n)
+		return NULL;
+	n->refcnt = 1;
+	memcpy(n->name, name, len);
+	n->identity = n->name + len;
+	memcpy(n->identity, identity, id_len);
+	return n;
+}
+
+/* Only the thread that decodes with the processes' images uses their names. */
+static void auxsample_proc_name__put(struct auxsample_proc_name *n)
+{
+	if (n && !--n->refcnt)
+		free(n);
+}
+
 static void auxsample_proc_files__delete(struct auxsample_proc_files *f)
 {
 	if (!f)
 		return;
 	for (unsigned int i = 0; i < f->nr; i++) {
-		free(f->files[i].name);
-		free(f->files[i].identity);
-		map__put(f->files[i].anon);
+		auxsample_proc_name__put(f->files[i].n);
+		map__put(f->files[i].map);
 	}
 	free(f->files);
 	free(f);
 }
 
+/* @map's file as @like says: its name (a reference), its identity and more. */
 static int auxsample_proc_files__add(struct auxsample_proc_files *f, struct map *map,
-				     const char *name, const char *identity, bool anon)
+				     const struct auxsample_proc_file *like)
 {
 	struct auxsample_proc_file *file;
 
@@ -123,25 +168,53 @@ static int auxsample_proc_files__add(struct auxsample_proc_files *f, struct map 
 		unsigned int cap = f->cap ? 2 * f->cap : 16;
 		struct auxsample_proc_file *files = realloc(f->files, cap * sizeof(*files));
 
-		if (!files)
+		if (!files) {
+			auxsample_proc_name__put(like->n);
 			return -ENOMEM;
+		}
 		f->files = files;
 		f->cap = cap;
 	}
-	file = &f->files[f->nr];
-	*file = (struct auxsample_proc_file){
-		.start = map__start(map), .size = map__size(map), .pgoff = map__pgoff(map),
-		.name = strdup(name), .identity = strdup(identity),
-	};
-	if (!file->name || !file->identity) {
-		free(file->name);
-		free(file->identity);
-		return -ENOMEM;
-	}
-	if (anon)
-		file->anon = map__get(map);
-	f->nr++;
+	file = &f->files[f->nr++];
+	*file = *like;
+	file->start = map__start(map);
+	file->size = map__size(map);
+	file->pgoff = map__pgoff(map);
+	file->map = map__get(map);
 	return 0;
+}
+
+/*
+ * @map's file as the last image had it, if it is still there: the same
+ * map of other code, or the same file, as its dso and identity were then.
+ */
+static const struct auxsample_proc_file *
+auxsample_proc_collect__reuse(struct auxsample_proc_collect *c, struct map *map,
+			      const char *name)
+{
+	const struct auxsample_proc_files *base = c->base;
+	struct dso *dso = map__dso(map);
+
+	if (!base)
+		return NULL;
+	while (c->at < base->nr && base->files[c->at].start < map__start(map))
+		c->at++;
+	for (unsigned int i = c->at; i < base->nr && base->files[i].start == map__start(map); i++) {
+		const struct auxsample_proc_file *old = &base->files[i];
+
+		if (old->size != map__size(map) || old->pgoff != map__pgoff(map))
+			continue;
+		if (old->anon ? !RC_CHK_EQUAL(old->map, map) :
+				!RC_CHK_EQUAL(map__dso(old->map), dso) ||
+				old->has_build_id != dso__has_build_id(dso))
+			continue;
+		/* The same name, the same kind of map. */
+		if (strcmp(old->n->name, name))
+			continue;
+		c->reused[i] = true;
+		return old;
+	}
+	return NULL;
 }
 
 /*
@@ -154,39 +227,55 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	struct auxsample_proc_collect *c = data;
 	struct dso *dso = map__dso(map);
 	const char *name = dso ? dso__long_name(dso) : NULL;
-	char identity[PATH_MAX + 128];
+	struct auxsample_proc_file file = { };
+	const struct auxsample_proc_file *old;
+	char identity[PATH_MAX + 128] = "";
 
 	if (!(map__prot(map) & PROT_EXEC))
 		return 0;
-	/* A JIT's symbols (perf-<pid>.map) are text, not its code. */
-	if (!name || name[0] != '/' || is_perf_pid_map_name(name)) {
-		if (name && is_vdso_map(name))
-			return 0;
-		return auxsample_proc_files__add(c->f, map, name ?: "", "", true);
+	old = auxsample_proc_collect__reuse(c, map, name ?: "");
+	if (old) {
+		file = *old;
+		file.from_base = true;
+		file.n->refcnt++;
+		return auxsample_proc_files__add(c->f, map, &file);
 	}
-	auxsample_proc__identity(dso, c->machine, identity, sizeof(identity));
-	return auxsample_proc_files__add(c->f, map, name, identity, false);
+	/* A JIT's symbols (perf-<pid>.map) are text, not its code. */
+	file.anon = !name || name[0] != '/' || is_perf_pid_map_name(name);
+	if (file.anon && name && is_vdso_map(name))
+		return 0;
+	if (!file.anon) {
+		auxsample_proc__identity(dso, c->machine, identity, sizeof(identity));
+		file.has_build_id = dso__has_build_id(dso);
+	}
+	file.n = auxsample_proc_name__new(name ?: "", identity);
+	if (!file.n)
+		return -ENOMEM;
+	return auxsample_proc_files__add(c->f, map, &file);
 }
 
-/* @maps' files, or NULL without the memory for all of them. */
+/*
+ * @maps' files, those of @c's base found again as they were; NULL
+ * without the memory for all of them.
+ */
 static struct auxsample_proc_files *auxsample_proc__files(struct maps *maps,
-							  struct machine *machine)
+							  struct auxsample_proc_collect *c)
 {
-	struct auxsample_proc_collect c = { .f = zalloc(sizeof(*c.f)), .machine = machine };
-
-	if (c.f && maps && maps__for_each_map(maps, auxsample_proc__add_map, &c)) {
-		auxsample_proc_files__delete(c.f);
-		return NULL;
+	c->f = zalloc(sizeof(*c->f));
+	if (c->f && maps && maps__for_each_map(maps, auxsample_proc__add_map, c)) {
+		auxsample_proc_files__delete(c->f);
+		c->f = NULL;
 	}
-	return c.f;
+	return c->f;
 }
 
 static bool auxsample_proc_file__equal(const struct auxsample_proc_file *a,
 				       const struct auxsample_proc_file *b)
 {
 	return a->start == b->start && a->size == b->size && a->pgoff == b->pgoff &&
-	       !strcmp(a->name, b->name) && !strcmp(a->identity, b->identity) &&
-	       (a->anon ? b->anon && RC_CHK_EQUAL(a->anon, b->anon) : !b->anon);
+	       (a->n == b->n || (!strcmp(a->n->name, b->n->name) &&
+				 !strcmp(a->n->identity, b->n->identity))) &&
+	       a->anon == b->anon && (!a->anon || RC_CHK_EQUAL(a->map, b->map));
 }
 
 /*
@@ -206,24 +295,70 @@ static bool auxsample_proc_files__equal(const struct auxsample_proc_files *a,
 }
 
 /*
- * The readable files of @f: the sections of a new image in @family's
- * family.  The code of the others comes through the callback: @f is
- * unsure then (checked here, once an image, not at each version).
+ * Whether the file of the last image at @vaddr is still mapped, as it
+ * was (auxsample_image__copy()): one of @c's base files found again.
  */
-static struct auxsample_image *auxsample_proc_files__image(struct auxsample_proc_files *f,
-							   struct auxsample_image *family)
+static int auxsample_proc_collect__keep(const char *name, uint64_t offset, uint64_t size,
+					uint64_t vaddr, void *arg)
 {
-	struct auxsample_image *image = auxsample_image__new_sibling(family);
+	struct auxsample_proc_collect *c = arg;
+	const struct auxsample_proc_files *base = c->base;
+	unsigned int lo = 0, hi = base->nr;
 
+	if (c->hint < base->nr && base->files[c->hint].start == vaddr &&
+	    (!c->hint || base->files[c->hint - 1].start < vaddr))
+		lo = hi = c->hint;
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (base->files[mid].start < vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < base->nr && base->files[lo].start == vaddr; lo++) {
+		const struct auxsample_proc_file *old = &base->files[lo];
+
+		if (c->reused[lo] && old->in_image && old->size == size &&
+		    old->pgoff == offset && !strcmp(old->n->name, name)) {
+			c->hint = lo + 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The readable files of @c's files: the sections of a new image in
+ * @family's family, a copy of @base_image's files still mapped where
+ * there is one, and those mapped since.  The code of the others comes
+ * through the callback: the files are unsure then (checked once a file,
+ * not at each version).
+ */
+static struct auxsample_image *auxsample_proc_files__image(struct auxsample_proc_collect *c,
+							   struct auxsample_image *family,
+							   struct auxsample_image *base_image)
+{
+	struct auxsample_proc_files *f = c->f;
+	struct auxsample_image *image;
+
+	if (base_image)
+		image = auxsample_image__copy(base_image, auxsample_proc_collect__keep, c);
+	else
+		image = auxsample_image__new_sibling(family);
 	for (unsigned int i = 0; image && i < f->nr; i++) {
-		const struct auxsample_proc_file *file = &f->files[i];
+		struct auxsample_proc_file *file = &f->files[i];
 
 		if (file->anon)
 			continue;
 		/* A file that will not load leaves its code to the callback too. */
-		if (access(file->name, R_OK) ||
-		    auxsample_image__add_file_id(image, file->name, file->pgoff, file->size,
-						 file->start, file->identity))
+		if (!file->from_base || !base_image)
+			file->in_image = !access(file->n->name, R_OK) &&
+					 !auxsample_image__add_file_id(image, file->n->name,
+								       file->pgoff, file->size,
+								       file->start,
+								       file->n->identity);
+		if (!file->in_image)
 			f->unsure = true;
 	}
 	return image;
@@ -257,25 +392,38 @@ static struct auxsample_proc_entry *auxsample_proc__find(struct auxsample_proc *
 }
 
 /*
- * The process's maps are of @version now, their files @files: its
- * entries whose image is of the same files are of @version too (a map
- * replaced by the same one, as ld.so and mprotect() do, moves the
- * version and changes nothing); the others go.  The entry that made the
- * image kept, or NULL.
+ * The entry that made an image of the process: the one of @files where
+ * @files is given (a map replaced by the same one, as ld.so and
+ * mprotect() do, moves the version and changes nothing), else the last
+ * used; or NULL.
  */
-static struct auxsample_proc_entry *auxsample_proc__update(struct auxsample_proc *proc,
-							   pid_t pid, u64 version,
-							   const struct auxsample_proc_files *files)
+static struct auxsample_proc_entry *auxsample_proc__maker(struct auxsample_proc *proc,
+							  pid_t pid,
+							  const struct auxsample_proc_files *files)
 {
-	struct auxsample_proc_entry *kept = NULL;
+	struct auxsample_proc_entry *found = NULL;
 
-	for (int i = 0; i < AUXSAMPLE_PROC_CACHE && !kept; i++) {
+	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
 		struct auxsample_proc_entry *e = &proc->entries[i];
 
-		if (e->image && e->pid == pid && e->files &&
-		    auxsample_proc_files__equal(e->files, files))
-			kept = e;
+		if (!e->image || e->pid != pid || !e->files)
+			continue;
+		if (files ? auxsample_proc_files__equal(e->files, files) :
+			    !found || e->used > found->used)
+			found = e;
+		if (files && found)
+			break;
 	}
+	return found;
+}
+
+/*
+ * The process's maps are of @version now: its entries whose image is
+ * @kept's are of @version too; the others go.
+ */
+static void auxsample_proc__update(struct auxsample_proc *proc, pid_t pid, u64 version,
+				   const struct auxsample_proc_entry *kept)
+{
 	for (int i = 0; i < AUXSAMPLE_PROC_CACHE; i++) {
 		struct auxsample_proc_entry *e = &proc->entries[i];
 
@@ -286,7 +434,6 @@ static struct auxsample_proc_entry *auxsample_proc__update(struct auxsample_proc
 		else
 			auxsample_proc_entry__exit(e);
 	}
-	return kept;
 }
 
 /* A free entry, or the least recently used one, freed. */
@@ -323,11 +470,11 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 					      struct machine *machine, struct thread *thread)
 {
 	u64 version = auxsample_proc__maps_version(thread);
+	struct auxsample_proc_collect c = { .machine = machine };
 	struct maps *maps = thread__maps(thread);
 	pid_t pid = thread__pid(thread);
-	struct auxsample_proc_files *files;
-	struct auxsample_proc_entry *e;
-	struct auxsample_image *image;
+	struct auxsample_proc_entry *e, *base;
+	struct auxsample_image *image = NULL;
 
 	proc->mem.machine = machine;
 	proc->mem.thread = thread;
@@ -336,29 +483,40 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 		e->used = ++proc->clock;
 		return e->image;
 	}
-	files = auxsample_proc__files(maps, machine);
-	if (!files)
-		return NULL;
-	e = auxsample_proc__update(proc, pid, version, files);
+	base = auxsample_proc__maker(proc, pid, NULL);
+	if (base) {
+		c.base = base->files;
+		c.reused = calloc(base->files->nr ?: 1, sizeof(*c.reused));
+		if (!c.reused)
+			return NULL;
+	}
+	if (!auxsample_proc__files(maps, &c))
+		goto out;
+	e = auxsample_proc__maker(proc, pid, c.f);
 	if (e) {
-		auxsample_proc_files__delete(files);
+		auxsample_proc__update(proc, pid, version, e);
+		image = e->image;
 		e->used = ++proc->clock;
-		return e->image;
+		goto out;
 	}
 	if (!proc->family)
 		proc->family = auxsample_image__new();
-	image = proc->family ? auxsample_proc_files__image(files, proc->family) : NULL;
-	if (!image) {
-		auxsample_proc_files__delete(files);
-		return NULL;
-	}
+	if (proc->family)
+		image = auxsample_proc_files__image(&c, proc->family, base ? base->image : NULL);
+	if (!image)
+		goto out;
+	auxsample_proc__update(proc, pid, version, NULL);
 	e = auxsample_proc__new_entry(proc);
 	e->image = image;
-	e->files = files;
+	e->files = c.f;
+	c.f = NULL;
 	e->pid = pid;
 	e->maps_version = version;
 	e->used = ++proc->clock;
-	return e->image;
+out:
+	auxsample_proc_files__delete(c.f);
+	free(c.reused);
+	return image;
 }
 
 struct auxsample_decoder *auxsample_proc__decoder(struct auxsample_proc *proc,
