@@ -101,8 +101,22 @@ static bool sim__map_seen(struct sim *sim, const struct sim_map *m)
 	return false;
 }
 
+/*
+ * @m is its process's mapping from now on, and no longer the mappings it
+ * was mapped over: one of those mapped there again is new again, as the
+ * kernel tells each mmap() (a file mapped where another was, in turn).
+ */
 static int sim__remember_map(struct sim *sim, const struct sim_map *m)
 {
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < sim->nr_maps; i++) {
+		const struct sim_map *old = &sim->maps[i];
+
+		if (old->pid != m->pid || old->end <= m->start || old->start >= m->end)
+			sim->maps[n++] = *old;
+	}
+	sim->nr_maps = n;
 	if (sim->nr_maps == sim->maps_cap) {
 		unsigned int cap = sim->maps_cap ? sim->maps_cap * 2 : 64;
 		struct sim_map *maps = realloc(sim->maps, cap * sizeof(*maps));

@@ -267,6 +267,24 @@ else
 	fail "new maps: simulate failed"
 fi
 
+# A process that maps two files at one address in turn, and calls their
+# code: the simulator writes an MMAP2 for each mmap(), as the kernel does
+# (it wrote only the first of each file before, and decoding then read
+# the other file's code there), and the image of the process perf
+# auxsample decodes with drops each file the other is mapped over
+# (auxsample_image__copy()).  perf's own decoder is left out: it loses
+# the trace at the first call into a file mapped a few instructions
+# before, its time estimate for the call still before the MMAP2's.
+if perf auxsample simulate -o "$tmp/files.data" -c 3000 -- "$wl" files 12 "$tmp" \
+	> "$out" 2>&1; then
+	n=$(perf script -i "$tmp/files.data" --show-mmap-events 2> /dev/null |
+		grep -c 'PERF_RECORD_MMAP2.*/code[01]\.bin$')
+	[ "$n" = 12 ] || fail "files: $n MMAP2 records of the 12 mmap()s of files"
+	streams_true "$tmp/files.data" "files mapped in turn at one address"
+else
+	fail "files: simulate failed"
+fi
+
 # A process that exec()s keeps its AUX buffer: on hardware its stream
 # goes on into the new program, whose callers are none of the old one's.
 # The simulator begins a new stream at an exec, so one is spliced in: a

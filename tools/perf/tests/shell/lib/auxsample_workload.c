@@ -14,8 +14,12 @@
  *   workload exec N PROG ARG...	branches, then exec PROG ARG... (a new comm)
  *   workload mmaps N		N times: an exec that fails, k = 0, 1 ... N - 1
  *				loop iterations, a mapping of executable memory
+ *   workload files N DIR	N times: code from one of two files it writes
+ *				in DIR, mapped in turn at one address, called
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -187,6 +191,85 @@ static void mmaps(int n)
 	}
 }
 
+/*
+ * Two functions of int (n > 0) in machine code: a loop of n iterations,
+ * and one of two branches an iteration.  Each goes in a file of its own,
+ * at an offset and of a size of its own.
+ */
+static const unsigned char code_loop[] = {
+	0x89, 0xf8,		/*	mov %edi,%eax */
+	0xff, 0xc8,		/* 1:	dec %eax */
+	0x75, 0xfc,		/*	jne 1b */
+	0xc3,			/*	ret */
+};
+
+static const unsigned char code_odd[] = {
+	0x31, 0xc0,		/*	xor %eax,%eax */
+	0x01, 0xf8,		/* 1:	add %edi,%eax */
+	0xa8, 0x01,		/*	test $1,%al */
+	0x74, 0x02,		/*	je 2f */
+	0xff, 0xc0,		/*	inc %eax */
+	0xff, 0xcf,		/* 2:	dec %edi */
+	0x7f, 0xf4,		/*	jg 1b */
+	0xc3,			/*	ret */
+};
+
+static const struct code_file {
+	const unsigned char	*code;
+	size_t			len;
+	size_t			offset;
+	size_t			size;
+} code_files[] = {
+	{ code_loop, sizeof(code_loop), 0x100, 4096 },
+	{ code_odd, sizeof(code_odd), 0x340, 8192 },
+};
+
+/* @cf's file in @dir: its fd, or exit. */
+static int code_file__write(const struct code_file *cf, const char *dir, int k)
+{
+	static unsigned char page[8192];
+	char name[4096];
+	int fd;
+
+	snprintf(name, sizeof(name), "%s/code%d.bin", dir, k);
+	memset(page, 0xcc, cf->size);
+	memcpy(page + cf->offset, cf->code, cf->len);
+	fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, page, cf->size) != (ssize_t)cf->size)
+		exit(2);
+	return fd;
+}
+
+/*
+ * Each file mapped where the other was (the hint is free again after
+ * munmap()), so the process maps one file and then another at one
+ * address, each time with k = 1 ... N iterations.  Between them, more
+ * loop iterations than a 4 KiB snippet holds branches: a sample's trace
+ * never holds the code of the file mapped there before.
+ */
+static void files(int n, const char *dir)
+{
+	int fd[2] = { code_file__write(&code_files[0], dir, 0),
+		      code_file__write(&code_files[1], dir, 1) };
+	void *at = NULL;
+
+	for (int k = 1; k <= n; k++) {
+		const struct code_file *cf = &code_files[k % 2];
+		int (*fn)(int n);
+		char *p;
+
+		p = mmap(at, cf->size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd[k % 2], 0);
+		if (p == MAP_FAILED)
+			exit(2);
+		at = p;
+		fn = (int (*)(int n))(p + cf->offset);
+		sink += fn(k);
+		munmap(p, cf->size);
+		for (int i = 0; i < 40000; i++)
+			sink += i;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[2]) : 20;
@@ -207,6 +290,8 @@ int main(int argc, char **argv)
 		loops(n);
 	else if (!strcmp(argv[1], "mmaps"))
 		mmaps(n);
+	else if (!strcmp(argv[1], "files") && argc > 3)
+		files(n, argv[3]);
 	else if (!strcmp(argv[1], "exec") && argc > 3) {
 		branches(n);
 		execv(argv[3], argv + 3);
