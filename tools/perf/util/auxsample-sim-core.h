@@ -185,6 +185,7 @@ int sim__write_itrace_start(struct sim *sim, struct sim_thread *t);
 int sim__add_map(struct sim *sim, struct sim_thread *t, const struct sim_map *m,
 		 const char *name);
 int sim__scan_maps(struct sim *sim, struct sim_thread *t);
+void sim__forget_process_maps(struct sim *sim, pid_t pid);
 int sim__write_kernel(struct sim *sim);
 
 /* The events and what describes them (auxsample-sim-evlist.c). */

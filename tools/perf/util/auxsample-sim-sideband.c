@@ -101,6 +101,26 @@ static bool sim__map_seen(struct sim *sim, const struct sim_map *m)
 	return false;
 }
 
+/* @pid's mappings in [@start, @end) are gone: mapped again, they are new. */
+static void sim__forget_maps(struct sim *sim, pid_t pid, u64 start, u64 end)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < sim->nr_maps; i++) {
+		const struct sim_map *old = &sim->maps[i];
+
+		if (old->pid != pid || old->end <= start || old->start >= end)
+			sim->maps[n++] = *old;
+	}
+	sim->nr_maps = n;
+}
+
+/* A process's mappings are all new after an exec(): the kernel tells them all. */
+void sim__forget_process_maps(struct sim *sim, pid_t pid)
+{
+	sim__forget_maps(sim, pid, 0, ~0ULL);
+}
+
 /*
  * @m is its process's mapping from now on, and no longer the mappings it
  * was mapped over: one of those mapped there again is new again, as the
@@ -108,15 +128,7 @@ static bool sim__map_seen(struct sim *sim, const struct sim_map *m)
  */
 static int sim__remember_map(struct sim *sim, const struct sim_map *m)
 {
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < sim->nr_maps; i++) {
-		const struct sim_map *old = &sim->maps[i];
-
-		if (old->pid != m->pid || old->end <= m->start || old->start >= m->end)
-			sim->maps[n++] = *old;
-	}
-	sim->nr_maps = n;
+	sim__forget_maps(sim, m->pid, m->start, m->end);
 	if (sim->nr_maps == sim->maps_cap) {
 		unsigned int cap = sim->maps_cap ? sim->maps_cap * 2 : 64;
 		struct sim_map *maps = realloc(sim->maps, cap * sizeof(*maps));

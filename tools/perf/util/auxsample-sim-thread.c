@@ -152,6 +152,7 @@ int sim__process_begin(struct sim *sim, struct sim_thread *t, bool exec,
 		auxsample_pt_writer__reset(t->pt);
 		t->flushed = 0;
 		auxsample_sim_truth_thread__exec(&t->truth);
+		sim__forget_process_maps(sim, t->pid);
 	}
 	return sim__write_comm(sim, t, exec, comm);
 }

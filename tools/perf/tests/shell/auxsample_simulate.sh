@@ -434,6 +434,13 @@ killed $rc && fail "a file without AUX samples: killed by signal $((rc - 128))"
 grep -q "has no samples with AUX area data" "$out" ||
 	fail "no clear error for a file without AUX samples"
 
+# A program that exec()s itself maps its file where it was again: the
+# simulator writes its MMAP2 again, as the kernel does (it wrote none
+# after the exec before).
+check "exec of itself" -c 3000 -- "$wl" exec 3 "$wl" branches 3
+n=$(perf script -i "$data" --show-mmap-events 2> /dev/null | grep -c "PERF_RECORD_MMAP2.* $wl\$")
+[ "$n" = 2 ] || fail "exec of itself: $n MMAP2 records of the program, not 2"
+
 # A file cut short: perf report says so and fails, where perf's reader
 # alone would fault on the missing bytes.
 perf auxsample simulate -o "$data" --no-tsc -c 700 -- "$wl" branches 20 > /dev/null 2>&1
