@@ -229,7 +229,7 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	const char *name = dso ? dso__long_name(dso) : NULL;
 	struct auxsample_proc_file file = { };
 	const struct auxsample_proc_file *old;
-	char identity[PATH_MAX + 128] = "";
+	char identity[PATH_MAX + 128];
 
 	if (!(map__prot(map) & PROT_EXEC))
 		return 0;
@@ -244,6 +244,7 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	file.anon = !name || name[0] != '/' || is_perf_pid_map_name(name);
 	if (file.anon && name && is_vdso_map(name))
 		return 0;
+	identity[0] = '\0';
 	if (!file.anon) {
 		auxsample_proc__identity(dso, c->machine, identity, sizeof(identity));
 		file.has_build_id = dso__has_build_id(dso);
@@ -262,6 +263,11 @@ static struct auxsample_proc_files *auxsample_proc__files(struct maps *maps,
 							  struct auxsample_proc_collect *c)
 {
 	c->f = zalloc(sizeof(*c->f));
+	/* As many as the last time, most likely: not copied as the array grows. */
+	if (c->f && c->base && c->base->nr) {
+		c->f->files = malloc(c->base->nr * sizeof(*c->f->files));
+		c->f->cap = c->f->files ? c->base->nr : 0;
+	}
 	if (c->f && maps && maps__for_each_map(maps, auxsample_proc__add_map, c)) {
 		auxsample_proc_files__delete(c->f);
 		c->f = NULL;
