@@ -78,7 +78,8 @@ struct auxsample_backend {
 	 * cache in @src's family, of @src's files whose @keep is true, in
 	 * their order, @nr the image's files; not checked again.  0, or
 	 * -AUXSAMPLE_ERR_NOMEM; -AUXSAMPLE_ERR_INVALID where @src does
-	 * not hold @nr files.  Under @src's image's lock.
+	 * not hold @nr files, which are then added to @dst one by one.
+	 * Under @src's image's lock.
 	 */
 	int	(*image_copy)(void *dst, void *src, const bool *keep, unsigned int nr);
 	/* Optional: the code at [@vaddr, @vaddr + @size) changed; under the lock. */

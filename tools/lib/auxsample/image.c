@@ -206,7 +206,8 @@ AUXSAMPLE_API int auxsample_image__add_file(struct auxsample_image *image,
 /*
  * @copy's caches of @image's files that @keep says; under @image's lock.
  * A backend without ->image_copy(), or whose cache does not hold the
- * image's files one for one, adds them as they were added.
+ * image's files one for one, adds them as they were added: one it
+ * cannot add again (gone since) fails the copy.
  */
 static int auxsample_image__copy_caches(struct auxsample_image *copy,
 					struct auxsample_image *image, const bool *keep)
@@ -219,11 +220,12 @@ static int auxsample_image__copy_caches(struct auxsample_image *copy,
 			continue;
 		if (b->image_copy)
 			err = b->image_copy(copy->caches[i], image->caches[i], keep, image->nr);
-		for (unsigned int k = 0; err == -AUXSAMPLE_ERR_INVALID && k <= image->nr; k++) {
-			if (k == image->nr)
-				err = 0;
-			else if (keep[k])
-				err = b->image_add(copy->caches[i], image->files[k]);
+		if (err == -AUXSAMPLE_ERR_INVALID) {
+			err = 0;
+			for (unsigned int k = 0; k < image->nr && !err; k++) {
+				if (keep[k])
+					err = b->image_add(copy->caches[i], image->files[k]);
+			}
 		}
 		if (err)
 			return err;

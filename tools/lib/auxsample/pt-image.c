@@ -373,6 +373,8 @@ int pt_image_cache__copy(void *d, void *s, const bool *keep, unsigned int nr)
 	struct pt_image_cache *dst = d, *src = s;
 	int err;
 
+	/* Its code changed where the image's did, whatever files it maps. */
+	pt_image_own__copy(dst->own, src->own);
 	if (src->nr != nr || dst->nr)
 		return -AUXSAMPLE_ERR_INVALID;
 	err = pt_image_cache__grow(dst, nr);
@@ -387,7 +389,6 @@ int pt_image_cache__copy(void *d, void *s, const bool *keep, unsigned int nr)
 	if (err)
 		return err;
 	dst->overlaps = src->overlaps;
-	pt_image_own__copy(dst->own, src->own);
 	return 0;
 }
 
