@@ -256,9 +256,6 @@ static int auxsample_image__copy_files(struct auxsample_image *copy,
 		if (kept[i])
 			copy->files[copy->nr++] = auxsample_image_file__get(image->files[i]);
 	}
-	/* Decoders take in an image's files when its generation moves. */
-	if (!err)
-		__atomic_add_fetch(&copy->generation, 1, __ATOMIC_RELEASE);
 	free(kept);
 	return err;
 }

@@ -386,10 +386,7 @@ int pt_image_cache__copy(void *d, void *s, const bool *keep, unsigned int nr)
 	}
 	if (!err)
 		err = pt_image_cache__copy_extents(dst, src, keep);
-	if (err)
-		return err;
-	dst->overlaps = src->overlaps;
-	return 0;
+	return err;
 }
 
 /*
