@@ -60,7 +60,10 @@ struct auxsample_proc_file {
 	struct auxsample_proc_name *n;
 	struct map		*map;		/* a reference */
 	bool			anon;
-	bool			has_build_id;	/* the dso's, as @identity was made */
+	/* the dso's, as @identity was made */
+	bool			has_build_id;
+	struct build_id		bid;
+	struct dso_id		id;
 	bool			in_image;
 	bool			from_base;	/* as the last image had it */
 };
@@ -68,13 +71,16 @@ struct auxsample_proc_file {
 /*
  * The files of a process's maps that its image was made of.  @unsure: a
  * file could not be added, its code is read as @anon's is, from what
- * may be another file by now.
+ * may be another file by now.  @ordered: sorted by start, none over
+ * another, as perf keeps a process's maps (a map whose end wraps is
+ * over the rest: perf's maps__find() finds the others first).
  */
 struct auxsample_proc_files {
 	struct auxsample_proc_file	*files;
 	unsigned int			nr;
 	unsigned int			cap;
 	bool				unsure;
+	bool				ordered;
 };
 
 /*
@@ -177,11 +183,32 @@ static int auxsample_proc_files__add(struct auxsample_proc_files *f, struct map 
 	}
 	file = &f->files[f->nr++];
 	*file = *like;
+	if (f->nr > 1 && (file[-1].start + file[-1].size < file[-1].start ||
+			  file[-1].start + file[-1].size > map__start(map)))
+		f->ordered = false;
 	file->start = map__start(map);
 	file->size = map__size(map);
 	file->pgoff = map__pgoff(map);
 	file->map = map__get(map);
 	return 0;
+}
+
+/*
+ * Whether @dso is as it was when @old's identity was made: perf sets a
+ * dso's build-id again from each MMAP2 that has one, and its device and
+ * inode from the first that has them.
+ */
+static bool auxsample_proc_file__same_dso(const struct auxsample_proc_file *old,
+					  struct dso *dso)
+{
+	const struct build_id *bid = dso__bid(dso);
+	const struct dso_id *id = dso__id(dso);
+
+	return RC_CHK_EQUAL(map__dso(old->map), dso) &&
+	       old->has_build_id == dso__has_build_id(dso) && old->bid.size == bid->size &&
+	       !memcmp(old->bid.data, bid->data, bid->size) && old->id.maj == id->maj &&
+	       old->id.min == id->min && old->id.ino == id->ino &&
+	       old->id.ino_generation == id->ino_generation;
 }
 
 /*
@@ -195,7 +222,7 @@ auxsample_proc_collect__reuse(struct auxsample_proc_collect *c, struct map *map,
 	const struct auxsample_proc_files *base = c->base;
 	struct dso *dso = map__dso(map);
 
-	if (!base)
+	if (!base || !dso)
 		return NULL;
 	while (c->at < base->nr && base->files[c->at].start < map__start(map))
 		c->at++;
@@ -205,8 +232,7 @@ auxsample_proc_collect__reuse(struct auxsample_proc_collect *c, struct map *map,
 		if (old->size != map__size(map) || old->pgoff != map__pgoff(map))
 			continue;
 		if (old->anon ? !RC_CHK_EQUAL(old->map, map) :
-				!RC_CHK_EQUAL(map__dso(old->map), dso) ||
-				old->has_build_id != dso__has_build_id(dso))
+				!auxsample_proc_file__same_dso(old, dso))
 			continue;
 		/* The same name, the same kind of map. */
 		if (strcmp(old->n->name, name))
@@ -248,6 +274,8 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	if (!file.anon) {
 		auxsample_proc__identity(dso, c->machine, identity, sizeof(identity));
 		file.has_build_id = dso__has_build_id(dso);
+		file.bid = *dso__bid(dso);
+		file.id = *dso__id(dso);
 	}
 	file.n = auxsample_proc_name__new(name ?: "", identity);
 	if (!file.n)
@@ -263,6 +291,8 @@ static struct auxsample_proc_files *auxsample_proc__files(struct maps *maps,
 							  struct auxsample_proc_collect *c)
 {
 	c->f = zalloc(sizeof(*c->f));
+	if (c->f)
+		c->f->ordered = true;
 	/* As many as the last time, most likely: not copied as the array grows. */
 	if (c->f && c->base && c->base->nr) {
 		c->f->files = malloc(c->base->nr * sizeof(*c->f->files));
@@ -490,6 +520,9 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 		return e->image;
 	}
 	base = auxsample_proc__maker(proc, pid, NULL);
+	/* Found again and copied in start order: not where files overlap. */
+	if (base && !base->files->ordered)
+		base = NULL;
 	if (base) {
 		c.base = base->files;
 		c.reused = calloc(base->files->nr ?: 1, sizeof(*c.reused));
@@ -508,7 +541,8 @@ struct auxsample_image *auxsample_proc__image(struct auxsample_proc *proc,
 	if (!proc->family)
 		proc->family = auxsample_image__new();
 	if (proc->family)
-		image = auxsample_proc_files__image(&c, proc->family, base ? base->image : NULL);
+		image = auxsample_proc_files__image(&c, proc->family,
+						    base && c.f->ordered ? base->image : NULL);
 	if (!image)
 		goto out;
 	auxsample_proc__update(proc, pid, version, NULL);

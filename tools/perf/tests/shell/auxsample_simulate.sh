@@ -376,6 +376,23 @@ else
 	fail "remap of the program: splice failed"
 fi
 
+# A crafted MMAP2 below the program whose end wraps past the top of
+# memory: perf keeps it beside the program's map, which maps__find()
+# finds first, and so must the image perf auxsample makes from the last
+# one (c531876 put it after the program's, and libipt decoded the other
+# file there).  The output is that of the file without it.
+if python3 "$lib/auxsample_splice.py" wrap "$tmp/one.data" "$tmp/wrap.data" 11 /bin/true \
+		> "$out" 2>&1; then
+	for decoder in walker libipt; do
+		perf auxsample script -i "$tmp/one.data" --decoder=$decoder > "$tmp/wrap.0" 2>&1
+		perf auxsample script -i "$tmp/wrap.data" --decoder=$decoder > "$tmp/wrap.1" 2>&1
+		cmp -s "$tmp/wrap.0" "$tmp/wrap.1" ||
+			fail "a map whose end wraps, $decoder: not the output without it"
+	done
+else
+	fail "wrap: splice failed"
+fi
+
 # More processes at once than perf auxsample keeps images of
 # (AUXSAMPLE_PROC_CACHE, 8): their samples interleave, and an image let
 # go of is made again at the process's next sample.  A stream's decoder

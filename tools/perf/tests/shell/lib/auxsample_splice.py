@@ -14,6 +14,10 @@
       is, of its process's thread but with PID in the event's pid field
       (a crafted file: perf applies it to the thread's process), another
       inode each time: with the program's own name, dsos of one name.
+  auxsample_splice.py wrap SRC OUT N FILE
+      after the N-th AUX sample, an MMAP2 of FILE a page below the
+      program whose end wraps past the top of memory (a crafted file:
+      perf keeps it beside the program's map, which it finds first).
 
 The records move within the data section; the feature sections after
 it move with them.  Only the layouts the simulator writes are read: the
@@ -139,9 +143,25 @@ def remap(s, out, pid, name):
     s.write(out, data_off, last - data_off, b''.join(parts))
 
 
+def wrap(s, out, n, name):
+    """After the @n-th AUX sample, an MMAP2 of @name below the program, its end past 2^64."""
+    if not 0 < n < len(s.aux):
+        sys.exit('auxsample_splice.py: not a file with more than %d AUX samples' % n)
+    before, after = s.aux[n - 1], s.aux[n]
+    pid = s.pid(before)
+    m = bytearray(s.remapped(s.text(pid), pid, name, (s.time(before) + s.time(after)) // 2,
+                             INODE))
+    start = struct.unpack_from('<Q', m, 16)[0] - 4096
+    struct.pack_into('<QQQ', m, 16, start, (1 << 64) - start, 0)
+    s.write(out, before[0] + before[2], 0, bytes(m))
+
+
 def main():
     if sys.argv[1:2] == ['remap'] and len(sys.argv) == 6:
         remap(Splice(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5])
+        return
+    if sys.argv[1:2] == ['wrap'] and len(sys.argv) == 6:
+        wrap(Splice(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5])
         return
     if len(sys.argv) != 5 or sys.argv[1] not in ('exec', 'drop'):
         sys.exit(__doc__)
