@@ -77,6 +77,9 @@ int sim__write_task(struct sim *sim, struct sim_thread *t, u32 type, pid_t ppid,
 	ev->fork.ppid = ppid;
 	ev->fork.ptid = ptid;
 	ev->fork.time = sim->tsc;
+	/* Its pid may be another process's later, its mappings new to it. */
+	if (type == PERF_RECORD_EXIT && t->tid == t->pid)
+		sim__forget_process_maps(sim, t->pid);
 	return sim__write_sideband(sim, ev, sim->dummy_evsel, t);
 }
 
@@ -95,7 +98,11 @@ int sim__write_itrace_start(struct sim *sim, struct sim_thread *t)
 static bool sim__map_seen(struct sim *sim, const struct sim_map *m)
 {
 	for (unsigned int i = 0; i < sim->nr_maps; i++) {
-		if (!memcmp(&sim->maps[i], m, sizeof(*m)))
+		const struct sim_map *old = &sim->maps[i];
+
+		/* Field by field: the struct has padding after the pid. */
+		if (old->pid == m->pid && old->start == m->start && old->end == m->end &&
+		    old->pgoff == m->pgoff && old->ino == m->ino)
 			return true;
 	}
 	return false;
