@@ -39,9 +39,15 @@
 #include "util.h"
 #include "vdso.h"
 
-/* A file's name and identity, shared by the lists of files that have it. */
+/*
+ * A file's name and identity, shared by the lists of files that have it,
+ * and its dso's build-id and id that the identity was made of.
+ */
 struct auxsample_proc_name {
 	int			refcnt;
+	bool			has_build_id;
+	struct build_id		bid;
+	struct dso_id		id;
 	char			*identity;	/* after @name */
 	char			name[];
 };
@@ -60,10 +66,6 @@ struct auxsample_proc_file {
 	struct auxsample_proc_name *n;
 	struct map		*map;		/* a reference */
 	bool			anon;
-	/* the dso's, as @identity was made */
-	bool			has_build_id;
-	struct build_id		bid;
-	struct dso_id		id;
 	bool			in_image;
 	bool			from_base;	/* as the last image had it */
 };
@@ -138,6 +140,7 @@ static struct auxsample_proc_name *auxsample_proc_name__new(const char *name,
 
 	if (!n)
 		return NULL;
+	memset(n, 0, sizeof(*n));
 	n->refcnt = 1;
 	memcpy(n->name, name, len);
 	n->identity = n->name + len;
@@ -204,11 +207,13 @@ static bool auxsample_proc_file__same_dso(const struct auxsample_proc_file *old,
 	const struct build_id *bid = dso__bid(dso);
 	const struct dso_id *id = dso__id(dso);
 
+	const struct auxsample_proc_name *n = old->n;
+
 	return RC_CHK_EQUAL(map__dso(old->map), dso) &&
-	       old->has_build_id == dso__has_build_id(dso) && old->bid.size == bid->size &&
-	       !memcmp(old->bid.data, bid->data, bid->size) && old->id.maj == id->maj &&
-	       old->id.min == id->min && old->id.ino == id->ino &&
-	       old->id.ino_generation == id->ino_generation;
+	       n->has_build_id == dso__has_build_id(dso) && n->bid.size == bid->size &&
+	       !memcmp(n->bid.data, bid->data, bid->size) && n->id.maj == id->maj &&
+	       n->id.min == id->min && n->id.ino == id->ino &&
+	       n->id.ino_generation == id->ino_generation;
 }
 
 /*
@@ -271,15 +276,16 @@ static int auxsample_proc__add_map(struct map *map, void *data)
 	if (file.anon && name && is_vdso_map(name))
 		return 0;
 	identity[0] = '\0';
-	if (!file.anon) {
+	if (!file.anon)
 		auxsample_proc__identity(dso, c->machine, identity, sizeof(identity));
-		file.has_build_id = dso__has_build_id(dso);
-		file.bid = *dso__bid(dso);
-		file.id = *dso__id(dso);
-	}
 	file.n = auxsample_proc_name__new(name ?: "", identity);
 	if (!file.n)
 		return -ENOMEM;
+	if (!file.anon) {
+		file.n->has_build_id = dso__has_build_id(dso);
+		file.n->bid = *dso__bid(dso);
+		file.n->id = *dso__id(dso);
+	}
 	return auxsample_proc_files__add(c->f, map, &file);
 }
 
