@@ -260,9 +260,13 @@ static int auxsample_image__copy_files(struct auxsample_image *copy,
 	return err;
 }
 
-AUXSAMPLE_API struct auxsample_image *auxsample_image__copy(struct auxsample_image *image,
-							   auxsample_image_keep_fn keep,
-							   void *arg)
+/*
+ * A copy of @image's files that @keep keeps; with @clone, it shares what
+ * does not contend with @image, as of the same files (->image_clone()).
+ */
+static struct auxsample_image *auxsample_image__copy_of(struct auxsample_image *image,
+							auxsample_image_keep_fn keep,
+							void *arg, bool clone)
 {
 	struct auxsample_image *copy;
 	int err;
@@ -274,12 +278,23 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__copy(struct auxsample_ima
 		return NULL;
 	pthread_mutex_lock(&image->lock);
 	err = auxsample_image__copy_files(copy, image, keep, arg);
+	for (unsigned int i = 0; i < auxsample_nr_backends && clone && !err; i++) {
+		if (image->caches[i] && copy->caches[i] && auxsample_backends[i]->image_clone)
+			auxsample_backends[i]->image_clone(copy->caches[i], image->caches[i]);
+	}
 	pthread_mutex_unlock(&image->lock);
 	if (err) {
 		auxsample_image__put(copy);
 		return NULL;
 	}
 	return copy;
+}
+
+AUXSAMPLE_API struct auxsample_image *auxsample_image__copy(struct auxsample_image *image,
+							   auxsample_image_keep_fn keep,
+							   void *arg)
+{
+	return auxsample_image__copy_of(image, keep, arg, false);
 }
 
 /*
@@ -289,26 +304,7 @@ AUXSAMPLE_API struct auxsample_image *auxsample_image__copy(struct auxsample_ima
  */
 AUXSAMPLE_API struct auxsample_image *auxsample_image__clone(struct auxsample_image *image)
 {
-	struct auxsample_image *clone;
-	int err;
-
-	if (!image)
-		return NULL;
-	clone = auxsample_image__new_sibling(image);
-	if (!clone)
-		return NULL;
-	pthread_mutex_lock(&image->lock);
-	err = auxsample_image__copy_files(clone, image, NULL, NULL);
-	for (unsigned int i = 0; i < auxsample_nr_backends && !err; i++) {
-		if (image->caches[i] && clone->caches[i] && auxsample_backends[i]->image_clone)
-			auxsample_backends[i]->image_clone(clone->caches[i], image->caches[i]);
-	}
-	pthread_mutex_unlock(&image->lock);
-	if (err) {
-		auxsample_image__put(clone);
-		return NULL;
-	}
-	return clone;
+	return auxsample_image__copy_of(image, NULL, NULL, true);
 }
 
 AUXSAMPLE_API int auxsample_image__invalidate(struct auxsample_image *image,
