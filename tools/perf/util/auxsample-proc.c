@@ -74,8 +74,8 @@ struct auxsample_proc_file {
  * The files of a process's maps that its image was made of.  @unsure: a
  * file could not be added, its code is read as @anon's is, from what
  * may be another file by now.  @ordered: sorted by start, none over
- * another, as perf keeps a process's maps (a map whose end wraps is
- * over the rest: perf's maps__find() finds the others first).
+ * another, as perf keeps a process's maps (where they are not, an image
+ * made in their order is the one that maps what maps__find() finds).
  */
 struct auxsample_proc_files {
 	struct auxsample_proc_file	*files;
@@ -205,9 +205,8 @@ static bool auxsample_proc_file__same_dso(const struct auxsample_proc_file *old,
 					  struct dso *dso)
 {
 	const struct build_id *bid = dso__bid(dso);
-	const struct dso_id *id = dso__id(dso);
-
 	const struct auxsample_proc_name *n = old->n;
+	const struct dso_id *id = dso__id(dso);
 
 	return RC_CHK_EQUAL(map__dso(old->map), dso) &&
 	       n->has_build_id == dso__has_build_id(dso) && n->bid.size == bid->size &&
@@ -384,10 +383,13 @@ static struct auxsample_image *auxsample_proc_files__image(struct auxsample_proc
 	struct auxsample_proc_files *f = c->f;
 	struct auxsample_image *image;
 
-	if (base_image)
-		image = auxsample_image__copy(base_image, auxsample_proc_collect__keep, c);
-	else
+	image = base_image ? auxsample_image__copy(base_image, auxsample_proc_collect__keep, c) :
+			     NULL;
+	/* No memory for the copy: perhaps for one of the files alone. */
+	if (!image) {
+		base_image = NULL;
 		image = auxsample_image__new_sibling(family);
+	}
 	for (unsigned int i = 0; image && i < f->nr; i++) {
 		struct auxsample_proc_file *file = &f->files[i];
 

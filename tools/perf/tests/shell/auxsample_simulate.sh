@@ -377,10 +377,10 @@ else
 fi
 
 # A crafted MMAP2 below the program whose end wraps past the top of
-# memory: perf keeps it beside the program's map, which maps__find()
-# finds first, and so must the image perf auxsample makes from the last
-# one (c531876 put it after the program's, and libipt decoded the other
-# file there).  The output is that of the file without it.
+# memory, as the kernel never writes: perf kept it beside the program's
+# map, over it, and c531876's image of the process put it after the
+# program's, where libipt decoded the other file.  perf now skips it
+# (patch 0060): the output is that of the file without it.
 if python3 "$lib/auxsample_splice.py" wrap "$tmp/one.data" "$tmp/wrap.data" 11 /bin/true \
 		> "$out" 2>&1; then
 	for decoder in walker libipt; do

@@ -17,7 +17,7 @@
   auxsample_splice.py wrap SRC OUT N FILE
       after the N-th AUX sample, an MMAP2 of FILE a page below the
       program whose end wraps past the top of memory (a crafted file:
-      perf keeps it beside the program's map, which it finds first).
+      the kernel writes none such).
 
 The records move within the data section; the feature sections after
 it move with them.  Only the layouts the simulator writes are read: the
