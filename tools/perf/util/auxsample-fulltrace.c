@@ -137,6 +137,7 @@ s64 auxsample_fulltrace__queue(struct auxsample_fulltrace *ft, struct perf_sessi
 			       union perf_event *event)
 {
 	int fd = perf_data__fd(session->data);
+	struct auxtrace_buffer *buffer = NULL;
 	struct fulltrace_cpu *c;
 	off_t data_offset = 0;
 	struct stat st;
@@ -157,9 +158,17 @@ s64 auxsample_fulltrace__queue(struct auxsample_fulltrace *ft, struct perf_sessi
 			return -EINVAL;
 		}
 	}
-	err = auxtrace_queues__add_event(&ft->queues, session, event, data_offset, NULL);
+	err = auxtrace_queues__add_event(&ft->queues, session, event, data_offset, &buffer);
 	if (err)
 		return err;
+	/*
+	 * Decoded after all the events, not through the reader's map of the
+	 * whole file, which auxtrace.c points a buffer into (one_mmap) and
+	 * which the reader replaces where an event runs past what it mapped
+	 * (a crafted size): auxtrace_buffer__get_data() maps it anew.
+	 */
+	if (buffer && !buffer->data_needs_freeing)
+		buffer->data = NULL;
 	c = fulltrace__cpu(ft, event->auxtrace.cpu);
 	if (c)
 		c->trace_bytes += event->auxtrace.size;
