@@ -143,10 +143,14 @@ static int auxsample_image__grow(struct auxsample_image *image, unsigned int mor
 	return 0;
 }
 
-/* Into each backend's cache; under image->lock. */
+/*
+ * Into each backend's cache; under image->lock.  *@taken: a cache took
+ * the file before another failed, and may point to it.
+ */
 static int auxsample_image__add_caches(struct auxsample_image *image,
-				       const struct auxsample_image_file *file)
+				       const struct auxsample_image_file *file, bool *taken)
 {
+	*taken = false;
 	for (unsigned int i = 0; i < auxsample_nr_backends; i++) {
 		int err;
 
@@ -155,6 +159,7 @@ static int auxsample_image__add_caches(struct auxsample_image *image,
 		err = auxsample_backends[i]->image_add(image->caches[i], file);
 		if (err)
 			return err;
+		*taken = true;
 	}
 	return 0;
 }
@@ -164,6 +169,7 @@ AUXSAMPLE_API int auxsample_image__add_file_id(struct auxsample_image *image,
 					       uint64_t size, uint64_t vaddr, const char *identity)
 {
 	struct auxsample_image_file *file;
+	bool taken = false;
 	int ret;
 
 	if (!image || !filename || !size)
@@ -185,13 +191,17 @@ AUXSAMPLE_API int auxsample_image__add_file_id(struct auxsample_image *image,
 	pthread_mutex_lock(&image->lock);
 	ret = auxsample_image__grow(image, 1);
 	if (!ret)
-		ret = auxsample_image__add_caches(image, file);
+		ret = auxsample_image__add_caches(image, file, &taken);
 	if (!ret) {
 		image->files[image->nr++] = file;
 		__atomic_add_fetch(&image->generation, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&image->lock);
-	if (ret)
+	/*
+	 * A cache that took it before another failed may point to it, and no
+	 * backend gives a file back: it is left allocated then.
+	 */
+	if (ret && !taken)
 		auxsample_image_file__put(file);
 	return ret;
 }
