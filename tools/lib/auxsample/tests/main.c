@@ -67,6 +67,7 @@ static const struct test *suites[] = {
 	tests_pt_stream,
 	tests_pt_stops,
 	tests_pt_blocks,
+	tests_pt_image,
 #endif
 #ifdef AUXSAMPLE_ETM
 	tests_etm_real,

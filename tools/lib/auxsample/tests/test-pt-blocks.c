@@ -14,125 +14,10 @@
 #include "tests.h"
 #include "test-data.h"
 #include "pt-program.h"
+#include "pt-traced.h"
 #include "../pt-blocks.h"
 #include "../pt-files.h"
 #include "../x86-branch.h"
-
-/*
- * The image's shared block cache (pt-blocks.c).  A program's trace and
- * the 64-deep decode of each of its samples by libipt, the reference.
- */
-struct traced {
-	struct program			*prog;
-	struct auxsample_pt_writer	*w;
-	const uint8_t			*buf;
-	size_t				ends[4096];
-	uint64_t			ips[4096];
-	unsigned int			nr_ends;
-	struct auxsample_branch		(*ref)[64];
-	int				*nr_ref;
-};
-
-static struct auxsample_config traced__config(struct program *code, struct auxsample_image *image,
-					       enum auxsample_pt_decoder which)
-{
-	struct auxsample_config config = {
-		.size = sizeof(config),
-		.type = AUXSAMPLE_TRACE_INTEL_PT,
-		.pt = { .family = 6, .model = 85, .stepping = 4 },
-		.read_memory = read_program,
-		.context = code,
-		.image = image,
-		.pt_decoder = which,
-	};
-
-	return config;
-}
-
-static size_t traced__start(const struct traced *t, unsigned int i)
-{
-	return t->ends[i] > 4096 ? t->ends[i] - 4096 : 0;
-}
-
-static int traced__init_at(struct traced *t, uint32_t seed, uint64_t base)
-{
-	struct auxsample_pt_writer_config wcfg = { .size = sizeof(wcfg), .psb_period = 2048 };
-	struct auxsample_config config;
-	struct auxsample_decoder *dec;
-	size_t len;
-
-	memset(t, 0, sizeof(*t));
-	t->prog = malloc(sizeof(*t->prog));
-	t->w = auxsample_pt_writer__new(&wcfg);
-	t->ref = calloc(ARRAY_SIZE(t->ends), sizeof(*t->ref));
-	t->nr_ref = calloc(ARRAY_SIZE(t->ends), sizeof(*t->nr_ref));
-	if (!t->prog || !t->w || !t->ref || !t->nr_ref)
-		return -1;
-	program__generate(t->prog, seed);
-	t->prog->base = base;
-	if (program__run(t->prog, t->w, 100000, false, t->ends, t->ips, &t->nr_ends,
-			 ARRAY_SIZE(t->ends)))
-		return -1;
-	t->buf = auxsample_pt_writer__data(t->w, &len);
-	config = traced__config(t->prog, NULL, AUXSAMPLE_PT_DECODER_LIBIPT);
-	dec = auxsample_decoder__new(&config, NULL);
-	if (!dec)
-		return -1;
-	for (unsigned int i = 0; i < t->nr_ends; i++) {
-		const struct auxsample_branch *br;
-		size_t start = traced__start(t, i);
-
-		t->nr_ref[i] = auxsample_decoder__decode(dec, t->buf + start, t->ends[i] - start,
-							 64);
-		auxsample_decoder__branches(dec, &br);
-		if (t->nr_ref[i] > 0)
-			memcpy(t->ref[i], br, t->nr_ref[i] * sizeof(*br));
-	}
-	auxsample_decoder__delete(dec);
-	return t->nr_ends > 10 ? 0 : -1;
-}
-
-static int traced__init(struct traced *t, uint32_t seed)
-{
-	return traced__init_at(t, seed, CODE_BASE);
-}
-
-static void traced__exit(struct traced *t)
-{
-	auxsample_pt_writer__delete(t->w);
-	free(t->prog);
-	free(t->ref);
-	free(t->nr_ref);
-}
-
-/*
- * Every sample of @t, @step 1 or -1, by @dec (the walker) as libipt
- * decodes it, walked: 0, or -1.  The blocks it built, into *@built.
- */
-static int traced__walk(const struct traced *t, struct auxsample_decoder *dec, int step,
-			uint64_t *built)
-{
-	*built = 0;
-	for (unsigned int k = 0; k < t->nr_ends; k++) {
-		unsigned int i = step > 0 ? k : t->nr_ends - 1 - k;
-		size_t start = traced__start(t, i);
-		const struct auxsample_branch *br;
-		struct auxsample_stats st;
-		int n;
-
-		n = auxsample_decoder__decode(dec, t->buf + start, t->ends[i] - start, 64);
-		auxsample_decoder__branches(dec, &br);
-		auxsample_decoder__stats(dec, &st, sizeof(st));
-		*built += st.pt_blocks_built;
-		if (n != t->nr_ref[i] || st.pt_fallbacks ||
-		    (n > 0 && memcmp(br, t->ref[i], n * sizeof(*br)))) {
-			pr_test("sample %u: %d branches, libipt %d, %llu fallbacks\n", i, n,
-				t->nr_ref[i], (unsigned long long)st.pt_fallbacks);
-			return -1;
-		}
-	}
-	return 0;
-}
 
 struct walker_thread {
 	const struct traced		*t;
@@ -305,8 +190,6 @@ out:
 	return ret;
 }
 
-/* Where another process maps the program's file, as a shared library is. */
-#define MOVED_BASE	0x7f0012340000ULL
 #define FAMILY_IMAGES	4
 
 /*
@@ -381,134 +264,6 @@ out:
 	}
 	for (int k = 0; k < 2; k++)
 		traced__exit(&t[k]);
-	return ret;
-}
-
-static int keep_at(const char *filename, uint64_t offset, uint64_t size, uint64_t vaddr,
-		   void *arg)
-{
-	(void)filename, (void)offset, (void)size;
-	return vaddr == *(const uint64_t *)arg;
-}
-
-static int keep_not_at(const char *filename, uint64_t offset, uint64_t size, uint64_t vaddr,
-		       void *arg)
-{
-	return !keep_at(filename, offset, size, vaddr, arg);
-}
-
-static int keep_named(const char *filename, uint64_t offset, uint64_t size, uint64_t vaddr,
-		      void *arg)
-{
-	(void)offset, (void)size, (void)vaddr;
-	return !strcmp(filename, arg);
-}
-
-/*
- * @t's samples decoded with @image by libipt, which reads the code of
- * the image's files, and only theirs (@files), or by the walker, which
- * reads code through the callback and keys its blocks by the image's
- * files: 0, or -1.  The walker's blocks built, into *@built.
- */
-static int traced__walk_image(const struct traced *t, struct auxsample_image *image,
-			      bool files, uint64_t *built)
-{
-	struct auxsample_config config = traced__config(t->prog, image, files ?
-						       AUXSAMPLE_PT_DECODER_LIBIPT :
-						       AUXSAMPLE_PT_DECODER_WALKER);
-	struct auxsample_decoder *dec;
-	int err = -1;
-
-	if (files)
-		config.read_memory = read_nothing;
-	dec = auxsample_decoder__new(&config, NULL);
-	if (dec)
-		err = traced__walk(t, dec, 1, built);
-	auxsample_decoder__delete(dec);
-	return err;
-}
-
-#define COPIES	4
-
-/*
- * auxsample_image__copy(): a copy maps the files it keeps, as libipt
- * reads them (0), and nothing where it dropped one (1); where a dropped
- * file was mapped over a kept one, the kept one's code is there again
- * (2: not in the image it was copied from).  The walker builds no block
- * of a copy that the family has (0, 2), and takes none of the family's
- * where the copy maps no file: another program's code there, read
- * through the callback, is decoded as libipt decodes it (1).  Code
- * changed in the image is the copy's own, its blocks built again (3).
- */
-static int test_image_copy(void)
-{
-	char name[] = "/tmp/auxsample-copy-XXXXXX", decoy[] = "/tmp/auxsample-decoy-XXXXXX";
-	struct auxsample_image *image = NULL, *over = NULL, *copy[COPIES] = {};
-	const uint64_t at = CODE_BASE;
-	uint64_t built[COPIES + 1] = {}, none;
-	struct traced t, d;
-	int ret = TEST_FAIL;
-	int named = 0;
-
-	if (!T_CHECK(!traced__init(&t, 17) && !traced__init(&d, 18)))
-		goto out;
-	if (!T_CHECK(!program__to_file(t.prog, name)))
-		goto out;
-	named++;
-	if (!T_CHECK(!program__to_file(d.prog, decoy)))
-		goto out;
-	named++;
-	image = auxsample_image__new();
-	over = auxsample_image__new_sibling(image);
-	if (!T_CHECK(image && over &&
-		     !auxsample_image__add_file_id(image, decoy, 0, CODE_SIZE, MOVED_BASE,
-						   "decoy") &&
-		     !auxsample_image__add_file_id(image, name, 0, CODE_SIZE, CODE_BASE, "prog") &&
-		     !auxsample_image__add_file_id(over, name, 0, CODE_SIZE, CODE_BASE, "prog") &&
-		     !auxsample_image__add_file_id(over, decoy, 0, CODE_SIZE, CODE_BASE,
-						   "decoy")))
-		goto out;
-	if (!T_CHECK(!traced__walk_image(&t, image, false, &built[COPIES])))
-		goto out;
-	if (!T_CHECK(!traced__walk_image(&t, image, true, &none)))
-		goto out;
-	if (!T_CHECK(traced__walk_image(&t, over, true, &none)))
-		goto out;
-	copy[0] = auxsample_image__copy(image, keep_at, (void *)&at);
-	copy[1] = auxsample_image__copy(image, keep_not_at, (void *)&at);
-	copy[2] = auxsample_image__copy(over, keep_named, name);
-	if (!T_CHECK(copy[0] && copy[1] && copy[2] &&
-		     !auxsample_image__invalidate(image, CODE_BASE + t.prog->fn_start[0], 1)))
-		goto out;
-	copy[3] = auxsample_image__copy(image, NULL, NULL);
-	if (!T_CHECK(copy[3] && !traced__walk_image(&t, copy[0], true, &none) &&
-		     traced__walk_image(&t, copy[1], true, &none) &&
-		     !traced__walk_image(&t, copy[2], true, &none)))
-		goto out;
-	if (!T_CHECK(!traced__walk_image(&t, copy[0], false, &built[0]) &&
-		     !traced__walk_image(&d, copy[1], false, &built[1]) &&
-		     !traced__walk_image(&t, copy[2], false, &built[2]) &&
-		     !traced__walk_image(&t, copy[3], false, &built[3])))
-		goto out;
-	pr_test("blocks built: image %llu, copies %llu, %llu (other code), %llu, %llu (changed)\n",
-		(unsigned long long)built[COPIES], (unsigned long long)built[0],
-		(unsigned long long)built[1], (unsigned long long)built[2],
-		(unsigned long long)built[3]);
-	if (!T_CHECK(built[COPIES] > 0 && built[0] == 0 && built[1] > 0 && built[2] == 0 &&
-		     built[3] > 0 && built[3] < built[COPIES]))
-		goto out;
-	ret = TEST_OK;
-out:
-	if (named > 0)
-		unlink(name);
-	if (named > 1)
-		unlink(decoy);
-	for (int k = 0; k < COPIES; k++)
-		auxsample_image__put(copy[k]);
-	auxsample_image__put(over);
-	auxsample_image__put(image);
-	traced__exit(&t);
-	traced__exit(&d);
 	return ret;
 }
 
@@ -894,7 +649,6 @@ const struct test tests_pt_blocks[] = {
 	  test_blocks_extents },
 	{ "walker's blocks of code changed in one image stay its own, and its clones'",
 	  test_blocks_family_changed },
-	{ "an image's copy maps the files it keeps, and only those", test_image_copy },
 	{ "walker's block cache keeps to its cap, whole under threads", test_blocks_cap },
 	{ "walker's own blocks grow with the code in use, keeping theirs", test_blocks_grow },
 	{ NULL, NULL },

@@ -57,6 +57,7 @@ extern const struct test tests_pt_walk_kernel[];
 extern const struct test tests_pt_stream[];
 extern const struct test tests_pt_stops[];
 extern const struct test tests_pt_blocks[];
+extern const struct test tests_pt_image[];
 extern const struct test tests_etm_real[];
 extern const struct test tests_etm_flow[];
 extern const struct test tests_etm_repro[];
