@@ -380,7 +380,8 @@ fi
 # memory, as the kernel never writes: perf kept it beside the program's
 # map, over it, and c531876's image of the process put it after the
 # program's, where libipt decoded the other file.  perf now skips it
-# (patch 0060): the output is that of the file without it.
+# (patch 0060), and an image whose files overlap is made from scratch
+# (55ea7de): either keeps the output that of the file without it.
 if python3 "$lib/auxsample_splice.py" wrap "$tmp/one.data" "$tmp/wrap.data" 11 /bin/true \
 		> "$out" 2>&1; then
 	for decoder in walker libipt; do
